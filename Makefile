@@ -1,0 +1,35 @@
+# The two commands of the README's Quick start: `make demo` and `make test`. Each installs what it
+# needs: npm packages from the lockfile, the TypeScript build, and (inside ksview) etcd from
+# Debian and the Kubernetes binaries built from their Go modules.
+.PHONY: all deps build demo test test-unit test-integration spaces-up spaces-down clean
+
+all: build
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+deps: node_modules/.package-lock.json
+
+build: deps
+	npx tsc -p tsconfig.json
+
+demo: build
+	node bin/ksview.js demo
+
+test: build
+	node test/run.mjs
+
+test-unit: build
+	node test/run.mjs test/unit
+
+test-integration: build
+	node test/run.mjs test/integration
+
+spaces-up: build
+	node bin/ksview.js spaces up
+
+spaces-down: build
+	node bin/ksview.js spaces down
+
+clean:
+	rm -rf dist .tap coverage

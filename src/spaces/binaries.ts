@@ -1,0 +1,183 @@
+// The binaries local spaces run: kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+// built from their Go modules (wrapper modules under build/), and etcd from Debian's etcd-server.
+// Built binaries are cached outside the repo, keyed by module version, so only the first run
+// builds; a build shows its progress, and a missing toolchain is one clear error.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { UserError } from '../cli/user-error.js';
+import type { Progress } from '../cli/progress.js';
+import { repoRoot } from './repo-root.js';
+
+export interface Binaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kwok: string;
+}
+
+interface GoBuild {
+  /** Folder under build/ holding the wrapper module. */
+  module: string;
+  /** The module whose version keys the cache. */
+  requires: string;
+  packages: Record<string, string>;
+  ldflags: (version: string) => string[];
+}
+
+const KUBERNETES: GoBuild = {
+  module: 'kubernetes',
+  requires: 'k8s.io/kubernetes',
+  packages: {
+    'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
+    'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+  },
+  // Without these the binaries report v0.0.0-master, and 1.33 derives its emulation version and
+  // feature defaults from the binary version.
+  ldflags: (version) => {
+    const [, major, minor] = /^v(\d+)\.(\d+)\./.exec(version) ?? [];
+    const vars: Record<string, string> = {
+      gitVersion: version,
+      gitMajor: major ?? '',
+      gitMinor: minor ?? '',
+      gitTreeState: 'clean',
+      buildDate: '1970-01-01T00:00:00Z',
+    };
+    return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version'].flatMap((pkg) =>
+      Object.entries(vars).map(([k, v]) => `-X ${pkg}.${k}=${v}`),
+    );
+  },
+};
+
+const KWOK: GoBuild = {
+  module: 'kwok',
+  requires: 'sigs.k8s.io/kwok',
+  packages: { kwok: 'sigs.k8s.io/kwok/cmd/kwok' },
+  ldflags: (version) => [`-X sigs.k8s.io/kwok/pkg/consts.Version=${version.replace(/^v/, '')}`],
+};
+
+export function defaultCacheDir(env = process.env): string {
+  if (env.KSVIEW_CACHE_DIR) return env.KSVIEW_CACHE_DIR;
+  const cacheHome = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(cacheHome, 'kubestellar-view');
+}
+
+/** The version of `requires` that the wrapper module pins, read from its go.mod. */
+export function pinnedVersion(build: GoBuild): string {
+  const goMod = readFileSync(path.join(repoRoot(), 'build', build.module, 'go.mod'), 'utf8');
+  const escaped = build.requires.replace(/[.]/g, '\\.');
+  const m = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
+  if (!m) throw new Error(`build/${build.module}/go.mod does not require ${build.requires}`);
+  return m[1]!;
+}
+
+export const kubernetesVersion = (): string => pinnedVersion(KUBERNETES);
+
+function which(cmd: string): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  const found = r.stdout.trim();
+  return r.status === 0 && found ? found : undefined;
+}
+
+async function goBuild(build: GoBuild, cacheDir: string, progress: Progress): Promise<string> {
+  const version = pinnedVersion(build);
+  const outDir = path.join(cacheDir, 'bin', `${build.module}-${version}`);
+  const names = Object.keys(build.packages);
+  if (names.every((n) => existsSync(path.join(outDir, n)))) return outDir;
+
+  const go = which('go');
+  if (!go) {
+    throw new UserError(
+      `the Go toolchain (go) is not on PATH: it is needed once to build ${names.join(', ')} ${version}; install Go 1.24 or newer`,
+    );
+  }
+  const tmpDir = `${outDir}.partial-${process.pid}`;
+  rmSync(tmpDir, { recursive: true, force: true });
+  mkdirSync(tmpDir, { recursive: true });
+  progress.step(`building ${names.join(', ')} ${version} from Go modules (first run only; several minutes)`);
+
+  const moduleDir = path.join(repoRoot(), 'build', build.module);
+  const args = [
+    'build', '-v', '-trimpath', '-buildvcs=false',
+    '-ldflags', ['-s', '-w', ...build.ldflags(version)].join(' '),
+    '-o', tmpDir + path.sep, ...Object.values(build.packages),
+  ];
+  const started = Date.now();
+  let compiled = 0;
+  let lastLine = '';
+  const tail: string[] = [];
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn(go, args, {
+      cwd: moduleDir,
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const timer = setInterval(() => {
+      const secs = Math.round((Date.now() - started) / 1000);
+      progress.step(`  ${build.module}: ${compiled} packages compiled after ${secs}s (last: ${lastLine})`);
+    }, 15_000);
+    child.stderr.setEncoding('utf8');
+    let buffered = '';
+    child.stderr.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line) continue;
+        compiled++;
+        lastLine = line;
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+      }
+    });
+    child.on('error', (err) => { clearInterval(timer); reject(err); });
+    child.on('close', (c) => { clearInterval(timer); resolve(c ?? 1); });
+  });
+  if (code !== 0) {
+    rmSync(tmpDir, { recursive: true, force: true });
+    throw new UserError(`go build of ${names.join(', ')} ${version} failed: ${tail.slice(-3).join(' | ')}`);
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  renameSync(tmpDir, outDir);
+  progress.step(`built ${names.join(', ')} ${version} in ${Math.round((Date.now() - started) / 1000)}s`);
+  return outDir;
+}
+
+/** etcd from Debian's etcd-server package, installed with apt-get when missing and we are root. */
+function ensureEtcd(progress: Progress): string {
+  const found = which('etcd');
+  if (found) return found;
+  if (process.getuid?.() !== 0 || !which('apt-get')) {
+    throw new UserError("etcd is not on PATH: install Debian's etcd-server package (apt-get install etcd-server)");
+  }
+  progress.step("installing Debian's etcd-server (apt-get)");
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  let r = spawnSync('apt-get', ['install', '-y', '-q', 'etcd-server'], { env, encoding: 'utf8' });
+  if (r.status !== 0) {
+    spawnSync('apt-get', ['update', '-q'], { env, stdio: 'ignore' });
+    r = spawnSync('apt-get', ['install', '-y', '-q', 'etcd-server'], { env, encoding: 'utf8' });
+  }
+  const installed = which('etcd');
+  if (r.status !== 0 || !installed) {
+    const last = (r.stderr || r.stdout || '').trim().split('\n').pop();
+    throw new UserError(`apt-get install etcd-server failed: ${last}`);
+  }
+  return installed;
+}
+
+/** Every binary local spaces need, building or installing what is missing. */
+export async function ensureBinaries(cacheDir: string, progress: Progress): Promise<Binaries> {
+  const etcd = ensureEtcd(progress);
+  const kubeDir = await goBuild(KUBERNETES, cacheDir, progress);
+  const kwokDir = await goBuild(KWOK, cacheDir, progress);
+  return {
+    etcd,
+    kubeApiserver: path.join(kubeDir, 'kube-apiserver'),
+    kubeControllerManager: path.join(kubeDir, 'kube-controller-manager'),
+    kubeScheduler: path.join(kubeDir, 'kube-scheduler'),
+    kwok: path.join(kwokDir, 'kwok'),
+  };
+}

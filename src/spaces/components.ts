@@ -1,0 +1,102 @@
+// Command lines of the processes behind local spaces. WDS and ITS are spaces, not clusters: their
+// kube-controller-manager runs only the namespace and garbage-collector controllers. WECs run the
+// full controller set, a scheduler and kwok, so Deployments really become Available there.
+import path from 'node:path';
+import type { SpaceLayout, SpacesLayout } from './layout.js';
+import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
+
+export const SERVICE_CIDR = '10.96.0.0/16';
+export const POD_CIDR = '10.244.0.0/16';
+
+export function etcdArgs(layout: SpacesLayout): string[] {
+  const peer = `http://127.0.0.1:${layout.etcdPeerPort}`;
+  const client = `http://127.0.0.1:${layout.etcdClientPort}`;
+  return [
+    '--name=ksview',
+    `--data-dir=${path.join(layout.dir, 'etcd')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=ksview=${peer}`,
+    '--initial-cluster-state=new',
+    '--quota-backend-bytes=8589934592',
+    '--auto-compaction-retention=5m',
+    '--auto-compaction-mode=periodic',
+    '--logger=zap',
+    '--log-outputs=stderr',
+  ];
+}
+
+export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[] {
+  const pki = spacePkiFiles(space.dir);
+  return [
+    `--etcd-servers=http://127.0.0.1:${layout.etcdClientPort}`,
+    `--etcd-prefix=/ksview/${space.name}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${space.apiserverPort}`,
+    `--tls-cert-file=${pki.servingCert}`,
+    `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    '--authorization-mode=RBAC',
+    '--endpoint-reconciler-type=none',
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    `--service-account-issuer=https://${space.name}.ksview.local`,
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
+    `--api-audiences=https://${space.name}.ksview.local`,
+    // The aggregation layer: kube-apiserver authenticates to aggregated servers with this client
+    // cert and tells them the user in X-Remote-* headers.
+    `--requestheader-client-ca-file=${pki.frontProxyCaCert}`,
+    `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_CN}`,
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+    `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
+    `--proxy-client-key-file=${pki.frontProxyClientKey}`,
+    '--allow-privileged=true',
+    '--profiling=false',
+    `--cert-dir=${path.join(space.dir, 'apiserver-certs')}`,
+  ];
+}
+
+export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): string[] {
+  const pki = spacePkiFiles(space.dir);
+  const common = [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${space.controllerManagerPort}`,
+    `--cert-dir=${path.join(space.dir, 'kcm-certs')}`,
+    '--leader-elect=false',
+    '--profiling=false',
+  ];
+  if (space.role !== 'wec') {
+    return [...common, '--controllers=namespace-controller,garbage-collector-controller'];
+  }
+  return [
+    ...common,
+    '--controllers=*',
+    `--service-account-private-key-file=${pki.saKey}`,
+    `--root-ca-file=${pki.caCert}`,
+    `--cluster-signing-cert-file=${pki.caCert}`,
+    `--cluster-signing-key-file=${pki.caKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--allocate-node-cidrs=false',
+  ];
+}
+
+export function schedulerArgs(space: SpaceLayout, kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${space.schedulerPort}`,
+    `--cert-dir=${path.join(space.dir, 'scheduler-certs')}`,
+    '--leader-elect=false',
+    '--profiling=false',
+  ];
+}

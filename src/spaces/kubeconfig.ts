@@ -1,0 +1,58 @@
+// Kubeconfig files for local spaces: one file, one context per space (cluster and user named
+// after the space), credentials embedded so the file can be copied anywhere.
+import { writeFileSync } from 'node:fs';
+import YAML from 'yaml';
+import type { SpacesLayout } from './layout.js';
+import { readAdminCredentials } from './space-pki.js';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+export interface KubeconfigEntry {
+  name: string;
+  server: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+export function renderKubeconfig(entries: KubeconfigEntry[], currentContext?: string): string {
+  return YAML.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: entries.map((e) => ({
+      name: e.name,
+      cluster: { server: e.server, 'certificate-authority-data': b64(e.caPem) },
+    })),
+    users: entries.map((e) => ({
+      name: `${e.name}-admin`,
+      user: { 'client-certificate-data': b64(e.certPem), 'client-key-data': b64(e.keyPem) },
+    })),
+    contexts: entries.map((e) => ({ name: e.name, context: { cluster: e.name, user: `${e.name}-admin` } })),
+    'current-context': currentContext ?? entries[0]?.name ?? '',
+    preferences: {},
+  });
+}
+
+export function spaceKubeconfigEntries(layout: SpacesLayout): KubeconfigEntry[] {
+  return layout.spaces.map((s) => {
+    const { ca, client } = readAdminCredentials(s.dir);
+    return {
+      name: s.name,
+      server: `https://127.0.0.1:${s.apiserverPort}`,
+      caPem: ca,
+      certPem: client.certPem,
+      keyPem: client.keyPem,
+    };
+  });
+}
+
+export function writeSpacesKubeconfig(layout: SpacesLayout): void {
+  writeFileSync(layout.kubeconfigPath, renderKubeconfig(spaceKubeconfigEntries(layout)), { mode: 0o600 });
+}
+
+/** A kubeconfig for one space alone, for the components that run against it. */
+export function writeSpaceKubeconfig(layout: SpacesLayout, spaceName: string, file: string): void {
+  const entry = spaceKubeconfigEntries(layout).find((e) => e.name === spaceName);
+  if (!entry) throw new Error(`no space ${spaceName}`);
+  writeFileSync(file, renderKubeconfig([entry]), { mode: 0o600 });
+}

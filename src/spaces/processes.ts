@@ -1,0 +1,67 @@
+// Detached child processes that outlive the `ksview spaces up` command: started in their own
+// process group with output to a log file, recognised later by pid plus command line (so a
+// recycled pid is never mistaken for ours), and stopped by group with TERM then KILL.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+
+export interface ProcessRecord {
+  name: string;
+  pid: number;
+  binary: string;
+  log: string;
+}
+
+export function startDetached(name: string, binary: string, args: string[], log: string,
+  env: NodeJS.ProcessEnv = process.env): ProcessRecord {
+  const fd = openSync(log, 'a');
+  try {
+    const child = spawn(binary, args, { detached: true, stdio: ['ignore', fd, fd], env });
+    if (child.pid === undefined) throw new Error(`could not start ${binary}`);
+    child.unref();
+    return { name, pid: child.pid, binary, log };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** True when `rec.pid` is alive and is still the binary we started. */
+export function isRunning(rec: ProcessRecord): boolean {
+  try {
+    const cmdline = readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8');
+    const stat = readFileSync(`/proc/${rec.pid}/stat`, 'utf8');
+    // A zombie (state Z) has exited; it only waits for its parent to reap it.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && cmdline.split('\0')[0] === rec.binary;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try { process.kill(pid, signal); } catch { /* already gone */ }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Stops the processes: TERM to each group, KILL to what is left after `graceMs`. */
+export async function stopAll(records: ProcessRecord[], graceMs = 10_000): Promise<void> {
+  const alive = records.filter(isRunning);
+  for (const r of alive) signalGroup(r.pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (alive.some(isRunning) && Date.now() < deadline) await sleep(100);
+  for (const r of alive.filter(isRunning)) signalGroup(r.pid, 'SIGKILL');
+  while (alive.some(isRunning)) await sleep(50);
+}
+
+/** The last lines of a log, to explain why a component did not come up. */
+export function logTail(log: string, lines = 5): string {
+  try {
+    return readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

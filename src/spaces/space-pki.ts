@@ -1,0 +1,84 @@
+// The PKI of one space, as files in <space>/pki: cluster CA, kube-apiserver serving cert,
+// admin client cert (system:masters), service-account signing keys, and the front-proxy CA and
+// client cert the aggregation layer uses to call aggregated API servers. Made once; `up` again
+// reuses what is there, so kubeconfigs handed out stay valid.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createCA, createSigningKey, issueCert, type KeyPair } from './pki.js';
+
+export interface SpacePkiFiles {
+  caCert: string;
+  caKey: string;
+  servingCert: string;
+  servingKey: string;
+  adminCert: string;
+  adminKey: string;
+  saKey: string;
+  saPub: string;
+  frontProxyCaCert: string;
+  frontProxyCaKey: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
+}
+
+/** The CN kube-apiserver presents to aggregated servers, and the only one they should trust. */
+export const FRONT_PROXY_CLIENT_CN = 'front-proxy-client';
+
+export function spacePkiFiles(spaceDir: string): SpacePkiFiles {
+  const p = (f: string) => path.join(spaceDir, 'pki', f);
+  return {
+    caCert: p('ca.crt'), caKey: p('ca.key'),
+    servingCert: p('apiserver.crt'), servingKey: p('apiserver.key'),
+    adminCert: p('admin.crt'), adminKey: p('admin.key'),
+    saKey: p('sa.key'), saPub: p('sa.pub'),
+    frontProxyCaCert: p('front-proxy-ca.crt'), frontProxyCaKey: p('front-proxy-ca.key'),
+    frontProxyClientCert: p('front-proxy-client.crt'), frontProxyClientKey: p('front-proxy-client.key'),
+  };
+}
+
+function write(file: string, pem: string): void {
+  writeFileSync(file, pem, { mode: 0o600 });
+}
+
+function writePair(certFile: string, keyFile: string, pair: KeyPair): void {
+  write(certFile, pair.certPem);
+  write(keyFile, pair.keyPem);
+}
+
+function readPair(certFile: string, keyFile: string): KeyPair {
+  return { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
+}
+
+export async function ensureSpacePki(spaceName: string, spaceDir: string): Promise<SpacePkiFiles> {
+  const f = spacePkiFiles(spaceDir);
+  // The last file written: when it exists, the whole set does.
+  if (existsSync(f.frontProxyClientKey)) return f;
+  mkdirSync(path.dirname(f.caCert), { recursive: true, mode: 0o700 });
+
+  const ca = await createCA(`${spaceName}-ca`);
+  writePair(f.caCert, f.caKey, ca);
+  writePair(f.servingCert, f.servingKey, await issueCert(ca, {
+    commonName: 'kube-apiserver',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local'],
+    ipAddresses: ['127.0.0.1', '10.96.0.1'],
+    usages: ['server'],
+  }));
+  writePair(f.adminCert, f.adminKey, await issueCert(ca, {
+    commonName: 'kubernetes-admin', organizations: ['system:masters'], usages: ['client'],
+  }));
+  const sa = await createSigningKey();
+  write(f.saKey, sa.privatePem);
+  write(f.saPub, sa.publicPem);
+  const fpCa = await createCA(`${spaceName}-front-proxy-ca`);
+  writePair(f.frontProxyCaCert, f.frontProxyCaKey, fpCa);
+  writePair(f.frontProxyClientCert, f.frontProxyClientKey, await issueCert(fpCa, {
+    commonName: FRONT_PROXY_CLIENT_CN, usages: ['client'],
+  }));
+  return f;
+}
+
+export function readAdminCredentials(spaceDir: string): { ca: string; client: KeyPair } {
+  const f = spacePkiFiles(spaceDir);
+  return { ca: readFileSync(f.caCert, 'utf8'), client: readPair(f.adminCert, f.adminKey) };
+}

@@ -1,0 +1,243 @@
+// `ksview spaces up|down|status`: real kube-apiservers on loopback playing WDS, ITS and WECs, over
+// one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
+// what is missing and waits until every space answers; `down` stops every process it started and
+// removes the state it wrote.
+import * as k8s from '@kubernetes/client-node';
+import http from 'node:http';
+import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../cli/user-error.js';
+import type { Progress } from '../cli/progress.js';
+import { ensureBinaries, type Binaries } from './binaries.js';
+import {
+  apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
+} from './components.js';
+import { defaultServiceAccountExists, ensureFakeNodes, nodesReady } from './fake-nodes.js';
+import { probeApiserver, probeComponent, waitFor, type ProbeResult } from './health.js';
+import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
+import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
+import { portFree } from './ports.js';
+import { isRunning, logTail, startDetached, stopAll, type ProcessRecord } from './processes.js';
+import { ensureSpacePki } from './space-pki.js';
+import { readState, writeState, type SpacesState } from './state.js';
+
+export interface UpOptions extends SpacesOptions {
+  cacheDir: string;
+  progress: Progress;
+  /** How long each phase may take to become ready. */
+  readyTimeoutMs?: number;
+}
+
+const spaceKubeconfig = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
+
+function probeEtcd(port: number): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const req = http.get(`http://127.0.0.1:${port}/health`, { timeout: 2000 }, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ ok: res.statusCode === 200 && body.includes('"true"'), detail: body.trim() }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolve({ ok: false, detail: err.message }));
+  });
+}
+
+function kubeClient(s: SpaceLayout): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(spaceKubeconfig(s));
+  return kc;
+}
+
+/** Starts components and remembers them, saving the state after each start so `down` can always clean up. */
+class Launcher {
+  private readonly live = new Map<string, ProcessRecord>();
+
+  constructor(private readonly layout: SpacesLayout, private readonly state: SpacesState,
+    private readonly progress: Progress) {
+    for (const r of state.processes) if (isRunning(r)) this.live.set(r.name, r);
+    state.processes = [...this.live.values()];
+  }
+
+  running(name: string): boolean {
+    return this.live.has(name);
+  }
+
+  ensure(name: string, binary: string, args: string[]): ProcessRecord {
+    const existing = this.live.get(name);
+    if (existing) return existing;
+    const logDir = path.join(this.layout.dir, 'logs');
+    mkdirSync(logDir, { recursive: true });
+    const rec = startDetached(name, binary, args, path.join(logDir, `${name.replace('/', '-')}.log`));
+    this.live.set(name, rec);
+    this.state.processes.push(rec);
+    writeState(this.layout.statePath, this.state);
+    this.progress.step(`started ${name} (pid ${rec.pid})`);
+    return rec;
+  }
+}
+
+async function waitReady(what: string, rec: ProcessRecord, probe: () => Promise<ProbeResult>, timeoutMs: number): Promise<void> {
+  const result = await waitFor(async () => {
+    if (!isRunning(rec)) return { ok: false, detail: 'exited', final: true };
+    return probe();
+  }, timeoutMs);
+  if (!result.ok) {
+    const last = logTail(rec.log, 1).slice(0, 300);
+    throw new UserError(`${what} is not ready after ${Math.round(timeoutMs / 1000)}s (${result.detail.slice(0, 200)}); log ${rec.log}: ${last}`);
+  }
+}
+
+async function checkPorts(layout: SpacesLayout, launcher: Launcher): Promise<void> {
+  // A port whose component already runs is ours; every other must be free.
+  const owner = (what: string) => {
+    if (what.startsWith('etcd')) return 'etcd';
+    const [space, component] = what.split(' ');
+    return `${space}/${component}`;
+  };
+  for (const { port, what } of layoutPorts(layout)) {
+    if (launcher.running(owner(what))) continue;
+    if (!(await portFree(port))) {
+      throw new UserError(`port ${port} on 127.0.0.1 (for ${what}) is already in use; stop what uses it or choose another --port-base`);
+    }
+  }
+}
+
+export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
+  const { progress } = opts;
+  const timeout = opts.readyTimeoutMs ?? 120_000;
+  const layout = spacesLayout(opts);
+  const previous = readState(layout.statePath);
+  if (previous && (previous.portBase !== opts.portBase || previous.wecs !== opts.wecs)
+    && previous.processes.some(isRunning)) {
+    throw new UserError(`spaces in ${layout.dir} already run with --port-base ${previous.portBase} --wecs ${previous.wecs}; run 'ksview spaces down' first`);
+  }
+  const bins: Binaries = await ensureBinaries(opts.cacheDir, progress);
+  mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
+  const state: SpacesState = { portBase: opts.portBase, wecs: opts.wecs, processes: previous?.processes ?? [] };
+  const launcher = new Launcher(layout, state, progress);
+  writeState(layout.statePath, state);
+  await checkPorts(layout, launcher);
+
+  await Promise.all(layout.spaces.map((s) => ensureSpacePki(s.name, s.dir)));
+  writeSpacesKubeconfig(layout);
+  for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
+  progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
+
+  const etcd = launcher.ensure('etcd', bins.etcd, etcdArgs(layout));
+  await waitReady('etcd', etcd, () => probeEtcd(layout.etcdClientPort), timeout);
+  progress.step(`etcd ready on 127.0.0.1:${layout.etcdClientPort}`);
+
+  const apiservers = layout.spaces.map((s) => ({
+    s, rec: launcher.ensure(`${s.name}/kube-apiserver`, bins.kubeApiserver, apiserverArgs(layout, s)),
+  }));
+  await Promise.all(apiservers.map(async ({ s, rec }) => {
+    await waitReady(`${s.name} kube-apiserver`, rec, () => probeApiserver(s.dir, s.apiserverPort), timeout);
+    progress.step(`${s.name} kube-apiserver ready at https://127.0.0.1:${s.apiserverPort}`);
+  }));
+
+  const controllers: Array<Promise<void>> = [];
+  for (const s of layout.spaces) {
+    const kcm = launcher.ensure(`${s.name}/kube-controller-manager`, bins.kubeControllerManager,
+      controllerManagerArgs(s, spaceKubeconfig(s)));
+    controllers.push(waitReady(`${s.name} kube-controller-manager`, kcm, () => probeComponent(s.controllerManagerPort), timeout));
+    if (s.role !== 'wec') continue;
+    const sched = launcher.ensure(`${s.name}/kube-scheduler`, bins.kubeScheduler, schedulerArgs(s, spaceKubeconfig(s)));
+    controllers.push(waitReady(`${s.name} kube-scheduler`, sched, () => probeComponent(s.schedulerPort), timeout));
+    writeFileSync(path.join(s.dir, 'kwok.yaml'), KWOK_CONFIG);
+    launcher.ensure(`${s.name}/kwok`, bins.kwok, kwokArgs(s));
+  }
+  await Promise.all(controllers);
+  progress.step('controllers ready');
+
+  await Promise.all(layout.spaces.filter((s) => s.role === 'wec').map(async (s) => {
+    const kc = kubeClient(s);
+    const nodes = await ensureFakeNodes(kc, s.name);
+    const kwok = state.processes.find((p) => p.name === `${s.name}/kwok`)!;
+    await waitReady(`${s.name} fake nodes (kwok)`, kwok, async () => ({
+      ok: (await nodesReady(kc, nodes)) && (await defaultServiceAccountExists(kc)),
+      detail: 'nodes not Ready or no default ServiceAccount yet',
+    }), timeout);
+    progress.step(`${s.name}: ${nodes.length} kwok nodes Ready`);
+  }));
+  return layout;
+}
+
+/** An explicit, empty kwok configuration, so a user's ~/.kwok/kwok.yaml never leaks in; kwok then uses its built-in stages. */
+const KWOK_CONFIG = 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n';
+
+function kwokArgs(s: SpaceLayout): string[] {
+  return [
+    `--kubeconfig=${spaceKubeconfig(s)}`,
+    `--config=${path.join(s.dir, 'kwok.yaml')}`,
+    '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    // kwok renews node leases only when this is set; without it nodes go NotReady after 50s.
+    '--node-lease-duration-seconds=40',
+    '--node-ip=127.0.0.1',
+    '--cidr=10.244.0.0/16',
+  ];
+}
+
+export interface DownResult {
+  stopped: number;
+}
+
+export async function spacesDown(dir: string): Promise<DownResult> {
+  const state = readState(path.join(dir, 'state.json'));
+  if (!state) {
+    if (existsSync(path.join(dir, 'etcd'))) removeState(dir, 0);
+    return { stopped: 0 };
+  }
+  // Stop clients before servers: kwok, scheduler and controller-manager, then kube-apiservers, then etcd.
+  const rank = (r: ProcessRecord) => (r.name === 'etcd' ? 2 : r.name.endsWith('/kube-apiserver') ? 1 : 0);
+  const live = state.processes.filter(isRunning);
+  for (const level of [0, 1, 2]) await stopAll(live.filter((r) => rank(r) === level));
+  removeState(dir, state.wecs);
+  return { stopped: live.length };
+}
+
+/** Removes what `up` wrote, and only that: never a folder the user pointed at by mistake. */
+function removeState(dir: string, wecs: number): void {
+  const layout = spacesLayout({ dir, portBase: 0, wecs });
+  const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'logs', ...layout.spaces.map((s) => s.name)]);
+  for (const entry of readdirSync(dir)) {
+    if (ours.has(entry) || /^wec\d+$/.test(entry)) rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
+  try { rmdirSync(dir); } catch { /* not empty: something else lives there */ }
+}
+
+export interface SpaceStatus {
+  name: string;
+  role: string;
+  server: string;
+  components: Array<{ name: string; ok: boolean; detail: string }>;
+}
+
+export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefined> {
+  const state = readState(path.join(dir, 'state.json'));
+  if (!state) return undefined;
+  const layout = spacesLayout({ dir, portBase: state.portBase, wecs: state.wecs });
+  const proc = (name: string) => state.processes.find((p) => p.name === name);
+  const alive = (name: string) => {
+    const p = proc(name);
+    return p !== undefined && isRunning(p);
+  };
+  const etcdOk = alive('etcd') ? await probeEtcd(layout.etcdClientPort) : { ok: false, detail: 'not running' };
+  return Promise.all(layout.spaces.map(async (s) => {
+    const check = async (component: string, probe: () => Promise<ProbeResult>) => {
+      const name = `${s.name}/${component}`;
+      const r = alive(name) ? await probe() : { ok: false, detail: 'not running' };
+      return { name: component, ok: r.ok, detail: r.detail };
+    };
+    const components = [
+      { name: 'etcd', ok: etcdOk.ok, detail: etcdOk.detail },
+      await check('kube-apiserver', () => probeApiserver(s.dir, s.apiserverPort)),
+      await check('kube-controller-manager', () => probeComponent(s.controllerManagerPort)),
+    ];
+    if (s.role === 'wec') {
+      components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
+      components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
+    }
+    return { name: s.name, role: s.role, server: `https://127.0.0.1:${s.apiserverPort}`, components };
+  }));
+}

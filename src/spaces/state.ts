@@ -1,0 +1,25 @@
+// The state file of local spaces (state.json in the state folder): which processes run for which
+// options. `up` reads it to reuse live processes, `down` to stop them, `status` to report.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { ProcessRecord } from './processes.js';
+
+export interface SpacesState {
+  portBase: number;
+  wecs: number;
+  processes: ProcessRecord[];
+}
+
+export function readState(file: string): SpacesState | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as SpacesState;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeState(file: string, state: SpacesState): void {
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, JSON.stringify(state, null, 2));
+  renameSync(tmp, file);
+}
