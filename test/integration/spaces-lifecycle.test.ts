@@ -1,0 +1,53 @@
+// `ksview spaces up` is idempotent and `down` leaves no process behind: run on a set of spaces of
+// its own (own folder and ports), apart from the suite's shared spaces.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { ksview } from '../fixtures/ksview.js';
+
+interface State { processes: Array<{ name: string; pid: number }> }
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+
+t.test('up twice reuses the same processes; status is healthy; down stops them all and removes state', async (t) => {
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-lifecycle-'));
+  const dir = path.join(parent, 'spaces');
+  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_LIFECYCLE_PORT_BASE ?? '18400', '--wecs', '1'];
+  t.teardown(() => {
+    ksview(['spaces', 'down', '--dir', dir]);
+    rmSync(parent, { recursive: true, force: true });
+  });
+
+  const first = ksview(['spaces', 'up', ...flags]);
+  t.equal(first.status, 0, `first up succeeds: ${first.stderr.trim().split('\n').pop()}`);
+  const state1 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  const names = state1.processes.map((p) => p.name).sort();
+  t.same(names, ['etcd', 'its1/kube-apiserver', 'its1/kube-controller-manager', 'wds1/kube-apiserver',
+    'wds1/kube-controller-manager', 'wec1/kube-apiserver', 'wec1/kube-controller-manager', 'wec1/kube-scheduler',
+    'wec1/kwok'], 'one process per component');
+  t.ok(state1.processes.every((p) => alive(p.pid)), 'all processes alive');
+
+  const second = ksview(['spaces', 'up', ...flags]);
+  t.equal(second.status, 0, 'second up succeeds');
+  t.notMatch(second.stderr, /started /, 'second up starts nothing');
+  const state2 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  t.same(state2.processes.map((p) => p.pid).sort(), state1.processes.map((p) => p.pid).sort(), 'same pids');
+
+  const status = ksview(['spaces', 'status', '--dir', dir]);
+  t.equal(status.status, 0, 'status exits 0 when healthy');
+  for (const s of ['wds1', 'its1', 'wec1']) t.match(status.stdout, new RegExp(`^${s}\\s+\\w+\\s+https://127\\.0\\.0\\.1:\\d+\\s+ok`, 'm'));
+
+  const down = ksview(['spaces', 'down', '--dir', dir]);
+  t.equal(down.status, 0, 'down succeeds');
+  t.match(down.stdout, /stopped 9 processes/);
+  const left = state1.processes.filter((p) => alive(p.pid));
+  t.same(left, [], 'no process left behind');
+  t.notOk(existsSync(dir), 'state folder removed');
+
+  const after = ksview(['spaces', 'status', '--dir', dir]);
+  t.equal(after.status, 1, 'status after down exits 1');
+  t.equal(after.stderr.trim().split('\n').length, 1, 'with one line');
+  const again = ksview(['spaces', 'down', '--dir', dir]);
+  t.equal(again.status, 0, 'down again is harmless');
+});

@@ -1,0 +1,44 @@
+import t from 'tap';
+import { apiserverArgs, controllerManagerArgs, etcdArgs } from '../../src/spaces/components.js';
+import { spacesLayout } from '../../src/spaces/layout.js';
+
+const layout = spacesLayout({ dir: '/state', portBase: 30000, wecs: 1 });
+const space = (name: string) => layout.spaces.find((s) => s.name === name)!;
+const flag = (args: string[], name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=').slice(1).join('=');
+
+t.test('each kube-apiserver has its own etcd prefix and port, on loopback', async (t) => {
+  const wds = apiserverArgs(layout, space('wds1'));
+  const wec = apiserverArgs(layout, space('wec1'));
+  t.equal(flag(wds, 'etcd-prefix'), '/ksview/wds1');
+  t.equal(flag(wec, 'etcd-prefix'), '/ksview/wec1');
+  t.equal(flag(wds, 'etcd-servers'), 'http://127.0.0.1:30000');
+  t.equal(flag(wds, 'bind-address'), '127.0.0.1');
+  t.equal(flag(wds, 'advertise-address'), '127.0.0.1');
+  t.equal(flag(wds, 'endpoint-reconciler-type'), 'none');
+  t.equal(flag(wds, 'authorization-mode'), 'RBAC');
+  t.not(flag(wds, 'secure-port'), flag(wec, 'secure-port'));
+});
+
+t.test('the aggregation layer is configured: front-proxy CA, allowed name, client cert', async (t) => {
+  const args = apiserverArgs(layout, space('wds1'));
+  t.equal(flag(args, 'requestheader-client-ca-file'), '/state/wds1/pki/front-proxy-ca.crt');
+  t.equal(flag(args, 'requestheader-allowed-names'), 'front-proxy-client');
+  t.equal(flag(args, 'requestheader-username-headers'), 'X-Remote-User');
+  t.equal(flag(args, 'proxy-client-cert-file'), '/state/wds1/pki/front-proxy-client.crt');
+  t.notOk(flag(args, 'enable-aggregator-routing'), 'aggregator routing stays off (ExternalName services work)');
+});
+
+t.test('WDS and ITS run only the namespace and garbage-collector controllers; WECs run all', async (t) => {
+  t.equal(flag(controllerManagerArgs(space('wds1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller');
+  t.equal(flag(controllerManagerArgs(space('its1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller');
+  const wec = controllerManagerArgs(space('wec1'), 'k');
+  t.equal(flag(wec, 'controllers'), '*');
+  t.equal(flag(wec, 'service-account-private-key-file'), '/state/wec1/pki/sa.key');
+});
+
+t.test('etcd listens on loopback only', async (t) => {
+  const args = etcdArgs(layout);
+  t.equal(flag(args, 'listen-client-urls'), 'http://127.0.0.1:30000');
+  t.equal(flag(args, 'listen-peer-urls'), 'http://127.0.0.1:30001');
+  t.equal(flag(args, 'data-dir'), '/state/etcd');
+});
