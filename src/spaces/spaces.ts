@@ -2,7 +2,6 @@
 // one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
 // what is missing and waits until every space answers; `down` stops every process it started and
 // removes the state it wrote.
-import * as k8s from '@kubernetes/client-node';
 import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,7 +11,6 @@ import { ensureBinaries, type Binaries } from './binaries.js';
 import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
-import { defaultServiceAccountExists, ensureFakeNodes, nodesReady } from './fake-nodes.js';
 import { probeApiserver, probeComponent, waitFor, type ProbeResult } from './health.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
@@ -40,12 +38,6 @@ function probeEtcd(port: number): Promise<ProbeResult> {
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) => resolve({ ok: false, detail: err.message }));
   });
-}
-
-function kubeClient(s: SpaceLayout): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(spaceKubeconfig(s));
-  return kc;
 }
 
 /** Starts components and remembers them, saving the state after each start so `down` can always clean up. */
@@ -149,8 +141,12 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   await Promise.all(controllers);
   progress.step('controllers ready');
 
+  // client-node takes half a second to load: only `up` with WECs pays for it, not every command.
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { defaultServiceAccountExists, ensureFakeNodes, nodesReady } = await import('./fake-nodes.js');
   await Promise.all(layout.spaces.filter((s) => s.role === 'wec').map(async (s) => {
-    const kc = kubeClient(s);
+    const kc = new KubeConfig();
+    kc.loadFromFile(spaceKubeconfig(s));
     const nodes = await ensureFakeNodes(kc, s.name);
     const kwok = state.processes.find((p) => p.name === `${s.name}/kwok`)!;
     await waitReady(`${s.name} fake nodes (kwok)`, kwok, async () => ({
