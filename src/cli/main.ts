@@ -1,9 +1,14 @@
 // The `ksview` command line. Every command returns an exit code; a UserError or a usage mistake is
 // one line on stderr and a non-zero exit, never a stack trace.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { viewRoot } from '../apiserver/view-group.js';
+import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
+import { repoRoot } from '../spaces/repo-root.js';
+import { readState } from '../spaces/state.js';
 import { defaultCacheDir } from '../spaces/binaries.js';
-import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir } from '../spaces/layout.js';
+import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { spacesDown, spacesStatus, spacesUp } from '../spaces/spaces.js';
 import { runDemo } from './demo.js';
 import { stderrProgress } from './progress.js';
@@ -72,16 +77,52 @@ function buildProgram(): Command {
   program.command('kubeconfig')
     .description('print the kubeconfig of the local spaces (a context per space)')
     .option(...dirOption)
+    .option('--view', 'add the context wds1-view, whose server is the view root, and make it current')
     .option('-o, --output <file>', 'write to this file instead of stdout')
-    .action((flags: DirOption & { output?: string }) => {
-      let text: string;
-      try {
-        text = readFileSync(`${flags.dir}/kubeconfig`, 'utf8');
-      } catch {
+    .action((flags: DirOption & { output?: string; view?: boolean }) => {
+      const state = readState(path.join(flags.dir, 'state.json'));
+      if (!state || !existsSync(path.join(flags.dir, 'kubeconfig'))) {
         throw new UserError(`no kubeconfig in ${flags.dir}: run 'ksview spaces up'`);
       }
+      const layout = spacesLayout({ dir: flags.dir, portBase: state.portBase, wecs: state.wecs });
+      const entries = spaceKubeconfigEntries(layout);
+      if (flags.view) entries.push(viewKubeconfigEntry(layout, viewRoot));
+      const text = renderKubeconfig(entries, flags.view ? entries.at(-1)!.name : undefined);
       if (flags.output) writeFileSync(flags.output, text, { mode: 0o600 });
       else process.stdout.write(text);
+    });
+
+  program.command('serve')
+    .description('the aggregated API server of one WDS: the workload-as-data view at /apis/view.kubestellar.io/v1alpha1/spaces/<wds>/proxy')
+    .requiredOption('--wds-kubeconfig <file>', 'kubeconfig of the WDS (the server acts with these credentials, and impersonates users)')
+    .option('--wds-context <name>', 'context in that kubeconfig (default: its current context)')
+    .option('--wds-name <name>', 'name of the WDS, the space in the view path', 'wds1')
+    .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'HTTPS port', intOption(1, 65535), DEFAULT_PORT_BASE + 5)
+    .option('--cert-dir <path>', 'where the serving certificate and its CA are kept', path.join(repoRoot(), 'certs', 'generated'))
+    .option('--register', 'create the ExternalName Service, the APIService and the RBAC the server needs in the WDS')
+    .option('--namespace <ns>', 'namespace of the Service the APIService points at', 'kubestellar-view')
+    .option('--service <name>', 'name of that Service', 'ksview')
+    .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
+    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string }) => {
+      if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(flags.wdsName)) throw new UserError(`--wds-name ${JSON.stringify(flags.wdsName)} is not a DNS label`);
+      if (!existsSync(flags.wdsKubeconfig)) throw new UserError(`--wds-kubeconfig ${flags.wdsKubeconfig}: no such file`);
+      let server;
+      try {
+        const { serve } = await import('../apiserver/serve.js');
+        server = await serve({ ...flags, register: flags.register === true });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        if (e.code === 'EADDRINUSE') throw new UserError(`port ${flags.port} on ${flags.bindAddress} is already in use`);
+        if (e.code === 'ECONNREFUSED' || e.name === 'UpstreamError') throw new UserError(`cannot reach the WDS: ${e.message}`);
+        throw err;
+      }
+      process.stderr.write(`ksview serve: listening on ${server.url}; view of ${flags.wdsName} at ${server.up.origin}${server.viewPath}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => { void server.close().then(resolve); };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
     });
 
   program.command('demo')

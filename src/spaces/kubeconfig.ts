@@ -46,6 +46,13 @@ export function spaceKubeconfigEntries(layout: SpacesLayout): KubeconfigEntry[] 
   });
 }
 
+/** The context `<wds>-view`: the WDS's credentials, with the view root as server URL. */
+export function viewKubeconfigEntry(layout: SpacesLayout, viewPath: (wds: string) => string): KubeconfigEntry {
+  const wds = layout.spaces.find((s) => s.role === 'wds')!;
+  const entry = spaceKubeconfigEntries(layout).find((e) => e.name === wds.name)!;
+  return { ...entry, name: `${wds.name}-view`, server: entry.server + viewPath(wds.name) };
+}
+
 export function writeSpacesKubeconfig(layout: SpacesLayout): void {
   writeFileSync(layout.kubeconfigPath, renderKubeconfig(spaceKubeconfigEntries(layout)), { mode: 0o600 });
 }

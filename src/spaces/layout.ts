@@ -23,6 +23,8 @@ export interface SpacesLayout {
   spaces: SpaceLayout[];
   kubeconfigPath: string;
   statePath: string;
+  /** Port of `ksview serve` for wds1 when the spaces run it (demo, tests). */
+  viewServerPort: number;
 }
 
 export interface SpacesOptions {
@@ -72,6 +74,7 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
     spaces,
     kubeconfigPath: path.join(opts.dir, 'kubeconfig'),
     statePath: path.join(opts.dir, 'state.json'),
+    viewServerPort: opts.portBase + 5,
   };
 }
 
@@ -81,6 +84,7 @@ export function layoutPorts(layout: SpacesLayout): Array<{ port: number; what: s
     { port: layout.etcdClientPort, what: 'etcd client' },
     { port: layout.etcdPeerPort, what: 'etcd peer' },
   ];
+  // The view server's port is checked when it starts: it may run already (wds1/ksview-serve).
   for (const s of layout.spaces) {
     ports.push({ port: s.apiserverPort, what: `${s.name} kube-apiserver` });
     ports.push({ port: s.controllerManagerPort, what: `${s.name} kube-controller-manager` });

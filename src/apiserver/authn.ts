@@ -1,0 +1,105 @@
+// Authentication as an aggregated API server does it. In order: X-Remote-* headers, trusted only
+// on a client certificate that chains to the request header CA and has an allowed CN; a client
+// certificate from the client CA (CN = user, O = groups); a bearer token checked by TokenReview
+// (cached briefly). Anything else is 401. Headers are never trusted without the certificate.
+import { createHash, type X509Certificate } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import { LRUCache } from 'lru-cache';
+import { upstreamJson, type Upstream } from '../storage/upstream.js';
+import type { AuthnConfig } from './authn-config.js';
+import { errors } from './status.js';
+import type { UserInfo } from './user.js';
+
+export type TokenReviewer = (token: string) => Promise<UserInfo | undefined>;
+
+/** The peer's chain, leaf first, as Node verified it against the server's CA list. */
+function peerChain(socket: TLSSocket): DetailedPeerCertificate[] {
+  const chain: DetailedPeerCertificate[] = [];
+  let cert = socket.getPeerCertificate?.(true) as DetailedPeerCertificate | undefined;
+  while (cert && cert.raw && chain.length < 10) {
+    chain.push(cert);
+    if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
+    cert = cert.issuerCertificate;
+  }
+  return chain;
+}
+
+function chainsTo(chain: DetailedPeerCertificate[], cas: X509Certificate[]): boolean {
+  const fingerprints = new Set(cas.map((c) => c.fingerprint256));
+  return chain.slice(1).some((c) => fingerprints.has(c.fingerprint256));
+}
+
+/** Every value of a header, in order, across repeated headers (Node joins some repeats). */
+function headerValues(req: IncomingMessage, name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() === name) out.push(req.rawHeaders[i + 1]!);
+  }
+  return out;
+}
+
+function fromRequestHeaders(req: IncomingMessage, cfg: AuthnConfig): UserInfo | undefined {
+  const username = cfg.usernameHeaders.map((h) => headerValues(req, h)[0]).find((v) => v);
+  if (!username) return undefined;
+  const groups = cfg.groupHeaders.flatMap((h) => headerValues(req, h));
+  const extra: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!.toLowerCase();
+    const prefix = cfg.extraHeaderPrefixes.find((p) => name.startsWith(p));
+    if (!prefix) continue;
+    let k = name.slice(prefix.length);
+    try { k = decodeURIComponent(k); } catch { /* keep as sent */ }
+    (extra[k] ??= []).push(req.rawHeaders[i + 1]!);
+  }
+  return { username, groups, extra };
+}
+
+export class Authenticator {
+  private readonly tokenCache = new LRUCache<string, { user?: UserInfo }>({ max: 4096, ttl: 10_000 });
+
+  constructor(private readonly config: () => AuthnConfig, private readonly reviewToken: TokenReviewer) {}
+
+  async authenticate(req: IncomingMessage): Promise<UserInfo> {
+    const cfg = this.config();
+    const socket = req.socket as TLSSocket;
+    const chain = socket.authorized ? peerChain(socket) : [];
+    if (chain.length > 0) {
+      const leaf = chain[0]!;
+      const cn = String(leaf.subject?.CN ?? '');
+      if (chainsTo(chain, cfg.requestHeaderCAs) && (cfg.allowedNames.length === 0 || cfg.allowedNames.includes(cn))) {
+        const user = fromRequestHeaders(req, cfg);
+        if (user) return user;
+      }
+      if (chainsTo(chain, cfg.clientCAs) && cn) {
+        const o = leaf.subject?.O;
+        return { username: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], extra: {} };
+      }
+    }
+    const auth = req.headers.authorization;
+    if (typeof auth === 'string' && /^bearer /i.test(auth)) {
+      const token = auth.slice(7).trim();
+      if (token) {
+        const key = createHash('sha256').update(token).digest('hex');
+        let entry = this.tokenCache.get(key);
+        if (!entry) {
+          entry = { user: await this.reviewToken(token) };
+          this.tokenCache.set(key, entry);
+        }
+        if (entry.user) return entry.user;
+      }
+    }
+    throw errors.unauthorized();
+  }
+}
+
+export function tokenReviewer(up: Upstream): TokenReviewer {
+  return async (token) => {
+    const review = await upstreamJson<{ status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } } }>(
+      up, 'POST', '/apis/authentication.k8s.io/v1/tokenreviews',
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
+    const u = review.status?.user;
+    if (!review.status?.authenticated || !u?.username) return undefined;
+    return { username: u.username, uid: u.uid, groups: u.groups ?? [], extra: u.extra ?? {} };
+  };
+}

@@ -1,0 +1,34 @@
+// Request headers that make the WDS act as the end user: Impersonate-User/-Uid/-Group/-Extra-*.
+// Whatever identity or impersonation headers the client sent are dropped first, so a request can
+// never carry more than the user that authenticated here.
+import type { UserInfo } from './user.js';
+
+const DROPPED = /^(authorization|impersonate-.*|x-remote-.*|connection|keep-alive|proxy-.*|te|trailer|transfer-encoding|upgrade|host)$/i;
+
+/** Extra keys are percent-encoded in header names, as kube-apiserver expects. */
+const encodeExtraKey = (k: string) => encodeURIComponent(k).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+export function impersonationHeaders(user: UserInfo): Record<string, string | string[]> {
+  const h: Record<string, string | string[]> = { 'impersonate-user': user.username };
+  if (user.uid) h['impersonate-uid'] = user.uid;
+  if (user.groups.length > 0) h['impersonate-group'] = user.groups;
+  for (const [k, values] of Object.entries(user.extra)) {
+    if (values.length > 0) h[`impersonate-extra-${encodeExtraKey(k)}`] = values;
+  }
+  return h;
+}
+
+/**
+ * The headers to send upstream for `user`: the client's headers minus credentials, hop-by-hop and
+ * impersonation headers, plus the server's own credential (if a token) and impersonation.
+ */
+export function upstreamHeaders(incoming: Record<string, string | string[] | undefined>, user: UserInfo,
+  serverAuthorization?: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(incoming)) {
+    if (v === undefined || DROPPED.test(k)) continue;
+    out[k] = v;
+  }
+  if (serverAuthorization) out.authorization = serverAuthorization;
+  return { ...out, ...impersonationHeaders(user) };
+}

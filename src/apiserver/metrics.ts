@@ -1,0 +1,29 @@
+// Prometheus metrics of `ksview serve` (prom-client): requests by verb, route kind and code, and
+// their latency, plus Node's process metrics.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'ksview_' });
+  const requests = new Counter({
+    name: 'ksview_apiserver_requests_total', help: 'Requests served, by method, kind of route and HTTP code.',
+    labelNames: ['method', 'scope', 'code'], registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'ksview_apiserver_request_duration_seconds', help: 'Time to the response headers, by method and kind of route.',
+    labelNames: ['method', 'scope'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
+    registers: [registry],
+  });
+  return { registry, requests, duration };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+export function instrument(app: FastifyInstance, metrics: Metrics, viewRoot: string): void {
+  app.addHook('onResponse', async (req, reply) => {
+    const scope = req.url.startsWith(viewRoot) ? 'view' : req.url.startsWith('/apis') ? 'group' : 'other';
+    metrics.requests.inc({ method: req.method, scope, code: String(reply.statusCode) });
+    metrics.duration.observe({ method: req.method, scope }, reply.elapsedTime / 1000);
+  });
+}

@@ -1,0 +1,84 @@
+// `ksview serve --register`: makes the WDS route view.kubestellar.io/v1alpha1 to this server and
+// gives the server's identity what an aggregated server needs, by server-side apply (so running it
+// again changes nothing): the ExternalName Service, the APIService with our CA as caBundle,
+// system:auth-delegator, the authentication ConfigMap reader role, and impersonation. It also
+// installs the ClusterRole an admin binds to users of the view (kubestellar-view:user).
+// manifests/ holds the same objects for an in-cluster deployment.
+import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { GROUP, VERSION } from './view-group.js';
+
+export interface RegistrationOptions {
+  namespace: string;
+  service: string;
+  /** Where the aggregator connects: `localhost` for local spaces, a DNS name in a hosting cluster. */
+  externalName: string;
+  port: number;
+  caBundlePem: string;
+}
+
+const FIELD_MANAGER = 'ksview-serve';
+
+async function apply(up: Upstream, path: string, obj: object): Promise<void> {
+  const res = await upstreamRequest(up, 'PATCH', `${path}?fieldManager=${FIELD_MANAGER}&force=true`, {
+    headers: { 'content-type': 'application/apply-patch+yaml' }, body: obj,
+  });
+  if (res.status >= 300) throw new Error(`apply ${path}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+}
+
+/** The subject the WDS sees for this server's own credentials. */
+export async function serverSubject(up: Upstream): Promise<{ kind: string; name: string; namespace?: string; apiGroup?: string }> {
+  const review = await upstreamJson<{ status?: { userInfo?: { username?: string } } }>(up, 'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+  const username = review.status?.userInfo?.username ?? '';
+  const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(username);
+  return sa ? { kind: 'ServiceAccount', name: sa[2]!, namespace: sa[1]! } : { kind: 'User', name: username, apiGroup: 'rbac.authorization.k8s.io' };
+}
+
+export const IMPERSONATOR_RULES = [
+  // Passthrough requests act as the end user: the WDS's RBAC decides, and the server gains nothing.
+  { apiGroups: [''], resources: ['users', 'groups', 'serviceaccounts'], verbs: ['impersonate'] },
+  { apiGroups: ['authentication.k8s.io'], resources: ['userextras/*', 'uids'], verbs: ['impersonate'] },
+];
+
+export const VIEW_USER_RULES = [
+  // kube-apiserver authorizes the outer path of every view request as spaces/proxy.
+  { apiGroups: [GROUP], resources: ['spaces/proxy'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
+  { apiGroups: [GROUP], resources: ['spaces'], verbs: ['get', 'list', 'watch'] },
+];
+
+export async function register(up: Upstream, o: RegistrationOptions): Promise<void> {
+  const subject = await serverSubject(up);
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  await apply(up, `/api/v1/namespaces/${o.namespace}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace } });
+  await apply(up, `/api/v1/namespaces/${o.namespace}/services/${o.service}`, {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: o.service, namespace: o.namespace },
+    spec: { type: 'ExternalName', externalName: o.externalName, ports: [{ name: 'https', port: o.port, protocol: 'TCP' }] },
+  });
+  await apply(up, `${rbac}/clusterrolebindings/kubestellar-view:auth-delegator`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kubestellar-view:auth-delegator' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' }, subjects: [subject],
+  });
+  await apply(up, `${rbac}/namespaces/kube-system/rolebindings/kubestellar-view:authentication-reader`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'kubestellar-view:authentication-reader', namespace: 'kube-system' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extension-apiserver-authentication-reader' }, subjects: [subject],
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:impersonator`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:impersonator' }, rules: IMPERSONATOR_RULES,
+  });
+  await apply(up, `${rbac}/clusterrolebindings/kubestellar-view:impersonator`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kubestellar-view:impersonator' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubestellar-view:impersonator' }, subjects: [subject],
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:user`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:user' }, rules: VIEW_USER_RULES,
+  });
+  await apply(up, `/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`, {
+    apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${VERSION}.${GROUP}` },
+    spec: {
+      group: GROUP, version: VERSION, groupPriorityMinimum: 2000, versionPriority: 100,
+      service: { name: o.service, namespace: o.namespace, port: o.port },
+      caBundle: Buffer.from(o.caBundlePem).toString('base64'),
+    },
+  });
+}

@@ -1,0 +1,72 @@
+// Parses a Kubernetes API path (under the view root) into what it addresses, as kube-apiserver's
+// RequestInfoFactory does: group, version, namespace, resource, name, subresource. Paths with
+// dot segments or encoded slashes are refused: they could address something else upstream.
+import { errors } from './status.js';
+
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  group: string;
+  version: string;
+  namespace: string;
+  resource: string;
+  name: string;
+  subresource: string;
+  /** The legacy /watch/ path prefix was used. */
+  legacyWatch: boolean;
+}
+
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+export function assertSafePath(rawPath: string): void {
+  const lower = rawPath.toLowerCase();
+  if (lower.includes('%2f') || lower.includes('%5c') || lower.includes('%00') || lower.includes('\\')) {
+    throw errors.badRequest(`invalid path ${JSON.stringify(rawPath.slice(0, 200))}: encoded separators are not allowed`);
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    throw errors.badRequest('invalid path: bad percent-encoding');
+  }
+  if (decoded.split('/').some((seg) => seg === '..' || seg === '.')) {
+    throw errors.badRequest(`invalid path ${JSON.stringify(rawPath.slice(0, 200))}: dot segments are not allowed`);
+  }
+}
+
+/** `path` is the part after the view root, starting with '/', without the query string. */
+export function parseRequestInfo(path: string): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false, path, group: '', version: '', namespace: '', resource: '', name: '', subresource: '', legacyWatch: false,
+  };
+  let parts = path.split('/').filter((p) => p !== '');
+  if (parts[0] === 'api') {
+    if (parts.length < 2) return info;
+    info.version = parts[1]!;
+    parts = parts.slice(2);
+  } else if (parts[0] === 'apis') {
+    if (parts.length < 3) {
+      info.group = parts[1] ?? '';
+      return info;
+    }
+    info.group = parts[1]!;
+    info.version = parts[2]!;
+    parts = parts.slice(3);
+  } else {
+    return info;
+  }
+  if (parts.length === 0) return info; // discovery of a group version
+  info.isResourceRequest = true;
+  if (parts[0] === 'watch') {
+    info.legacyWatch = true;
+    parts = parts.slice(1);
+  }
+  if (parts[0] === 'namespaces' && parts.length > 1) {
+    info.namespace = parts[1]!;
+    if (parts.length > 2 && !NAMESPACE_SUBRESOURCES.has(parts[2]!)) parts = parts.slice(2);
+  }
+  info.resource = parts[0] ?? '';
+  info.name = parts[1] ?? '';
+  info.subresource = parts.slice(2).join('/');
+  return info;
+}

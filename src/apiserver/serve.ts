@@ -1,0 +1,86 @@
+// `ksview serve`: wires the aggregated API server for one WDS: the connection to the WDS, the
+// authentication configuration it publishes (re-read every minute; the TLS client CAs follow),
+// authentication, authorization, the serving certificate, optional registration, the HTTPS server
+// and its upgrade passthrough. Resolves once listening; `close()` stops it.
+import type { FastifyInstance } from 'fastify';
+import { KindCategories } from '../storage/kind-categories.js';
+import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { loadAuthnConfig, type AuthnConfig } from './authn-config.js';
+import { Authenticator, tokenReviewer } from './authn.js';
+import { Authorizer } from './authz.js';
+import { register } from './registration.js';
+import { buildServer } from './server.js';
+import { viewRoot } from './view-group.js';
+import { ensureServingCert } from './serving-cert.js';
+import { handleUpgrades } from './upgrade-proxy.js';
+
+export interface ServeOptions {
+  wdsKubeconfig: string;
+  wdsContext?: string;
+  wdsName: string;
+  bindAddress: string;
+  port: number;
+  certDir: string;
+  register: boolean;
+  namespace: string;
+  service: string;
+  externalName: string;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  up: Upstream;
+  url: string;
+  viewPath: string;
+  close(): Promise<void>;
+}
+
+export async function serve(o: ServeOptions): Promise<RunningServer> {
+  const up = await upstreamFromKubeconfig(o.wdsKubeconfig, o.wdsContext);
+  let authnConfig: AuthnConfig = await loadAuthnConfig(up);
+  const cert = await ensureServingCert(o.certDir, o.service, o.namespace);
+  const authenticator = new Authenticator(() => authnConfig, tokenReviewer(up));
+  const authorizer = new Authorizer(up);
+  const cats = new KindCategories();
+
+  let readyUntil = 0;
+  const ready = async () => {
+    if (Date.now() < readyUntil) return true;
+    try {
+      const res = await upstreamRequest(up, 'GET', '/readyz');
+      if (res.status === 200) readyUntil = Date.now() + 2000;
+      return res.status === 200;
+    } catch {
+      return false;
+    }
+  };
+
+  const app = await buildServer({
+    wdsName: o.wdsName, up, cats, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    authnConfig: () => authnConfig, authenticator, authorizer, ready,
+  });
+  handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
+  await app.listen({ host: o.bindAddress, port: o.port });
+
+  const refresh = setInterval(() => {
+    loadAuthnConfig(up).then((next) => {
+      if (next.caBundlePem !== authnConfig.caBundlePem) {
+        (app.server as import('node:https').Server).setSecureContext({ key: cert.keyPem, cert: cert.certPem, ca: next.caBundlePem });
+      }
+      authnConfig = next;
+    }).catch(() => { /* keep the last good configuration */ });
+  }, 60_000);
+  refresh.unref();
+
+  if (o.register) {
+    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem });
+  }
+  return {
+    app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
+    async close() {
+      clearInterval(refresh);
+      await app.close();
+      await up.pool.close();
+    },
+  };
+}

@@ -1,0 +1,152 @@
+// `ksview serve`'s HTTPS server: fastify with TLS client certificates requested (front proxy and
+// client CAs from the WDS), authentication on every request but health checks, the group
+// view.kubestellar.io (discovery, OpenAPI, the virtual `spaces`), /metrics, and the view.
+// Every error is a Kubernetes Status; no request can crash the process.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { KindCategories } from '../storage/kind-categories.js';
+import type { Upstream } from '../storage/upstream.js';
+import type { AuthnConfig } from './authn-config.js';
+import type { Authenticator } from './authn.js';
+import type { Authorizer } from './authz.js';
+import { createMetrics, instrument } from './metrics.js';
+import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
+import { assertSafePath } from './request-info.js';
+import { matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
+import { errors, MAX_BODY_BYTES, toStatus } from './status.js';
+import {
+  aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
+} from './view-group.js';
+import { registerView } from './view-proxy.js';
+import { createHash } from 'node:crypto';
+
+export interface ServerOptions {
+  wdsName: string;
+  up: Upstream;
+  cats: KindCategories;
+  servingCertPem: string;
+  servingKeyPem: string;
+  authnConfig: () => AuthnConfig;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  /** Readiness beyond "serving": e.g. the WDS answers. */
+  ready: () => Promise<boolean>;
+  startedAt?: Date;
+}
+
+
+const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
+
+export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const root = viewRoot(opts.wdsName);
+  const cfg = opts.authnConfig();
+  const app = Fastify({
+    https: {
+      key: opts.servingKeyPem, cert: opts.servingCertPem, ca: cfg.caBundlePem || undefined,
+      requestCert: true, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'],
+    },
+    bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { maxParamLength: 1000 },
+    return503OnClosing: true,
+    logger: false,
+    // Keep long-running watches open: no per-request timeout.
+    requestTimeout: 0,
+    keepAliveTimeout: 75_000,
+  });
+  const metrics = createMetrics();
+  instrument(app, metrics, root);
+
+  app.setErrorHandler((err, _req, reply) => {
+    const status = toStatus(err);
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.destroy();
+      return;
+    }
+    void reply.code(status.code).header('content-type', 'application/json').send(status);
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    const s = errors.pathNotFound().status;
+    void reply.code(404).header('content-type', 'application/json').send(s);
+  });
+
+  app.addHook('onRequest', async (req) => {
+    assertSafePath(req.url.split('?')[0]!);
+    if (UNAUTHENTICATED.test(req.url)) return;
+    req.user = await opts.authenticator.authenticate(req.raw);
+  });
+
+  const info: SpaceInfo = {
+    name: opts.wdsName, wdsServer: opts.up.origin + opts.up.basePath, viewPath: root, startedAt: opts.startedAt ?? new Date(),
+  };
+
+  // Health, as kube-apiserver serves it: anyone may ask.
+  const ok = async (_req: FastifyRequest, reply: FastifyReply) => reply.type('text/plain').send('ok');
+  app.get('/healthz', ok);
+  app.get('/livez', ok);
+  app.get('/readyz', async (_req, reply) => {
+    if (!(await opts.ready())) return reply.code(503).type('text/plain').send('[-]wds failed: the WDS does not answer\nreadyz check failed');
+    return reply.type('text/plain').send('ok');
+  });
+  app.get('/metrics', async (req, reply) => {
+    await opts.authorizer.authorize(req.user!, { nonResource: { verb: 'get', path: '/metrics' } });
+    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  // The group's own discovery: any authenticated user, as system:discovery grants.
+  app.get('/apis', async (req, reply) => {
+    const v = wantsAggregatedDiscovery(req.headers.accept);
+    if (v) return reply.header('content-type', v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1).header('vary', 'Accept').send(aggregatedDiscovery(v));
+    return apiGroupList();
+  });
+  app.get(`/apis/${GROUP}`, async () => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup }));
+  app.get(`/apis/${GROUP_VERSION}`, async () => apiResourceList());
+  app.get('/openapi/v2', async () => openAPIV2());
+  const v3doc = openAPIV3GroupVersion();
+  const v3hash = createHash('sha512').update(JSON.stringify(v3doc)).digest('hex').slice(0, 32).toUpperCase();
+  app.get('/openapi/v3', async () => openAPIV3Index(v3hash));
+  app.get(`/openapi/v3/apis/${GROUP_VERSION}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
+
+  // spaces: get, list, watch.
+  const authorizeSpaces = (req: FastifyRequest, verb: string, name?: string) =>
+    opts.authorizer.authorize(req.user!, { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } });
+  type SpacesQuery = { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string };
+  app.get<{ Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces`, async (req, reply) => {
+    const watch = req.query.watch === 'true' || req.query.watch === '1';
+    await authorizeSpaces(req, watch ? 'watch' : 'list');
+    const items = [spaceObject(info)].filter((o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector));
+    const table = wantsTable(req.headers.accept);
+    if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
+    return watchSpaces(req, reply, items, table);
+  });
+  app.get<{ Params: { name: string }; Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces/:name`, async (req, reply) => {
+    await authorizeSpaces(req, 'get', req.params.name);
+    if (req.params.name !== opts.wdsName) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
+    const o = spaceObject(info);
+    const table = wantsTable(req.headers.accept);
+    return reply.send(table ? spaceTable([o], table, req.query.includeObject) : o);
+  });
+
+  await registerView(app, { root, up: opts.up, cats: opts.cats });
+  return app;
+}
+
+/** A watch on spaces: the one item (unless the client is already at its resourceVersion), then quiet until timeout or close. */
+function watchSpaces(req: FastifyRequest<{ Querystring: { timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string } }>,
+  reply: FastifyReply, items: ReturnType<typeof spaceObject>[], table: 'v1' | 'v1beta1' | undefined) {
+  const raw = reply.raw;
+  raw.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache' });
+  const rv = req.query.resourceVersion;
+  const sendInitial = req.query.sendInitialEvents === 'true' || !rv || rv === '0';
+  if (sendInitial && rv !== SPACE_RESOURCE_VERSION) {
+    for (const o of items) {
+      const object = table ? spaceTable([o], table, req.query.includeObject) : o;
+      raw.write(`${JSON.stringify({ type: 'ADDED', object })}\n`);
+    }
+  }
+  if (req.query.sendInitialEvents === 'true') {
+    raw.write(`${JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: GROUP_VERSION, kind: 'Space', metadata: { resourceVersion: SPACE_RESOURCE_VERSION, annotations: { 'k8s.io/initial-events-end': 'true' } } } })}\n`);
+  }
+  const timeout = Math.min(Number(req.query.timeoutSeconds ?? 1800) || 1800, 3600);
+  const timer = setTimeout(() => raw.end(), timeout * 1000);
+  raw.on('close', () => clearTimeout(timer));
+  return reply.hijack();
+}

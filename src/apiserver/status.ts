@@ -1,0 +1,79 @@
+// The one catalogue of errors a client of `ksview serve` can see: Kubernetes `Status` objects with
+// the code and reason kube-apiserver would use, so kubectl and client-go print them as usual.
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: StatusCause[];
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+export class StatusError extends Error {
+  constructor(readonly status: Status) {
+    super(status.message);
+    this.name = 'StatusError';
+  }
+  get code(): number {
+    return this.status.code;
+  }
+}
+
+function status(code: number, reason: string, message: string, details?: StatusDetails): StatusError {
+  return new StatusError({
+    kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code,
+    ...(details ? { details } : {}),
+  });
+}
+
+export const errors = {
+  badRequest: (message: string) => status(400, 'BadRequest', message),
+  unauthorized: (message = 'Unauthorized') => status(401, 'Unauthorized', message),
+  forbidden: (message: string, details?: StatusDetails) => status(403, 'Forbidden', message, details),
+  notFound: (what: { group?: string; kind: string; name?: string }, message?: string) => status(404, 'NotFound',
+    message ?? (what.name ? `${what.kind}${what.group ? `.${what.group}` : ''} "${what.name}" not found` : 'the server could not find the requested resource'),
+    { ...(what.name ? { name: what.name } : {}), ...(what.group ? { group: what.group } : {}), kind: what.kind }),
+  pathNotFound: () => status(404, 'NotFound', 'the server could not find the requested resource'),
+  methodNotAllowed: (method: string) => status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource: ${method}`),
+  notAcceptable: (message: string) => status(406, 'NotAcceptable', message),
+  requestEntityTooLarge: (limit: number) => status(413, 'RequestEntityTooLarge', `the request body is larger than the limit of ${limit} bytes`),
+  unsupportedMediaType: (type: string) => status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got ${type}`),
+  tooManyRequests: (message: string) => status(429, 'TooManyRequests', message),
+  internal: (message: string) => status(500, 'InternalError', `Internal error occurred: ${message}`),
+  notImplemented: (message: string) => status(501, 'NotImplemented', message),
+  serviceUnavailable: (message: string) => status(503, 'ServiceUnavailable', message),
+  gatewayTimeout: (message: string) => status(504, 'Timeout', message),
+};
+
+/** Any thrown value as a Status: StatusErrors as they are, fastify's own errors by status code. */
+export function toStatus(err: unknown): Status {
+  if (err instanceof StatusError) return err.status;
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  const code = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.requestEntityTooLarge(MAX_BODY_BYTES).status;
+  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.unsupportedMediaType(String(e.message ?? '')).status;
+  if (code === 404) return errors.pathNotFound().status;
+  if (code === 405) return errors.methodNotAllowed('').status;
+  if (code === 413) return errors.requestEntityTooLarge(MAX_BODY_BYTES).status;
+  if (code === 415) return errors.unsupportedMediaType('').status;
+  if (code >= 400 && code < 500) return errors.badRequest(String(e?.message ?? 'bad request')).status;
+  return errors.internal(String(e?.message ?? 'unknown error')).status;
+}
+
+/** kube-apiserver's limit for a request body. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;

@@ -1,0 +1,67 @@
+// Runs `ksview serve --register` for wds1 as a process of the local spaces (recorded in their
+// state, so `ksview spaces down` stops it too) and waits until the WDS reports the APIService
+// v1alpha1.view.kubestellar.io Available. `restart` replaces a running one, so tests always
+// exercise the code just built.
+import path from 'node:path';
+import { UserError } from '../cli/user-error.js';
+import type { Progress } from '../cli/progress.js';
+import { upstreamFromKubeconfig, upstreamJson } from '../storage/upstream.js';
+import type { SpacesLayout } from './layout.js';
+import { portFree } from './ports.js';
+import { isRunning, logTail, startDetached, stopAll } from './processes.js';
+import { repoRoot } from './repo-root.js';
+import { readState, writeState } from './state.js';
+
+export const VIEW_SERVER_PROCESS = 'wds1/ksview-serve';
+export const APISERVICE_NAME = 'v1alpha1.view.kubestellar.io';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function ensureViewServer(layout: SpacesLayout, progress: Progress, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  const state = readState(layout.statePath);
+  if (!state) throw new UserError(`no spaces in ${layout.dir}: run 'ksview spaces up'`);
+  const existing = state.processes.find((p) => p.name === VIEW_SERVER_PROCESS);
+  if (existing && isRunning(existing) && opts.restart) await stopAll([existing]);
+  const running = existing && isRunning(existing);
+  if (!running) {
+    if (!(await portFree(layout.viewServerPort))) {
+      throw new UserError(`port ${layout.viewServerPort} on 127.0.0.1 (for ksview serve) is already in use`);
+    }
+    const wds = layout.spaces.find((s) => s.role === 'wds')!;
+    const args = [
+      path.join(repoRoot(), 'bin', 'ksview.js'), 'serve',
+      '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
+      '--port', String(layout.viewServerPort), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
+    ];
+    const rec = startDetached(VIEW_SERVER_PROCESS, process.execPath, args, path.join(layout.dir, 'logs', 'wds1-ksview-serve.log'));
+    state.processes = [...state.processes.filter((p) => p.name !== VIEW_SERVER_PROCESS), rec];
+    writeState(layout.statePath, state);
+    progress.step(`started ksview serve for wds1 (pid ${rec.pid}) on 127.0.0.1:${layout.viewServerPort}`);
+  }
+  const rec = readState(layout.statePath)!.processes.find((p) => p.name === VIEW_SERVER_PROCESS)!;
+  const wds = layout.spaces.find((s) => s.role === 'wds')!;
+  const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let last = 'not registered yet';
+  try {
+    while (Date.now() < deadline) {
+      if (!isRunning(rec)) throw new UserError(`ksview serve exited; log ${rec.log}: ${logTail(rec.log, 1)}`);
+      try {
+        const svc = await upstreamJson<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(
+          up, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
+        const available = svc.status?.conditions?.find((c) => c.type === 'Available');
+        if (available?.status === 'True') {
+          progress.step(`APIService ${APISERVICE_NAME} is Available`);
+          return;
+        }
+        last = available?.message ?? 'no Available condition';
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      await sleep(250);
+    }
+  } finally {
+    await up.pool.close();
+  }
+  throw new UserError(`APIService ${APISERVICE_NAME} is not Available: ${last.slice(0, 200)}; log ${rec.log}`);
+}

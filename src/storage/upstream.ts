@@ -1,0 +1,83 @@
+// A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
+// credentials, an undici pool for streaming passthrough, and small JSON helpers for the server's
+// own calls (discovery, TokenReview, SubjectAccessReview). Watches need no body timeout.
+import { KubeConfig } from '@kubernetes/client-node';
+import type https from 'node:https';
+import { Pool } from 'undici';
+
+export interface Upstream {
+  /** Origin of the kube-apiserver, e.g. https://127.0.0.1:16410 (no path). */
+  origin: string;
+  /** Path prefix of the server URL (usually empty). */
+  basePath: string;
+  tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
+  /** Authorization header of the server's own identity, when a token is used. */
+  authorization?: string;
+  pool: Pool;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export async function upstreamFromKubeconfig(file: string, context?: string): Promise<Upstream> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(file);
+  if (context) kc.setCurrentContext(context);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`kubeconfig ${file} has no current cluster`);
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const url = new URL(cluster.server);
+  const headers = (opts.headers ?? {}) as Record<string, string>;
+  const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
+  const pool = new Pool(url.origin, {
+    connections: 256,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 120_000,
+    bodyTimeout: 0, // watches stay open and may be quiet for minutes
+    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !cluster.skipTLSVerify },
+  });
+  return {
+    origin: url.origin,
+    basePath: url.pathname.replace(/\/$/, ''),
+    tls,
+    authorization: headers.Authorization ?? headers.authorization,
+    pool,
+  };
+}
+
+/** A request with the server's own identity (never an end user's). */
+export async function upstreamRequest(up: Upstream, method: string, path: string,
+  opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<UpstreamResponse> {
+  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+  const contentType = headers['content-type'];
+  if (up.authorization) headers.authorization = up.authorization;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = contentType ?? 'application/json';
+  }
+  const res = await up.pool.request({ method: method as 'GET', path: up.basePath + path, headers, body });
+  const buf = Buffer.from(await res.body.arrayBuffer());
+  return { status: res.statusCode, headers: res.headers, body: buf };
+}
+
+export async function upstreamJson<T>(up: Upstream, method: string, path: string,
+  opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<T> {
+  const res = await upstreamRequest(up, method, path, opts);
+  if (res.status < 200 || res.status >= 300) {
+    throw new UpstreamError(res.status, `${method} ${path}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+  }
+  return JSON.parse(res.body.toString('utf8')) as T;
+}
+
+export class UpstreamError extends Error {
+  constructor(readonly upstreamStatus: number, message: string) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
