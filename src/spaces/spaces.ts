@@ -197,7 +197,7 @@ function removeState(dir: string, wecs: number): void {
   const layout = spacesLayout({ dir, portBase: 0, wecs });
   const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'logs', ...layout.spaces.map((s) => s.name)]);
   for (const entry of readdirSync(dir)) {
-    if (ours.has(entry) || /^wec\d+$/.test(entry)) rmSync(path.join(dir, entry), { recursive: true, force: true });
+    if (ours.has(entry) || /^wec\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
   }
   try { rmdirSync(dir); } catch { /* not empty: something else lives there */ }
 }
