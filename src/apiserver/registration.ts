@@ -38,7 +38,10 @@ export async function serverSubject(up: Upstream): Promise<{ kind: string; name:
 export const IMPERSONATOR_RULES = [
   // Passthrough requests act as the end user: the WDS's RBAC decides, and the server gains nothing.
   { apiGroups: [''], resources: ['users', 'groups', 'serviceaccounts'], verbs: ['impersonate'] },
-  { apiGroups: ['authentication.k8s.io'], resources: ['userextras/*', 'uids'], verbs: ['impersonate'] },
+  // Extras are checked as userextras/<key>; RBAC has no `userextras/*` wildcard (only `*` and
+  // `*/sub`), and keys vary by authenticator (service-account tokens carry credential-id, …).
+  // In this group `impersonate` applies to nothing but userextras and uids.
+  { apiGroups: ['authentication.k8s.io'], resources: ['*'], verbs: ['impersonate'] },
 ];
 
 export const VIEW_USER_RULES = [

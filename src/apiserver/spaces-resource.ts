@@ -61,7 +61,7 @@ export function spaceTable(items: SpaceObject[], version: 'v1' | 'v1beta1', incl
         ? undefined
         : includeObject === 'Object'
           ? o
-          : { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata },
+          : { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: o.metadata },
     })),
   };
 }

@@ -67,10 +67,13 @@ export function toStatus(err: unknown): Status {
   const code = typeof e?.statusCode === 'number' ? e.statusCode : 500;
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errors.requestEntityTooLarge(MAX_BODY_BYTES).status;
   if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return errors.unsupportedMediaType(String(e.message ?? '')).status;
+  if (code === 401) return errors.unauthorized().status;
+  if (code === 403) return errors.forbidden(String(e?.message ?? 'forbidden')).status;
   if (code === 404) return errors.pathNotFound().status;
   if (code === 405) return errors.methodNotAllowed('').status;
   if (code === 413) return errors.requestEntityTooLarge(MAX_BODY_BYTES).status;
   if (code === 415) return errors.unsupportedMediaType('').status;
+  if (code === 429) return errors.tooManyRequests(String(e?.message ?? 'too many requests')).status;
   if (code >= 400 && code < 500) return errors.badRequest(String(e?.message ?? 'bad request')).status;
   return errors.internal(String(e?.message ?? 'unknown error')).status;
 }

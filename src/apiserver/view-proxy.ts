@@ -5,7 +5,7 @@
 // 3 MiB, and JSON or YAML that parses.
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import YAML from 'yaml';
 import {
   filterAggregatedDiscovery, filterGroupList, filterResourceList, visibleGroupVersions, type AggregatedDiscovery,
@@ -180,6 +180,19 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
       replyOptions: {
         rewriteRequestHeaders: (req: FastifyRequest, headers: Record<string, unknown>) =>
           upstreamHeaders(headers as Record<string, string>, userOf(req), up.authorization),
+        onResponse: (_req: FastifyRequest, reply: FastifyReply, res: { headers: Record<string, unknown>; stream: NodeJS.ReadableStream }) => {
+          if (res.headers['content-length'] !== undefined) {
+            void reply.send(res.stream);
+            return;
+          }
+          // A streaming answer (watch, logs -f): headers go out now, as kube-apiserver flushes
+          // them, not with the first event; Node would otherwise hold them until the first write.
+          const raw = reply.raw;
+          reply.hijack();
+          raw.writeHead(reply.statusCode, reply.getHeaders() as Record<string, string>);
+          raw.flushHeaders();
+          pipeline(res.stream, raw, () => { /* a client going away ends the stream; nothing to report */ });
+        },
         onError: (reply: FastifyReply, { error }: { error: Error }) => {
           const s = errors.serviceUnavailable(`the WDS did not answer: ${error.message}`).status;
           reply.code(s.code).header('content-type', 'application/json').send(s);

@@ -7,6 +7,7 @@ import { UserError } from '../cli/user-error.js';
 import type { Progress } from '../cli/progress.js';
 import { upstreamFromKubeconfig, upstreamJson } from '../storage/upstream.js';
 import type { SpacesLayout } from './layout.js';
+import { probeComponent, waitFor } from './health.js';
 import { portFree } from './ports.js';
 import { isRunning, logTail, startDetached, stopAll } from './processes.js';
 import { repoRoot } from './repo-root.js';
@@ -39,6 +40,10 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     progress.step(`started ksview serve for wds1 (pid ${rec.pid}) on 127.0.0.1:${layout.viewServerPort}`);
   }
   const rec = readState(layout.statePath)!.processes.find((p) => p.name === VIEW_SERVER_PROCESS)!;
+  // The server itself first: after a restart the APIService may still say Available from before.
+  const listening = await waitFor(async () => (isRunning(rec) ? probeComponent(layout.viewServerPort) : { ok: false, detail: 'exited', final: true }),
+    opts.timeoutMs ?? 60_000);
+  if (!listening.ok) throw new UserError(`ksview serve is not serving (${listening.detail}); log ${rec.log}: ${logTail(rec.log, 1)}`);
   const wds = layout.spaces.find((s) => s.role === 'wds')!;
   const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000);

@@ -1,0 +1,67 @@
+import t from 'tap';
+import { DEFAULT_DENATURED, HIDDEN_GROUPS, KindCategories } from '../../src/storage/kind-categories.js';
+
+const cats = new KindCategories();
+const cat = (group: string, resource: string) => cats.categorize({ group, resource });
+
+t.test('hidden kinds by default', async (t) => {
+  for (const [g, r] of [
+    ['', 'events'], ['events.k8s.io', 'events'], ['coordination.k8s.io', 'leases'], ['', 'nodes'], ['', 'nodes/status'],
+    ['', 'nodes/proxy'], ['', 'bindings'], ['apps', 'controllerrevisions'],
+    ['', 'componentstatuses'], ['certificates.k8s.io', 'certificatesigningrequests'],
+    ['authentication.k8s.io', 'tokenreviews'], ['authorization.k8s.io', 'subjectaccessreviews'],
+  ] as const) t.equal(cat(g, r), 'hidden', `${r}.${g}`);
+});
+
+t.test('every resource of the kubestellar groups is hidden', async (t) => {
+  t.strictSame([...HIDDEN_GROUPS].sort(), ['control.kubestellar.io', 'denatured.kubestellar.io', 'view.kubestellar.io']);
+  for (const g of HIDDEN_GROUPS) {
+    t.equal(cat(g, 'anything'), 'hidden', g);
+    t.equal(cat(g, 'spaces/proxy'), 'hidden', `${g} subresource`);
+    t.ok(cats.isHiddenGroup(g), `${g} is a hidden group`);
+  }
+  t.notOk(cats.isHiddenGroup('kubestellar.io'));
+  t.notOk(cats.isHiddenGroup('apps'));
+  t.notOk(cats.isHiddenGroup(''));
+});
+
+t.test('a hidden resource name in another group is not hidden', async (t) => {
+  t.equal(cat('example.com', 'bindings'), 'natured');
+  t.equal(cat('example.com', 'events'), 'natured');
+  t.equal(cat('', 'leases'), 'natured');
+  t.equal(cat('apps.example.com', 'controllerrevisions'), 'natured');
+  t.equal(cat('', 'nodesx'), 'natured');
+});
+
+t.test('denatured kinds by default, subresources included', async (t) => {
+  t.ok(DEFAULT_DENATURED.length >= 16);
+  for (const { group, resource } of DEFAULT_DENATURED) t.equal(cat(group, resource), 'denatured', `${resource}.${group}`);
+  t.equal(cat('rbac.authorization.k8s.io', 'clusterroles'), 'denatured');
+  t.equal(cat('', 'serviceaccounts/token'), 'denatured');
+  t.equal(cat('apiregistration.k8s.io', 'apiservices/status'), 'denatured');
+  t.equal(cat('example.com', 'roles'), 'natured', 'roles of another group');
+});
+
+t.test('everything else is natured', async (t) => {
+  t.equal(cat('apps', 'deployments'), 'natured');
+  t.equal(cat('apps', 'deployments/scale'), 'natured');
+  t.equal(cat('', 'configmaps'), 'natured');
+  t.equal(cat('', 'namespaces'), 'natured');
+  t.equal(cat('', 'pods/status'), 'natured');
+  t.equal(cat('widgets.example.com', 'widgets'), 'natured');
+});
+
+t.test('custom lists replace the defaults; kubestellar groups stay hidden', async (t) => {
+  const c = new KindCategories([{ group: 'example.com', resource: 'widgets' }], [{ group: '', resource: 'configmaps' }]);
+  t.equal(c.categorize({ group: 'example.com', resource: 'widgets' }), 'hidden');
+  t.equal(c.categorize({ group: 'example.com', resource: 'widgets/status' }), 'hidden');
+  t.equal(c.categorize({ group: '', resource: 'configmaps' }), 'denatured');
+  t.equal(c.categorize({ group: '', resource: 'events' }), 'natured', 'default hidden list replaced');
+  t.equal(c.categorize({ group: '', resource: 'serviceaccounts' }), 'natured', 'default denatured list replaced');
+  t.equal(c.categorize({ group: 'view.kubestellar.io', resource: 'spaces' }), 'hidden');
+  const both = new KindCategories([{ group: '', resource: 'secrets' }], [{ group: '', resource: 'secrets' }]);
+  t.equal(both.categorize({ group: '', resource: 'secrets' }), 'hidden', 'hidden wins over denatured');
+  const none = new KindCategories([], []);
+  t.equal(none.categorize({ group: '', resource: 'events' }), 'natured');
+  t.equal(none.categorize({ group: 'denatured.kubestellar.io', resource: 'x' }), 'hidden');
+});
