@@ -51,6 +51,24 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // Keep long-running watches open: no per-request timeout.
     requestTimeout: 0,
     keepAliveTimeout: 75_000,
+    // URLs fastify's router refuses (bad percent-encoding) are a 400 Status too.
+    frameworkErrors: (err, _req, reply) => {
+      const s = err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_ASYNC_CONSTRAINT'
+        ? errors.badRequest(`invalid request: ${err.message}`).status
+        : toStatus(err);
+      void (reply as FastifyReply).code(s.code).header('content-type', 'application/json').send(s);
+    },
+    // Requests Node's HTTP parser refuses (unknown methods, oversized headers, garbage) still get
+    // a Status, not a bare socket close.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const s = tooLarge
+        ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'request header fields too large', reason: 'RequestHeaderFieldsTooLarge', code: 431 }
+        : errors.badRequest(`malformed HTTP request: ${err.code ?? err.message}`).status;
+      const body = JSON.stringify(s);
+      socket.end(`HTTP/1.1 ${s.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    },
   });
   const metrics = createMetrics();
   instrument(app, metrics, root);
@@ -69,6 +87,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   app.addHook('onRequest', async (req) => {
+    rejectOversizedBody(req.raw);
     assertSafePath(req.url.split('?')[0]!);
     if (UNAUTHENTICATED.test(req.url)) return;
     req.user = await opts.authenticator.authenticate(req.raw);
@@ -127,6 +146,26 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
 
   await registerView(app, { root, up: opts.up, cats: opts.cats });
   return app;
+}
+
+/** How much of an oversized body is read and thrown away so the client sees the 413 (not a broken pipe). */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A body announced larger than the limit is refused before anything reads it. The rest of the
+ * upload is drained (up to MAX_DRAIN_BYTES, then the connection is cut), because closing early
+ * makes clients report a write error instead of the 413.
+ */
+function rejectOversizedBody(raw: import('node:http').IncomingMessage): void {
+  const length = Number(raw.headers['content-length'] ?? 0);
+  if (!(length > MAX_BODY_BYTES)) return;
+  let drained = 0;
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) raw.socket.destroy();
+  });
+  raw.resume();
+  throw errors.requestEntityTooLarge(MAX_BODY_BYTES);
 }
 
 /** A watch on spaces: the one item (unless the client is already at its resourceVersion), then quiet until timeout or close. */

@@ -60,6 +60,17 @@ export const errors = {
   gatewayTimeout: (message: string) => status(504, 'Timeout', message),
 };
 
+const REASONS: Record<number, string> = {
+  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 406: 'NotAcceptable',
+  409: 'Conflict', 410: 'Expired', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 422: 'Invalid',
+  429: 'TooManyRequests', 500: 'InternalError', 501: 'NotImplemented', 503: 'ServiceUnavailable', 504: 'Timeout',
+};
+
+/** A Status for an HTTP error answered by someone else without one (e.g. a plain-text 404). */
+export function statusForCode(code: number, message: string): Status {
+  return status(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), message).status;
+}
+
 /** Any thrown value as a Status: StatusErrors as they are, fastify's own errors by status code. */
 export function toStatus(err: unknown): Status {
   if (err instanceof StatusError) return err.status;

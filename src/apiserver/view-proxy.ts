@@ -16,7 +16,7 @@ import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstrea
 import { upstreamHeaders } from './impersonation.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, jsonOnlyAccept, wantsAggregatedDiscovery } from './negotiation.js';
 import { parseRequestInfo } from './request-info.js';
-import { errors, MAX_BODY_BYTES } from './status.js';
+import { errors, MAX_BODY_BYTES, statusForCode } from './status.js';
 import type { UserInfo } from './user.js';
 
 export interface ViewOptions {
@@ -51,6 +51,14 @@ function checkBody(contentType: string, body: Buffer): void {
     const bad = docs.flatMap((d) => d.errors)[0];
     if (bad) throw errors.badRequest(`the request body is not valid YAML: ${bad.message.split('\n')[0]}`);
   }
+}
+
+async function textOf(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    if (text.length < limit) text += chunk.toString();
+  }
+  return text;
 }
 
 export async function registerView(app: FastifyInstance, opts: ViewOptions): Promise<void> {
@@ -180,7 +188,17 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
       replyOptions: {
         rewriteRequestHeaders: (req: FastifyRequest, headers: Record<string, unknown>) =>
           upstreamHeaders(headers as Record<string, string>, userOf(req), up.authorization),
-        onResponse: (_req: FastifyRequest, reply: FastifyReply, res: { headers: Record<string, unknown>; stream: NodeJS.ReadableStream }) => {
+        onResponse: (_req: FastifyRequest, reply: FastifyReply, res: { statusCode: number; headers: Record<string, unknown>; stream: NodeJS.ReadableStream }) => {
+          const type = String(res.headers['content-type'] ?? '');
+          if (res.statusCode >= 400 && !/json|protobuf|yaml/.test(type)) {
+            // kube-apiserver answers some errors (an unknown group's path) in plain text; a client of
+            // the view always gets a Status.
+            void textOf(res.stream).then((text) => {
+              const status = statusForCode(res.statusCode, text.trim().slice(0, 500) || `HTTP ${res.statusCode}`);
+              void reply.removeHeader('content-length').header('content-type', 'application/json').send(status);
+            });
+            return;
+          }
           if (res.headers['content-length'] !== undefined) {
             void reply.send(res.stream);
             return;
