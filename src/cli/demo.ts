@@ -1,7 +1,13 @@
-// `ksview demo` (behind `make demo`): the guided tour. For now: local spaces up, kubectl against
-// every space, and a Deployment in wec1 becoming Available thanks to kwok's fake nodes.
+// `ksview demo` (behind `make demo`): the guided tour. Local spaces up, kubectl against every
+// space, a Deployment in wec1 becoming Available thanks to kwok's fake nodes; then `ksview serve`
+// registered in wds1 and kubectl working through the workload-as-data view.
 import { spacesUp } from '../spaces/spaces.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { viewRoot } from '../apiserver/view-group.js';
+import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
+import { ensureViewServer } from '../spaces/view-server.js';
 import { kubectl } from './kubectl.js';
 import { stderrProgress } from './progress.js';
 import { UserError } from './user-error.js';
@@ -25,9 +31,25 @@ spec:
         image: nginx:1.27
 `;
 
+const DEMO_VIEW_WORKLOAD = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: demo
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo-config
+  namespace: demo
+  labels: {app: nginx}
+data:
+  greeting: hello from the view
+---
+${DEMO_DEPLOYMENT.replace('namespace: default', 'namespace: demo')}`;
+
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
-  progress.step('1/3 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
+  progress.step('1/5 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress });
   const kc = layout.kubeconfigPath;
   const show = (args: string[], input?: string) => {
@@ -38,17 +60,41 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     return r;
   };
 
-  progress.step('2/3 kubectl against every space');
+  progress.step('2/5 kubectl against every space');
   for (const s of layout.spaces) {
     show(['--context', s.name, 'get', 'namespaces']);
   }
   show(['--context', 'wec1', 'get', 'nodes', '-o', 'wide']);
 
-  progress.step('3/3 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
+  progress.step('3/5 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
   show(['--context', 'wec1', 'apply', '-f', '-'], DEMO_DEPLOYMENT);
   show(['--context', 'wec1', 'wait', '--for=condition=Available', 'deployment/demo-nginx', '--timeout=120s']);
   show(['--context', 'wec1', 'get', 'deployment,pods', '-l', 'app=nginx', '-o', 'wide']);
   const absent = kubectl(kc, ['--context', 'wec2', 'get', 'deployment', 'demo-nginx', '--ignore-not-found', '-o', 'name']);
   process.stdout.write(`\nwec2 has ${absent.stdout.trim() ? 'the deployment too (unexpected)' : 'no such deployment: the spaces are isolated'}\n`);
-  progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1 get ns`);
+
+  progress.step('4/5 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
+  await ensureViewServer(layout, progress);
+  const viewKc = path.join(layout.dir, 'kubeconfig-view');
+  writeFileSync(viewKc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
+  const showView = (args: string[], input?: string) => {
+    process.stdout.write(`\n$ KUBECONFIG=${viewKc} kubectl ${args.join(' ')}\n`);
+    const r = kubectl(viewKc, args, input);
+    process.stdout.write(r.stdout);
+    if (r.status !== 0) throw new UserError(`kubectl ${args.join(' ')} failed: ${r.stderr.trim().split('\n').pop()}`);
+    return r;
+  };
+  showView(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
+  showView(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
+
+  progress.step('5/5 kubectl through the view (context wds1-view): the workload lands natively in wds1');
+  showView(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
+  process.stdout.write('\n');
+  const kinds = kubectl(viewKc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
+  process.stdout.write(`\nthe view serves ${kinds.length} resource types; hidden: ${['events', 'nodes', 'leases.coordination.k8s.io'].filter((k) => !kinds.includes(k)).join(', ')}\n`);
+  showView(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_VIEW_WORKLOAD);
+  showView(['--context', 'wds1-view', '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
+  showView(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
+  process.stdout.write('\n');
+  progress.step(`demo done; try: KUBECONFIG=${viewKc} kubectl --context wds1-view get all -n demo`);
 }

@@ -155,3 +155,18 @@ t.test('a custom resource: CRD applied through the view, then its objects', asyn
   kcOk(VIEW, ['-n', ns, 'delete', `widgets.${group}`, 'w']);
   t.equal(kc('wds1', ['-n', ns, 'get', `widgets.${group}`, 'w']).status, 1, 'deleted');
 });
+
+t.test('exec and port-forward upgrades pass through the view to the WDS', async (t) => {
+  // The WDS has no nodes, so no pod runs: the WDS's own refusal must come back unchanged, which
+  // shows the upgrade request (WebSocket, then SPDY fallback) reached it as this user.
+  const ns = testNamespace(t, ['wds1'], 'vk-exec');
+  kcOk('wds1', ['-n', ns, 'create', 'serviceaccount', 'default']);
+  kcOk('wds1', ['-n', ns, 'run', 'p', '--image=nginx:1.27']);
+  const direct = kc('wds1', ['-n', ns, 'exec', 'p', '--', 'ls']);
+  const viaView = kc(VIEW, ['-n', ns, 'exec', 'p', '--', 'ls']);
+  t.not(viaView.status, 0);
+  t.match(viaView.stderr, /pod p does not have a host assigned/);
+  t.equal(viaView.stderr, direct.stderr, 'exec: same answer as the WDS gives directly');
+  const attach = kc(VIEW, ['-n', ns, 'attach', 'p']);
+  t.match(attach.stderr, /Pending|does not have a host assigned|not running/, 'attach reaches the WDS');
+});
