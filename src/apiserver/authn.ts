@@ -55,27 +55,48 @@ function fromRequestHeaders(req: IncomingMessage, cfg: AuthnConfig): UserInfo | 
   return { username, groups, extra };
 }
 
+/** What a connection's client certificate proves, worked out once per TLS connection. */
+interface PeerIdentity {
+  /** The configuration it was judged against: a new one (CAs rotated) judges again. */
+  config: AuthnConfig;
+  frontProxy: boolean;
+  user?: UserInfo;
+}
+
 export class Authenticator {
   private readonly tokenCache = new LRUCache<string, { user?: UserInfo }>({ max: 4096, ttl: 10_000 });
+  // Peer certificates do not change within a TLS connection; reading and checking the chain on
+  // every request was the largest CPU cost of authentication.
+  private readonly peers = new WeakMap<TLSSocket, PeerIdentity>();
 
   constructor(private readonly config: () => AuthnConfig, private readonly reviewToken: TokenReviewer) {}
 
-  async authenticate(req: IncomingMessage): Promise<UserInfo> {
-    const cfg = this.config();
-    const socket = req.socket as TLSSocket;
+  private peerIdentity(socket: TLSSocket, cfg: AuthnConfig): PeerIdentity {
+    const known = this.peers.get(socket);
+    if (known && known.config === cfg) return known;
+    const identity: PeerIdentity = { config: cfg, frontProxy: false };
     const chain = socket.authorized ? peerChain(socket) : [];
     if (chain.length > 0) {
       const leaf = chain[0]!;
       const cn = String(leaf.subject?.CN ?? '');
-      if (chainsTo(chain, cfg.requestHeaderCAs) && (cfg.allowedNames.length === 0 || cfg.allowedNames.includes(cn))) {
-        const user = fromRequestHeaders(req, cfg);
-        if (user) return user;
-      }
+      identity.frontProxy = chainsTo(chain, cfg.requestHeaderCAs) && (cfg.allowedNames.length === 0 || cfg.allowedNames.includes(cn));
       if (chainsTo(chain, cfg.clientCAs) && cn) {
         const o = leaf.subject?.O;
-        return { username: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], extra: {} };
+        identity.user = { username: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], extra: {} };
       }
     }
+    if (typeof socket === 'object' && socket !== null) this.peers.set(socket, identity);
+    return identity;
+  }
+
+  async authenticate(req: IncomingMessage): Promise<UserInfo> {
+    const cfg = this.config();
+    const peer = this.peerIdentity(req.socket as TLSSocket, cfg);
+    if (peer.frontProxy) {
+      const user = fromRequestHeaders(req, cfg);
+      if (user) return user;
+    }
+    if (peer.user) return peer.user;
     const auth = req.headers.authorization;
     if (typeof auth === 'string' && /^bearer /i.test(auth)) {
       const token = auth.slice(7).trim();
