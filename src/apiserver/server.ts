@@ -17,6 +17,7 @@ import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
 } from './view-group.js';
 import { registerView } from './view-proxy.js';
+import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
 
 export interface ServerOptions {
@@ -47,6 +48,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
     return503OnClosing: true,
+    // Watches never finish by themselves: on shutdown every connection is closed, clients re-watch.
+    forceCloseConnections: true,
     logger: false,
     // Keep long-running watches open: no per-request timeout.
     requestTimeout: 0,
@@ -113,7 +116,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // The group's own discovery: any authenticated user, as system:discovery grants.
   app.get('/apis', async (req, reply) => {
     const v = wantsAggregatedDiscovery(req.headers.accept);
-    if (v) return reply.header('content-type', v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1).header('vary', 'Accept').send(aggregatedDiscovery(v));
+    if (v) return sendExact(reply.header('vary', 'Accept'), v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, aggregatedDiscovery(v));
     return apiGroupList();
   });
   app.get(`/apis/${GROUP}`, async () => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup }));

@@ -16,6 +16,7 @@ import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstrea
 import { upstreamHeaders } from './impersonation.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, jsonOnlyAccept, wantsAggregatedDiscovery } from './negotiation.js';
 import { parseRequestInfo } from './request-info.js';
+import { sendExact } from './send-exact.js';
 import { errors, MAX_BODY_BYTES, statusForCode } from './status.js';
 import type { UserInfo } from './user.js';
 
@@ -73,28 +74,34 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
     return upstreamRequest(up, 'GET', path, { headers });
   };
 
-  const passError = (reply: FastifyReply, res: { status: number; headers: Record<string, unknown>; body: Buffer }) =>
+  const passThrough = (reply: FastifyReply, res: { status: number; headers: Record<string, unknown>; body: Buffer }) =>
     reply.code(res.status).header('content-type', String(res.headers['content-type'] ?? 'application/json')).send(res.body);
 
-  /** Aggregated discovery of /api and /apis with the server's identity, for what stays visible. */
-  const visible = async () => {
+  /**
+   * The group versions that stay visible, from aggregated discovery of /api and /apis with the
+   * server's identity; shared by concurrent callers and kept 2 s (a new CRD shows up after that).
+   */
+  let visibleCache: { at: number; value: Promise<Set<string>> } | undefined;
+  const visible = (): Promise<Set<string>> => {
+    if (visibleCache && Date.now() - visibleCache.at < 2000) return visibleCache.value;
     const accept = AGGREGATED_V2;
-    const [core, groups] = await Promise.all([
+    const value = Promise.all([
       upstreamJson<AggregatedDiscovery>(up, 'GET', '/api', { headers: { accept } }),
       upstreamJson<AggregatedDiscovery>(up, 'GET', '/apis', { headers: { accept } }),
-    ]);
-    return visibleGroupVersions([filterAggregatedDiscovery(core, cats), filterAggregatedDiscovery(groups, cats)]);
+    ]).then(([core, groups]) => visibleGroupVersions([filterAggregatedDiscovery(core, cats), filterAggregatedDiscovery(groups, cats)]));
+    visibleCache = { at: Date.now(), value };
+    value.catch(() => { visibleCache = undefined; });
+    return value;
   };
 
   const discoveryRoot = (path: '/api' | '/apis') => async (req: FastifyRequest, reply: FastifyReply) => {
     const res = await fetchAsUser(req, path);
-    if (res.status !== 200) return passError(reply, res);
+    if (res.status !== 200) return passThrough(reply, res);
     const doc = JSON.parse(res.body.toString('utf8'));
     const contentType = String(res.headers['content-type'] ?? 'application/json');
     if (doc.kind === 'APIGroupDiscoveryList') {
       const version = wantsAggregatedDiscovery(req.headers.accept) ?? 'v2';
-      return reply.header('content-type', version === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1)
-        .header('vary', 'Accept').send(filterAggregatedDiscovery(doc, cats));
+      return sendExact(reply.header('vary', 'Accept'), version === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, filterAggregatedDiscovery(doc, cats));
     }
     if (doc.kind === 'APIGroupList') return reply.header('content-type', contentType).send(filterGroupList(doc, await visible()));
     return reply.header('content-type', contentType).send(doc);
@@ -106,7 +113,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
   const resourceList = async (req: FastifyRequest, reply: FastifyReply, group: string, path: string) => {
     if (cats.isHiddenGroup(group)) throw errors.pathNotFound();
     const res = await fetchAsUser(req, path);
-    if (res.status !== 200) return passError(reply, res);
+    if (res.status !== 200) return passThrough(reply, res);
     const doc = JSON.parse(res.body.toString('utf8'));
     const filtered = filterResourceList(doc, group, cats);
     if ((doc.resources ?? []).length > 0 && (filtered.resources ?? []).length === 0) throw errors.pathNotFound();
@@ -121,7 +128,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
     const gvs = await visible();
     if (![...gvs].some((gv) => gv.startsWith(`${group}/`))) throw errors.pathNotFound();
     const res = await fetchAsUser(req, `/apis/${group}`);
-    return passError(reply, res);
+    return passThrough(reply, res);
   });
 
   app.get(`${root}/openapi/v2`, async (req, reply) => {
@@ -129,12 +136,12 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
       throw errors.notAcceptable('the view serves OpenAPI v2 as application/json only');
     }
     const res = await fetchAsUser(req, '/openapi/v2');
-    if (res.status !== 200) return passError(reply, res);
+    if (res.status !== 200) return passThrough(reply, res);
     return reply.header('content-type', 'application/json').send(filterOpenAPIDocument(JSON.parse(res.body.toString('utf8')), cats));
   });
   app.get(`${root}/openapi/v3`, async (req, reply) => {
     const res = await fetchAsUser(req, '/openapi/v3');
-    if (res.status !== 200) return passError(reply, res);
+    if (res.status !== 200) return passThrough(reply, res);
     return reply.header('content-type', 'application/json')
       .send(filterOpenAPIV3Index(JSON.parse(res.body.toString('utf8')), await visible(), cats, root));
   });
@@ -144,7 +151,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
     if (info.group && cats.isHiddenGroup(info.group)) throw errors.pathNotFound();
     const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
     const res = await fetchAsUser(req, `/openapi/v3/${sub}${query}`);
-    if (res.status !== 200) return passError(reply, res);
+    if (res.status !== 200) return passThrough(reply, res);
     for (const h of ['cache-control', 'etag', 'expires', 'last-modified']) {
       const v = res.headers[h];
       if (typeof v === 'string') reply.header(h, v);

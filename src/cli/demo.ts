@@ -51,7 +51,9 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   const progress = stderrProgress();
   progress.step('1/5 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress });
-  const kc = layout.kubeconfigPath;
+  // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
+  const kc = path.join(layout.dir, 'kubeconfig-view');
+  writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
   const show = (args: string[], input?: string) => {
     process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl ${args.join(' ')}\n`);
     const r = kubectl(kc, args, input);
@@ -75,26 +77,17 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
 
   progress.step('4/5 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
   await ensureViewServer(layout, progress);
-  const viewKc = path.join(layout.dir, 'kubeconfig-view');
-  writeFileSync(viewKc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
-  const showView = (args: string[], input?: string) => {
-    process.stdout.write(`\n$ KUBECONFIG=${viewKc} kubectl ${args.join(' ')}\n`);
-    const r = kubectl(viewKc, args, input);
-    process.stdout.write(r.stdout);
-    if (r.status !== 0) throw new UserError(`kubectl ${args.join(' ')} failed: ${r.stderr.trim().split('\n').pop()}`);
-    return r;
-  };
-  showView(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
-  showView(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
+  show(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
+  show(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
 
   progress.step('5/5 kubectl through the view (context wds1-view): the workload lands natively in wds1');
-  showView(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
+  show(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   process.stdout.write('\n');
-  const kinds = kubectl(viewKc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
+  const kinds = kubectl(kc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
   process.stdout.write(`\nthe view serves ${kinds.length} resource types; hidden: ${['events', 'nodes', 'leases.coordination.k8s.io'].filter((k) => !kinds.includes(k)).join(', ')}\n`);
-  showView(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_VIEW_WORKLOAD);
-  showView(['--context', 'wds1-view', '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
-  showView(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
+  show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_VIEW_WORKLOAD);
+  show(['--context', 'wds1-view', '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
   process.stdout.write('\n');
-  progress.step(`demo done; try: KUBECONFIG=${viewKc} kubectl --context wds1-view get all -n demo`);
+  progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

@@ -94,6 +94,9 @@ t.test('ConfigMap: apply twice, server-side apply, patch, edit, delete', async (
   const data = () => jsonOf('wds1', ['-n', ns, 'get', 'configmap', 'cfg']).data;
   kcOk(VIEW, ['apply', '-f', '-'], manifest('one'));
   t.same(data(), { key: 'one' });
+  const diff = kc(VIEW, ['diff', '-f', '-'], manifest('two'));
+  t.equal(diff.status, 1, 'diff reports a difference');
+  t.match(diff.stdout, /-\s+key: one\n\+\s+key: two/);
   kcOk(VIEW, ['apply', '-f', '-'], manifest('two'));
   t.same(data(), { key: 'two' });
   kcOk(VIEW, ['apply', '--server-side', '--force-conflicts', '-f', '-'], manifest('three'));
@@ -112,6 +115,9 @@ t.test('Namespace: create, label, get, delete through the view', async (t) => {
   t.teardown(() => { kc('wds1', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); });
   kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }));
   t.equal(jsonOf('wds1', ['get', 'namespace', ns]).status.phase, 'Active');
+  const diff = kc(VIEW, ['diff', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { team: 'red' } } }));
+  t.equal(diff.status, 1, 'diff reports a difference');
+  t.match(diff.stdout, /\+\s+team: red/);
   kcOk(VIEW, ['label', 'namespace', ns, 'team=blue']);
   t.equal(jsonOf('wds1', ['get', 'namespace', ns]).metadata.labels.team, 'blue');
   t.same(jsonOf(VIEW, ['get', 'namespace', ns]).metadata, jsonOf('wds1', ['get', 'namespace', ns]).metadata);
