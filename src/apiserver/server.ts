@@ -12,7 +12,7 @@ import { createMetrics, instrument } from './metrics.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
 import { assertSafePath } from './request-info.js';
 import { matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
-import { errors, MAX_BODY_BYTES, toStatus } from './status.js';
+import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from './status.js';
 import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
 } from './view-group.js';
@@ -67,7 +67,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       if (!socket.writable) return socket.destroy();
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
       const s = tooLarge
-        ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'request header fields too large', reason: 'RequestHeaderFieldsTooLarge', code: 431 }
+        ? statusForCode(431, 'request header fields too large')
         : errors.badRequest(`malformed HTTP request: ${err.code ?? err.message}`).status;
       const body = JSON.stringify(s);
       socket.end(`HTTP/1.1 ${s.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);

@@ -63,6 +63,7 @@ export const errors = {
 const REASONS: Record<number, string> = {
   400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 406: 'NotAcceptable',
   409: 'Conflict', 410: 'Expired', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 422: 'Invalid',
+  431: 'RequestHeaderFieldsTooLarge',
   429: 'TooManyRequests', 500: 'InternalError', 501: 'NotImplemented', 503: 'ServiceUnavailable', 504: 'Timeout',
 };
 

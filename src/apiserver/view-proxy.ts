@@ -200,7 +200,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
           if (res.statusCode >= 400 && !/json|protobuf|yaml/.test(type)) {
             // kube-apiserver answers some errors (an unknown group's path) in plain text; a client of
             // the view always gets a Status.
-            void textOf(res.stream).then((text) => {
+            void textOf(res.stream).catch(() => '').then((text) => {
               const status = statusForCode(res.statusCode, text.trim().slice(0, 500) || `HTTP ${res.statusCode}`);
               void reply.removeHeader('content-length').header('content-type', 'application/json').send(status);
             });

@@ -117,6 +117,10 @@ function buildProgram(): Command {
         if (e.code === 'ECONNREFUSED' || e.name === 'UpstreamError') throw new UserError(`cannot reach the WDS: ${e.message}`);
         throw err;
       }
+      // A request must never take the server down: a stray rejection is logged, not fatal.
+      process.on('unhandledRejection', (reason) => {
+        process.stderr.write(`ksview serve: unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}\n`);
+      });
       process.stderr.write(`ksview serve: listening on ${server.url}; view of ${flags.wdsName} at ${server.up.origin}${server.viewPath}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => { void server.close().then(resolve); };
