@@ -301,10 +301,10 @@ export function structuralSchema(doc: OpenAPIV3Doc, schemaName: string): JSONSch
   const properties: Record<string, JSONSchemaProps> = { ...root.properties };
   for (const k of ['apiVersion', 'kind'] as const) {
     const p = properties[k];
-    properties[k] = p?.description !== undefined ? { description: p.description, type: 'string' } : { type: 'string' };
+    if (p) properties[k] = p.description !== undefined ? { description: p.description, type: 'string' } : { type: 'string' };
   }
   // CRDs refuse any metadata schema but `type: object` (and name/generateName restrictions).
-  properties.metadata = { type: 'object' };
+  if (properties.metadata) properties.metadata = { type: 'object' };
   const out: JSONSchemaProps = {};
   if (root.description !== undefined) out.description = root.description;
   out.type = 'object';
