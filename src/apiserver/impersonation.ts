@@ -25,8 +25,10 @@ export function impersonationHeaders(user: UserInfo): Record<string, string | st
 export function upstreamHeaders(incoming: Record<string, string | string[] | undefined>, user: UserInfo,
   serverAuthorization?: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
+  // Headers the client named in Connection: are hop-by-hop too (RFC 9110 §7.6.1).
+  const named = new Set(String(incoming.connection ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean));
   for (const [k, v] of Object.entries(incoming)) {
-    if (v === undefined || DROPPED.test(k)) continue;
+    if (v === undefined || DROPPED.test(k) || named.has(k.toLowerCase())) continue;
     out[k] = v;
   }
   if (serverAuthorization) out.authorization = serverAuthorization;

@@ -11,7 +11,7 @@ import type { Authorizer } from './authz.js';
 import { createMetrics, instrument } from './metrics.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
 import { assertSafePath } from './request-info.js';
-import { matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
+import { checkIncludeObject, matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from './status.js';
 import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
@@ -134,6 +134,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.get<{ Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces`, async (req, reply) => {
     const watch = req.query.watch === 'true' || req.query.watch === '1';
     await authorizeSpaces(req, watch ? 'watch' : 'list');
+    checkIncludeObject(req.query.includeObject);
     const items = [spaceObject(info)].filter((o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector));
     const table = wantsTable(req.headers.accept);
     if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
@@ -142,6 +143,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   app.get<{ Params: { name: string }; Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces/:name`, async (req, reply) => {
     await authorizeSpaces(req, 'get', req.params.name);
     if (req.params.name !== opts.wdsName) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
+    checkIncludeObject(req.query.includeObject);
     const o = spaceObject(info);
     const table = wantsTable(req.headers.accept);
     return reply.send(table ? spaceTable([o], table, req.query.includeObject) : o);

@@ -1,6 +1,7 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
 import { createHash } from 'node:crypto';
+import { errors } from './status.js';
 import { GROUP_VERSION } from './view-group.js';
 
 export interface SpaceInfo {
@@ -43,6 +44,13 @@ function age(from: string): string {
   return `${Math.floor(secs / 86400)}d`;
 }
 
+/** Checks `includeObject` as kube-apiserver does: None, Metadata (the default) or Object. */
+export function checkIncludeObject(v: string | undefined): void {
+  if (v !== undefined && v !== 'None' && v !== 'Metadata' && v !== 'Object') {
+    throw errors.badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+  }
+}
+
 /** meta.k8s.io Table of spaces, with the columns `kubectl get spaces` prints. */
 export function spaceTable(items: SpaceObject[], version: 'v1' | 'v1beta1', includeObject: string | undefined) {
   return {
@@ -83,7 +91,7 @@ export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSe
   const fields: Record<string, string> = { 'metadata.name': o.metadata.name };
   for (const r of parse(fieldSelector ?? '')) {
     const v = fields[r.key];
-    if (v === undefined) return false;
+    if (v === undefined) throw errors.badRequest(`field label not supported: ${r.key}`);
     if ((r.op === '=' || r.op === '==') && v !== r.value) return false;
     if (r.op === '!=' && v === r.value) return false;
   }

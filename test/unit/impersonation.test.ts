@@ -60,3 +60,10 @@ t.test('a user without uid, groups or extra gets only Impersonate-User', async (
     { username: 'bob', groups: [], extra: {} });
   t.strictSame(out, { Accept: 'application/json', 'impersonate-user': 'bob' });
 });
+
+t.test('headers the client names in Connection are hop-by-hop and dropped', async (t) => {
+  const out = upstreamHeaders({ connection: 'keep-alive, X-Secret-Hop', 'x-secret-hop': 'v', accept: 'application/json' },
+    { username: 'u', groups: [], extra: {} });
+  t.notOk('x-secret-hop' in out);
+  t.equal(out.accept, 'application/json');
+});

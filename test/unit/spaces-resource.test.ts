@@ -1,5 +1,5 @@
 import t from 'tap';
-import { matchesSelectors, spaceList, spaceObject, spaceTable } from '../../src/apiserver/spaces-resource.js';
+import { checkIncludeObject, matchesSelectors, spaceList, spaceObject, spaceTable } from '../../src/apiserver/spaces-resource.js';
 
 const VIEW_PATH = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
 const info = (over: Partial<Parameters<typeof spaceObject>[0]> = {}) => ({
@@ -47,6 +47,8 @@ t.test('spaceTable', async (t) => {
   t.strictSame(spaceTable([o], 'v1beta1', 'Metadata').rows[0]!.object,
     { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1beta1', metadata: o.metadata }, 'v1beta1 Table: v1beta1 metadata');
   t.strictSame(spaceTable([], 'v1', 'None').rows, []);
+  t.throws(() => checkIncludeObject('Everything'), { name: 'StatusError', message: 'includeObject: Unsupported value: "Everything": supported values: "Metadata", "None", "Object"' }, 'an unknown includeObject is a 400');
+  for (const ok of [undefined, 'None', 'Metadata', 'Object']) checkIncludeObject(ok);
   const old = spaceObject(info({ startedAt: new Date(Date.now() - 5 * 86400 * 1000) }));
   t.equal(spaceTable([old], 'v1', 'None').rows[0]!.cells[3], '5d');
 });
@@ -76,5 +78,5 @@ t.test('matchesSelectors', async (t) => {
   no(undefined, 'metadata.name!=wds1');
   yes(undefined, 'metadata.name!=wds2');
   no('view.kubestellar.io/space-type=wds', 'metadata.name=wds2');
-  no(undefined, 'spec.type=WDS');
+  t.throws(() => matchesSelectors(o, undefined, 'spec.type=WDS'), { name: 'StatusError', message: 'field label not supported: spec.type' }, 'an unsupported field label is a 400, as kube-apiserver answers');
 });
