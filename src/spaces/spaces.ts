@@ -234,6 +234,10 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
       components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
       components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
     }
+    // `ksview serve` belongs to the spaces once the demo or the tests started it.
+    if (proc(`${s.name}/ksview-serve`)) {
+      components.push(await check('ksview-serve', () => probeComponent(layout.viewServerPort)));
+    }
     return { name: s.name, role: s.role, server: `https://127.0.0.1:${s.apiserverPort}`, components };
   }));
 }

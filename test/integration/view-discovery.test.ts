@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import t from 'tap';
+import { ksview } from '../fixtures/ksview.js';
 import { kcOk, layout } from '../fixtures/spaces.js';
+import { testSpacesOptions } from '../fixtures/spaces-options.js';
 
 // kubectl get --raw takes a path on the host, not under the context's server URL.
 const VIEW = 'wds1-view';
@@ -89,4 +91,7 @@ t.test('health and metrics', async (t) => {
   t.equal(metrics.status, 200, '/metrics for the admin');
   t.match(metrics.body, /^ksview_apiserver_requests_total\{method="GET",scope="view",code="200"\} \d+$/m);
   t.match(metrics.body, /^ksview_apiserver_request_duration_seconds_bucket\{/m);
+  const status = ksview(['spaces', 'status', '--dir', testSpacesOptions().dir]);
+  t.equal(status.status, 0);
+  t.match(status.stdout, /^wds1\s+wds\s+\S+\s+ok \(.*ksview-serve\)$/m, 'ksview spaces status reports the view server');
 });
