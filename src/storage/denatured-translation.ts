@@ -1,0 +1,301 @@
+// Translation between the native form of a denatured kind (what every client of the view sees) and
+// its stored form in the WDS (a denatured.kubestellar.io custom resource of the same kind, version
+// and plural). Contract:
+// - Every function is pure: inputs are never mutated (results are fresh copies).
+// - storedName(n) is n itself when n is a DNS-1123 subdomain that does not look encoded
+//   (isEncodedName), else `kv-` + the first 40 hex chars of sha256(n). It depends only on n, so a
+//   lookup by native name needs no index. An encoded object carries its native name in annotation
+//   NATIVE_NAME_ANNOTATION; an unencoded one never does.
+// - toNative(toStored(x)) deep-equals x for any native x that does not carry the reserved
+//   annotation (toStored rejects it), apart from managedFields, which toNative cleans of what the
+//   annotation added.
+// - Status objects and field selectors are rewritten so clients see native names and groups only.
+// Violations of the contract raise TranslationError.
+import { createHash } from 'node:crypto';
+import { DENATURED_GROUP } from './crd-schema.js';
+
+export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
+
+export class TranslationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TranslationError';
+  }
+}
+
+export interface NativeGroupVersion {
+  group: string;
+  version: string;
+}
+
+export interface NativeGroupVersionResource extends NativeGroupVersion {
+  resource: string;
+}
+
+export interface ManagedFieldsEntry {
+  apiVersion?: string;
+  fieldsV1?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  annotations?: Record<string, string>;
+  managedFields?: ManagedFieldsEntry[];
+  [key: string]: unknown;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: unknown;
+}
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown>;
+  items: T[];
+  [key: string]: unknown;
+}
+
+export interface KubeStatus {
+  kind?: string;
+  apiVersion?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    causes?: { reason?: string; message?: string; field?: string }[];
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+export interface WatchEvent {
+  type: string;
+  object: KubeObject | KubeStatus;
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const ENCODED_NAME = /^kv-[0-9a-f]{40}$/;
+
+export function isDNS1123Subdomain(s: string): boolean {
+  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
+}
+
+export function isEncodedName(s: string): boolean {
+  return ENCODED_NAME.test(s);
+}
+
+export function storedName(nativeName: string): string {
+  if (isDNS1123Subdomain(nativeName) && !isEncodedName(nativeName)) return nativeName;
+  return 'kv-' + createHash('sha256').update(nativeName, 'utf8').digest('hex').slice(0, 40);
+}
+
+export function storedApiVersion(native: NativeGroupVersion): string {
+  return `${DENATURED_GROUP}/${native.version}`;
+}
+
+export function nativeApiVersion(native: NativeGroupVersion): string {
+  return native.group === '' ? native.version : `${native.group}/${native.version}`;
+}
+
+/** As kube-apiserver validates generateName: a trailing '-' is allowed, the rest must be a name. */
+function isValidGenerateName(prefix: string): boolean {
+  const masked = prefix.length > 1 && prefix.endsWith('-') ? prefix.slice(0, -1) + 'a' : prefix;
+  return isDNS1123Subdomain(masked);
+}
+
+export function toStored<T extends KubeObject>(obj: T, native: NativeGroupVersion): T {
+  const out = structuredClone(obj) as T;
+  const apiVersion = storedApiVersion(native);
+  out.apiVersion = apiVersion;
+  const meta = out.metadata;
+  if (!meta) return out;
+  if (meta.annotations && NATIVE_NAME_ANNOTATION in meta.annotations) {
+    throw new TranslationError(`metadata.annotations: annotation ${NATIVE_NAME_ANNOTATION} is reserved`);
+  }
+  if (meta.generateName !== undefined && meta.generateName !== '' && !isValidGenerateName(meta.generateName)) {
+    throw new TranslationError(
+      `metadata.generateName: ${JSON.stringify(meta.generateName)} is not supported for this kind: ` +
+      'it must be a lowercase RFC 1123 subdomain prefix (lowercase alphanumerics, \'-\' and \'.\')');
+  }
+  if (meta.name !== undefined && meta.name !== '') {
+    const stored = storedName(meta.name);
+    if (stored !== meta.name) {
+      meta.annotations = { ...meta.annotations, [NATIVE_NAME_ANNOTATION]: meta.name };
+      meta.name = stored;
+    }
+  }
+  if (meta.managedFields) {
+    meta.managedFields = meta.managedFields.map((e) => e.apiVersion === undefined ? e : { ...e, apiVersion });
+  }
+  return out;
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A fieldset map with nothing left in it but possibly its own "." marker. */
+const isEmptySet = (m: Record<string, unknown>) => Object.keys(m).every((k) => k === '.');
+
+/** fieldsV1 without f:metadata.f:annotations.f:<native-name> and the parents it leaves empty. */
+function stripNativeNameField(fields: Record<string, unknown>): Record<string, unknown> {
+  const metadata = fields['f:metadata'];
+  if (!isMap(metadata)) return fields;
+  const annotations = metadata['f:annotations'];
+  if (!isMap(annotations) || !(`f:${NATIVE_NAME_ANNOTATION}` in annotations)) return fields;
+  const { [`f:${NATIVE_NAME_ANNOTATION}`]: _drop, ...restAnnotations } = annotations;
+  const { 'f:annotations': _old, ...restMetadata } = metadata;
+  const newMetadata = isEmptySet(restAnnotations) ? restMetadata : { ...restMetadata, 'f:annotations': restAnnotations };
+  const { 'f:metadata': _oldMeta, ...restFields } = fields;
+  return isEmptySet(newMetadata) ? restFields : { ...restFields, 'f:metadata': newMetadata };
+}
+
+export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersion): T {
+  const out = structuredClone(obj) as T;
+  const apiVersion = nativeApiVersion(native);
+  out.apiVersion = apiVersion;
+  const meta = out.metadata;
+  if (!meta) return out;
+  const annotations = meta.annotations;
+  if (annotations && NATIVE_NAME_ANNOTATION in annotations) {
+    const original = annotations[NATIVE_NAME_ANNOTATION]!;
+    if (meta.name !== undefined && storedName(original) !== meta.name) {
+      throw new TranslationError(
+        `object ${JSON.stringify(meta.name)}: annotation ${NATIVE_NAME_ANNOTATION}=${JSON.stringify(original)} ` +
+        'does not match the name');
+    }
+    meta.name = original;
+    const { [NATIVE_NAME_ANNOTATION]: _drop, ...rest } = annotations;
+    if (Object.keys(rest).length === 0) delete meta.annotations;
+    else meta.annotations = rest;
+  }
+  if (meta.managedFields) {
+    const entries: ManagedFieldsEntry[] = [];
+    for (const e of meta.managedFields) {
+      const entry: ManagedFieldsEntry = e.apiVersion === undefined ? e : { ...e, apiVersion };
+      if (isMap(entry.fieldsV1)) {
+        const fieldsV1 = stripNativeNameField(entry.fieldsV1);
+        if (fieldsV1 !== entry.fieldsV1) {
+          // kube-apiserver keeps no entry with an empty field set; neither do we.
+          if (Object.keys(fieldsV1).length === 0) continue;
+          entry.fieldsV1 = fieldsV1;
+        }
+      }
+      entries.push(entry);
+    }
+    meta.managedFields = entries;
+  }
+  return out;
+}
+
+export function listToNative<T extends KubeObject>(list: KubeList<T>, native: NativeGroupVersion): KubeList<T> {
+  const { items, ...rest } = list;
+  return { ...structuredClone(rest), apiVersion: nativeApiVersion(native), items: items.map((i) => toNative(i, native)) };
+}
+
+export function watchEventToNative(event: WatchEvent, native: NativeGroupVersionResource): WatchEvent {
+  switch (event.type) {
+    case 'ADDED':
+    case 'MODIFIED':
+    case 'DELETED':
+      return { ...event, object: toNative(event.object as KubeObject, native) };
+    case 'BOOKMARK':
+      return { ...event, object: { ...structuredClone(event.object), apiVersion: nativeApiVersion(native) } };
+    case 'ERROR':
+      return { ...event, object: statusToNative(event.object as KubeStatus, native) };
+    default:
+      return structuredClone(event);
+  }
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * A Status from the WDS, worded as kube-apiserver would for the native kind: `<resource>` and
+ * `<details.kind>` qualified by the native group (unqualified for the core group), and the encoded
+ * name replaced by originalName (when given and it encodes to the name in the Status).
+ */
+export function statusToNative(status: KubeStatus, native: NativeGroupVersionResource, originalName?: string): KubeStatus {
+  const out = structuredClone(status);
+  const encoded = originalName === undefined ? undefined : storedName(originalName);
+  const decode = encoded !== undefined && encoded !== originalName;
+  const qualifiers = [native.resource, out.details?.kind].filter((w): w is string => !!w);
+  const rewrite = (msg: string): string => {
+    for (const w of qualifiers) {
+      msg = msg.replace(new RegExp(`\\b${escapeRegExp(w)}\\.${escapeRegExp(DENATURED_GROUP)}\\b`, 'g'),
+        native.group === '' ? w : `${w}.${native.group}`);
+    }
+    if (decode) msg = msg.split(`"${encoded}"`).join(`"${originalName}"`);
+    return msg;
+  };
+  if (typeof out.message === 'string') out.message = rewrite(out.message);
+  const details = out.details;
+  if (details) {
+    if (details.group === DENATURED_GROUP) {
+      if (native.group === '') delete details.group;
+      else details.group = native.group;
+    }
+    if (decode && details.name === encoded) details.name = originalName;
+    if (details.causes) {
+      details.causes = details.causes.map((c) => typeof c.message === 'string' ? { ...c, message: rewrite(c.message) } : c);
+    }
+  }
+  return out;
+}
+
+/** Field selector terms, split on unescaped ',' (fields.ParseSelector's rules). */
+function splitTerms(selector: string): string[] {
+  const terms: string[] = [];
+  let start = 0;
+  for (let i = 0; i < selector.length; i++) {
+    if (selector[i] === '\\') i++;
+    else if (selector[i] === ',') {
+      terms.push(selector.slice(start, i));
+      start = i + 1;
+    }
+  }
+  terms.push(selector.slice(start));
+  return terms;
+}
+
+function splitTerm(term: string): [string, string, string] | undefined {
+  for (let i = 0; i < term.length; i++) {
+    if (term[i] === '\\') { i++; continue; }
+    for (const op of ['!=', '==', '=']) {
+      if (term.startsWith(op, i)) return [term.slice(0, i), op, term.slice(i + op.length)];
+    }
+  }
+  return undefined;
+}
+
+function unescapeValue(v: string): string {
+  let out = '';
+  for (let i = 0; i < v.length; i++) {
+    const c = v[i]!;
+    if (c !== '\\') { out += c; continue; }
+    const next = v[++i];
+    if (next !== '\\' && next !== ',' && next !== '=') {
+      throw new TranslationError(`field selector value ${JSON.stringify(v)}: invalid escape sequence`);
+    }
+    out += next;
+  }
+  return out;
+}
+
+/** A field selector for the stored form: `metadata.name` terms use storedName; others are kept. */
+export function fieldSelectorToStored(selector: string): string {
+  if (selector === '') return selector;
+  return splitTerms(selector).map((term) => {
+    const parts = splitTerm(term);
+    if (!parts || parts[0] !== 'metadata.name') return term;
+    const [key, op, value] = parts;
+    // A stored name is a DNS-1123 subdomain: it needs no escaping.
+    return `${key}${op}${storedName(unescapeValue(value))}`;
+  }).join(',');
+}
