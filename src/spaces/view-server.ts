@@ -16,8 +16,6 @@ import { readState, writeState } from './state.js';
 export const VIEW_SERVER_PROCESS = 'wds1/ksview-serve';
 export const APISERVICE_NAME = 'v1alpha1.view.kubestellar.io';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export async function ensureViewServer(layout: SpacesLayout, progress: Progress, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
   const state = readState(layout.statePath);
   if (!state) throw new UserError(`no spaces in ${layout.dir}: run 'ksview spaces up'`);
@@ -46,27 +44,26 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
   if (!listening.ok) throw new UserError(`ksview serve is not serving (${listening.detail}); log ${rec.log}: ${logTail(rec.log, 1)}`);
   const wds = layout.spaces.find((s) => s.role === 'wds')!;
   const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
-  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
-  let last = 'not registered yet';
+  let result;
   try {
-    while (Date.now() < deadline) {
-      if (!isRunning(rec)) throw new UserError(`ksview serve exited; log ${rec.log}: ${logTail(rec.log, 1)}`);
+    result = await waitFor(async () => {
+      if (!isRunning(rec)) return { ok: false, detail: `ksview serve exited; log ${rec.log}: ${logTail(rec.log, 1)}`, final: true };
       try {
         const svc = await upstreamJson<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(
           up, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
         const available = svc.status?.conditions?.find((c) => c.type === 'Available');
-        if (available?.status === 'True') {
-          progress.step(`APIService ${APISERVICE_NAME} is Available`);
-          return;
-        }
-        last = available?.message ?? 'no Available condition';
+        return { ok: available?.status === 'True', detail: available?.message ?? 'no Available condition' };
       } catch (err) {
-        last = (err as Error).message;
+        return { ok: false, detail: (err as Error).message };
       }
-      await sleep(250);
-    }
+    }, opts.timeoutMs ?? 60_000);
   } finally {
     await up.pool.close();
   }
-  throw new UserError(`APIService ${APISERVICE_NAME} is not Available: ${last.slice(0, 200)}; log ${rec.log}`);
+  if (result.ok) {
+    progress.step(`APIService ${APISERVICE_NAME} is Available`);
+    return;
+  }
+  if (result.final) throw new UserError(result.detail);
+  throw new UserError(`APIService ${APISERVICE_NAME} is not Available: ${result.detail.slice(0, 200)}; log ${rec.log}`);
 }
