@@ -1,8 +1,9 @@
 // `ksview serve --register`: makes the WDS route view.kubestellar.io/v1alpha1 to this server and
 // gives the server's identity what an aggregated server needs, by server-side apply (so running it
 // again changes nothing): the ExternalName Service, the APIService with our CA as caBundle,
-// system:auth-delegator, the authentication ConfigMap reader role, and impersonation. It also
-// installs the ClusterRole an admin binds to users of the view (kubestellar-view:user).
+// system:auth-delegator, the authentication ConfigMap reader role, impersonation and the managing of
+// the denatured kinds' CRDs. It also installs the ClusterRoles an admin binds to users of the view
+// (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
 import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
 import { GROUP, VERSION } from './view-group.js';
@@ -50,6 +51,17 @@ export const VIEW_USER_RULES = [
   { apiGroups: [GROUP], resources: ['spaces'], verbs: ['get', 'list', 'watch'] },
 ];
 
+export const CRD_MANAGER_RULES = [
+  // The denatured kinds' CRDs: read, created and server-side applied at start and every 5 minutes.
+  { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'create', 'patch'] },
+];
+
+export const DENATURED_EDITOR_RULES = [
+  // Denatured objects are read and written as the user: this decides who manages RBAC, webhooks,
+  // quotas, ... through the view, and grants nothing in the WDS itself.
+  { apiGroups: ['denatured.kubestellar.io'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] },
+];
+
 export async function register(up: Upstream, o: RegistrationOptions): Promise<void> {
   const subject = await serverSubject(up);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
@@ -75,6 +87,16 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
   });
   await apply(up, `${rbac}/clusterroles/kubestellar-view:user`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:user' }, rules: VIEW_USER_RULES,
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:crd-manager`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:crd-manager' }, rules: CRD_MANAGER_RULES,
+  });
+  await apply(up, `${rbac}/clusterrolebindings/kubestellar-view:crd-manager`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kubestellar-view:crd-manager' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubestellar-view:crd-manager' }, subjects: [subject],
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:denatured-editor`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:denatured-editor' }, rules: DENATURED_EDITOR_RULES,
   });
   await apply(up, `/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`, {
     apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${VERSION}.${GROUP}` },

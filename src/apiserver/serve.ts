@@ -1,9 +1,12 @@
 // `ksview serve`: wires the aggregated API server for one WDS: the connection to the WDS, the
 // authentication configuration it publishes (re-read every minute; the TLS client CAs follow),
-// authentication, authorization, the serving certificate, optional registration, the HTTPS server
-// and its upgrade passthrough. Resolves once listening; `close()` stops it.
+// authentication, authorization, the serving certificate, the denatured kinds' CRDs, optional
+// registration, the HTTPS server and its upgrade passthrough. Resolves once listening; `close()` stops it.
 import type { FastifyInstance } from 'fastify';
-import { KindCategories } from '../storage/kind-categories.js';
+import { existsSync } from 'node:fs';
+import { DenaturedRegistry } from '../storage/denatured-registry.js';
+import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../storage/upstream.js';
 import { loadAuthnConfig, type AuthnConfig } from './authn-config.js';
 import { Authenticator, tokenReviewer } from './authn.js';
@@ -25,6 +28,10 @@ export interface ServeOptions {
   namespace: string;
   service: string;
   externalName: string;
+  /** ksview-protojson, the decoder of protobuf bodies for denatured kinds (absent: they are 415). */
+  protobufDecoder?: string;
+  /** The denatured kinds (default: DEFAULT_DENATURED). */
+  denatured?: readonly GroupResource[];
 }
 
 export interface RunningServer {
@@ -41,10 +48,16 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const cert = await ensureServingCert(o.certDir, o.service, o.namespace);
   const authenticator = new Authenticator(() => authnConfig, tokenReviewer(up));
   const authorizer = new Authorizer(up);
-  const cats = new KindCategories();
+  const denaturedKinds = o.denatured ?? DEFAULT_DENATURED;
+  const cats = new KindCategories(DEFAULT_HIDDEN, denaturedKinds);
+  const denatured = new DenaturedRegistry(up, denaturedKinds, {
+    info: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+    error: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+  });
 
   let readyUntil = 0;
   const ready = async () => {
+    if (!denatured.ready) return false;
     if (Date.now() < readyUntil) return true;
     try {
       const res = await upstreamRequest(up, 'GET', '/readyz');
@@ -55,8 +68,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     }
   };
 
+  const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildServer({
-    wdsName: o.wdsName, up, cats, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
@@ -75,10 +89,15 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   if (o.register) {
     await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem });
   }
+  // After registration, which grants the CRD rules; until this sync the view answers 503 for
+  // denatured kinds and /readyz is not ready.
+  await denatured.start();
   return {
     app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
     async close() {
       clearInterval(refresh);
+      denatured.stop();
+      protobuf?.close();
       await app.close();
       await up.pool.close();
     },

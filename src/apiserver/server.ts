@@ -3,6 +3,8 @@
 // view.kubestellar.io (discovery, OpenAPI, the virtual `spaces`), /metrics, and the view.
 // Every error is a Kubernetes Status; no request can crash the process.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { DenaturedRegistry } from '../storage/denatured-registry.js';
+import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../storage/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
@@ -24,6 +26,8 @@ export interface ServerOptions {
   wdsName: string;
   up: Upstream;
   cats: KindCategories;
+  denatured: DenaturedRegistry;
+  protobuf?: ProtobufDecoder;
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
@@ -149,7 +153,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return reply.send(table ? spaceTable([o], table, req.query.includeObject) : o);
   });
 
-  await registerView(app, { root, up: opts.up, cats: opts.cats });
+  await registerView(app, { root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf });
   return app;
 }
 

@@ -1,8 +1,8 @@
 // The workload-as-data view at /apis/view.kubestellar.io/v1alpha1/spaces/<wds>/proxy: discovery
 // and OpenAPI of the WDS minus hidden kinds, answered here; every other request to a natured kind
-// streamed to the WDS as the end user (impersonation), watches included; hidden kinds are 404 and
-// denatured kinds 501 until their storage exists. Bodies are checked before they travel: at most
-// 3 MiB, and JSON or YAML that parses.
+// streamed to the WDS as the end user (impersonation), watches included; hidden kinds are 404;
+// denatured kinds are served by ./denatured-handler.ts from their CRDs. Bodies are checked before
+// they travel: at most 3 MiB, and JSON or YAML that parses.
 import httpProxy from '@fastify/http-proxy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable, pipeline } from 'node:stream';
@@ -15,6 +15,9 @@ import { filterOpenAPIDocument, filterOpenAPIV3Index } from '../storage/openapi-
 import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, jsonOnlyAccept, wantsAggregatedDiscovery } from './negotiation.js';
+import type { DenaturedRegistry } from '../storage/denatured-registry.js';
+import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { handleDenatured } from './denatured-handler.js';
 import { parseRequestInfo } from './request-info.js';
 import { sendExact } from './send-exact.js';
 import { errors, MAX_BODY_BYTES, statusForCode } from './status.js';
@@ -24,11 +27,15 @@ export interface ViewOptions {
   root: string;
   up: Upstream;
   cats: KindCategories;
+  denatured: DenaturedRegistry;
+  protobuf?: ProtobufDecoder;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     user?: UserInfo;
+    /** The request body as received (bodies of the view are buffered, 3 MiB at most). */
+    rawBody?: Buffer;
   }
 }
 
@@ -63,7 +70,7 @@ async function textOf(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise
 }
 
 export async function registerView(app: FastifyInstance, opts: ViewOptions): Promise<void> {
-  const { root, up, cats } = opts;
+  const { root, up, cats, denatured, protobuf } = opts;
 
   /** A GET to the WDS as the user, JSON only (this server rewrites the answer). */
   const fetchAsUser = async (req: FastifyRequest, path: string) => {
@@ -165,6 +172,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
     proxy.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (req, body, done) => {
       try {
         checkBody(String(req.headers['content-type'] ?? ''), body as Buffer);
+        req.rawBody = body as Buffer;
         // Handed on as a stream: reply-from would re-encode a parsed JSON body.
         done(null, Readable.from([body], { objectMode: false }));
       } catch (err) {
@@ -179,15 +187,13 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
       proxyPayloads: false,
       contentTypesToEncode: [],
       httpMethods: ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'],
-      preHandler: async (req: FastifyRequest) => {
+      preHandler: async (req: FastifyRequest, reply: FastifyReply) => {
         const path = req.url.slice(root.length).split('?')[0] || '/';
         const info = parseRequestInfo(path);
         if (info.isResourceRequest) {
           const category = cats.categorize({ group: info.group, resource: info.resource });
           if (category === 'hidden') throw errors.pathNotFound();
-          if (category === 'denatured') {
-            throw errors.notImplemented(`${info.resource}${info.group ? `.${info.group}` : ''} is a denatured kind: the view does not serve it yet`);
-          }
+          if (category === 'denatured') return handleDenatured(req, reply, info, userOf(req), { registry: denatured, up, protobuf });
         } else if (info.group && cats.isHiddenGroup(info.group)) {
           throw errors.pathNotFound();
         }

@@ -47,40 +47,73 @@ data:
 ---
 ${DEMO_DEPLOYMENT.replace('namespace: default', 'namespace: demo')}`;
 
+// RBAC, a webhook and a quota that would change wds1 if they were real: through the view they are
+// stored denatured and do nothing there.
+const DEMO_DENATURED_BUNDLE = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: demo-alice-admin
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: demo-deny-configmaps
+webhooks:
+- name: deny.demo.example.com
+  clientConfig: {url: "https://127.0.0.1:1/does-not-exist"}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: no-configmaps
+  namespace: demo
+spec:
+  hard: {configmaps: "0"}
+`;
+
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
-  progress.step('1/5 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
+  progress.step('1/6 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress });
   // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
   const kc = path.join(layout.dir, 'kubeconfig-view');
   writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
-  const show = (args: string[], input?: string) => {
+  /** Runs and prints a kubectl command; `mayFail` for answers given by the exit code (auth can-i). */
+  const show = (args: string[], input?: string, mayFail = false) => {
     process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl ${args.join(' ')}\n`);
     const r = kubectl(kc, args, input);
     process.stdout.write(r.stdout);
-    if (r.status !== 0) throw new UserError(`kubectl ${args.join(' ')} failed: ${r.stderr.trim().split('\n').pop()}`);
+    if (r.status !== 0 && !mayFail) throw new UserError(`kubectl ${args.join(' ')} failed: ${r.stderr.trim().split('\n').pop()}`);
     return r;
   };
 
-  progress.step('2/5 kubectl against every space');
+  progress.step('2/6 kubectl against every space');
   for (const s of layout.spaces) {
     show(['--context', s.name, 'get', 'namespaces']);
   }
   show(['--context', 'wec1', 'get', 'nodes', '-o', 'wide']);
 
-  progress.step('3/5 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
+  progress.step('3/6 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
   show(['--context', 'wec1', 'apply', '-f', '-'], DEMO_DEPLOYMENT);
   show(['--context', 'wec1', 'wait', '--for=condition=Available', 'deployment/demo-nginx', '--timeout=120s']);
   show(['--context', 'wec1', 'get', 'deployment,pods', '-l', 'app=nginx', '-o', 'wide']);
   const absent = kubectl(kc, ['--context', 'wec2', 'get', 'deployment', 'demo-nginx', '--ignore-not-found', '-o', 'name']);
   process.stdout.write(`\nwec2 has ${absent.stdout.trim() ? 'the deployment too (unexpected)' : 'no such deployment: the spaces are isolated'}\n`);
 
-  progress.step('4/5 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
+  progress.step('4/6 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
   await ensureViewServer(layout, progress);
   show(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
   show(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
 
-  progress.step('5/5 kubectl through the view (context wds1-view): the workload lands natively in wds1');
+  progress.step('5/6 kubectl through the view (context wds1-view): the workload lands natively in wds1');
   show(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   process.stdout.write('\n');
   const kinds = kubectl(kc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
@@ -89,5 +122,14 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1-view', '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
   process.stdout.write('\n');
+
+  progress.step('6/6 denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1');
+  show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_DENATURED_BUNDLE);
+  show(['--context', 'wds1-view', 'get', 'clusterrolebinding,validatingwebhookconfiguration']);
+  show(['--context', 'wds1', 'auth', 'can-i', '--as', 'alice', '*', '*'], undefined, true);
+  show(['--context', 'wds1', '-n', 'demo', 'create', 'configmap', `demo-still-allowed-${Date.now()}`, '--from-literal=x=1']);
+  show(['--context', 'wds1', 'get', 'clusterrolebindings.denatured.kubestellar.io,validatingwebhookconfigurations.denatured.kubestellar.io', '-o', 'name']);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'resourcequotas.denatured.kubestellar.io', '-o', 'name']);
+  process.stdout.write('\nalice is no admin in wds1, the webhook rejects nothing, the quota limits nothing: they exist there only as denatured.kubestellar.io objects\n');
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

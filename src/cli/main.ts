@@ -7,11 +7,12 @@ import { viewRoot } from '../apiserver/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { repoRoot } from '../spaces/repo-root.js';
 import { readState } from '../spaces/state.js';
-import { defaultCacheDir } from '../spaces/binaries.js';
+import { defaultCacheDir, protojsonPath } from '../spaces/binaries.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { spacesDown, spacesStatus, spacesUp } from '../spaces/spaces.js';
 import { runDemo } from './demo.js';
 import { stderrProgress } from './progress.js';
+import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { UserError } from './user-error.js';
 
 function intOption(min: number, max: number) {
@@ -21,6 +22,18 @@ function intOption(min: number, max: number) {
     if (n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
     return n;
   };
+}
+
+/** `clusterroles.rbac.authorization.k8s.io,serviceaccounts` → group/resource pairs. */
+function parseResourceList(value: string): GroupResource[] {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  return items.map((item) => {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(item)) {
+      throw new InvalidArgumentError(`${JSON.stringify(item)} is not <resource>.<group> (lowercase, e.g. clusterroles.rbac.authorization.k8s.io)`);
+    }
+    const dot = item.indexOf('.');
+    return dot < 0 ? { group: '', resource: item } : { group: item.slice(dot + 1), resource: item.slice(0, dot) };
+  });
 }
 
 interface DirOption { dir: string }
@@ -104,7 +117,11 @@ function buildProgram(): Command {
     .option('--namespace <ns>', 'namespace of the Service the APIService points at', 'kubestellar-view')
     .option('--service <name>', 'name of that Service', 'ksview')
     .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
-    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string }) => {
+    .option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none',
+      parseResourceList, DEFAULT_DENATURED)
+    .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
+      protojsonPath(defaultCacheDir()))
+    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string }) => {
       if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(flags.wdsName)) throw new UserError(`--wds-name ${JSON.stringify(flags.wdsName)} is not a DNS label`);
       if (!existsSync(flags.wdsKubeconfig)) throw new UserError(`--wds-kubeconfig ${flags.wdsKubeconfig}: no such file`);
       let server;

@@ -16,6 +16,7 @@ export interface Binaries {
   kubeControllerManager: string;
   kubeScheduler: string;
   kwok: string;
+  protojson: string;
 }
 
 interface GoBuild {
@@ -34,6 +35,8 @@ const KUBERNETES: GoBuild = {
     'kube-apiserver': 'k8s.io/kubernetes/cmd/kube-apiserver',
     'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
     'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
+    // ksview serve's decoder of protobuf bodies for denatured kinds (build/kubernetes/ksview-protojson).
+    'ksview-protojson': 'kubestellar-view/build/kubernetes/ksview-protojson',
   },
   // Without these the binaries report v0.0.0-master, and 1.33 derives its emulation version and
   // feature defaults from the binary version.
@@ -75,6 +78,9 @@ export function pinnedVersion(build: GoBuild): string {
 }
 
 export const kubernetesVersion = (): string => pinnedVersion(KUBERNETES);
+
+/** Where ensureBinaries puts ksview-protojson (it may not be built yet). */
+export const protojsonPath = (cacheDir: string): string => path.join(cacheDir, 'bin', `${KUBERNETES.module}-${kubernetesVersion()}`, 'ksview-protojson');
 
 function which(cmd: string): string | undefined {
   const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
@@ -179,5 +185,6 @@ export async function ensureBinaries(cacheDir: string, progress: Progress): Prom
     kubeControllerManager: path.join(kubeDir, 'kube-controller-manager'),
     kubeScheduler: path.join(kubeDir, 'kube-scheduler'),
     kwok: path.join(kwokDir, 'kwok'),
+    protojson: path.join(kubeDir, 'ksview-protojson'),
   };
 }

@@ -329,17 +329,21 @@ export function findSchemaName(doc: OpenAPIV3Doc, group: string, version: string
  * Throws if the label value (`<plural>.<group or core>`) would not be a valid label value.
  */
 export function denaturedCRD(doc: OpenAPIV3Doc, kind: NativeKind, schemaName: string): object {
+  return denaturedCRDForVersions(kind, [{ version: kind.version, doc, schemaName }]);
+}
+
+/**
+ * The CRD for a native kind served in several versions: one CRD version per native version, each
+ * with its own schema; kind.version (the preferred one) is the storage version. Without a
+ * conversion webhook the versions convert by apiVersion alone, which is what the native kinds'
+ * versions of the same schema amount to.
+ */
+export function denaturedCRDForVersions(kind: NativeKind, versions: readonly { version: string; doc: OpenAPIV3Doc; schemaName: string }[]): object {
   const from = `${kind.plural}.${kind.group === '' ? 'core' : kind.group}`;
   if (from.length > 63 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(from)) {
     throw new Error(`cannot label the denatured CRD for ${from}: not a valid label value`);
   }
-  const version: Record<string, unknown> = {
-    name: kind.version,
-    served: true,
-    storage: true,
-    schema: { openAPIV3Schema: structuralSchema(doc, schemaName) },
-  };
-  if (kind.hasStatus) version.subresources = { status: {} };
+  if (!versions.some((v) => v.version === kind.version)) throw new Error(`${from}: no schema for the storage version ${kind.version}`);
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -351,7 +355,16 @@ export function denaturedCRD(doc: OpenAPIV3Doc, kind: NativeKind, schemaName: st
       group: DENATURED_GROUP,
       names: { kind: kind.kind, listKind: `${kind.kind}List`, plural: kind.plural, singular: kind.singular },
       scope: kind.namespaced ? 'Namespaced' : 'Cluster',
-      versions: [version],
+      versions: versions.map((v) => {
+        const out: Record<string, unknown> = {
+          name: v.version,
+          served: true,
+          storage: v.version === kind.version,
+          schema: { openAPIV3Schema: structuralSchema(v.doc, v.schemaName) },
+        };
+        if (kind.hasStatus) out.subresources = { status: {} };
+        return out;
+      }),
     },
   };
 }

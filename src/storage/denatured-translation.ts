@@ -231,6 +231,8 @@ export function statusToNative(status: KubeStatus, native: NativeGroupVersionRes
       msg = msg.replace(new RegExp(`\\b${escapeRegExp(w)}\\.${escapeRegExp(DENATURED_GROUP)}\\b`, 'g'),
         native.group === '' ? w : `${w}.${native.group}`);
     }
+    // Server-side apply conflicts name the version: `conflict with "x" using <group>/<version>`.
+    msg = msg.replace(new RegExp(`\\b${escapeRegExp(DENATURED_GROUP)}/(v[0-9a-z]+)\\b`, 'g'), native.group === '' ? '$1' : `${native.group}/$1`);
     if (decode) msg = msg.split(`"${encoded}"`).join(`"${originalName}"`);
     return msg;
   };

@@ -5,6 +5,9 @@ import type { KindCategories } from './kind-categories.js';
 
 export interface AggregatedResource {
   resource: string;
+  responseKind?: { group?: string; version?: string; kind?: string };
+  scope?: string;
+  singularResource?: string;
   subresources?: Array<{ subresource: string }>;
   [k: string]: unknown;
 }

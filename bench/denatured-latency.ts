@@ -1,0 +1,118 @@
+// Benchmark (not a test): create + get of a denatured kind through the view against a native one.
+//
+//   npx tsc -p . && node dist/bench/denatured-latency.js
+//
+// Ensures the local demo spaces and `ksview serve` for wds1, then, through the view
+// (https://127.0.0.1:16410/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy, i.e. kube-apiserver's
+// aggregator -> ksview serve -> wds1) with the wds1 admin certificate, one request at a time:
+//   DENATURED  POST a ClusterRole (validated, translated, stored as clusterroles.denatured.kubestellar.io), then GET it
+//   NATIVE     POST a ConfigMap (passed through to wds1), then GET it
+// alternating which kind goes first each iteration, after a warm-up. Reported: medians of create,
+// get and create+get per kind and their ratios. Target (the issue): median create+get
+// DENATURED/NATIVE <= 2. Everything it creates carries a label and is deleted at the end.
+// Exit status: 0 target met, 1 missed, 2 could not run.
+import { KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import type https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import { stderrProgress } from '../src/cli/progress.js';
+import { defaultCacheDir } from '../src/spaces/binaries.js';
+import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
+import { spacesUp } from '../src/spaces/spaces.js';
+import { ensureViewServer } from '../src/spaces/view-server.js';
+
+const N = 200;
+const WARMUP = 20;
+const TARGET_RATIO = 2;
+const VIEW_ROOT = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
+const progress = stderrProgress();
+
+interface Sample { create: number; get: number }
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+}
+
+async function main(): Promise<number> {
+  const dir = defaultSpacesDir();
+  const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
+  progress.step(`ensuring the demo spaces in ${dir} and ksview serve`);
+  await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
+  await ensureViewServer(layout, progress);
+
+  const kc = new KubeConfig();
+  kc.loadFromFile(layout.kubeconfigPath);
+  kc.setCurrentContext('wds1');
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const origin = new URL(kc.getCurrentCluster()!.server).origin;
+  const pool = new Pool(origin, { connections: 2, pipelining: 1, connect: { ca: opts.ca as string, cert: opts.cert as string, key: opts.key as string } });
+  const call = async (method: string, path: string, body?: unknown): Promise<number> => {
+    const t0 = performance.now();
+    const res = await pool.request({ method: method as 'GET', path: VIEW_ROOT + path, headers: { accept: 'application/json', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
+    return performance.now() - t0;
+  };
+
+  const run = randomBytes(3).toString('hex');
+  const label = `ksview-bench=${run}`;
+  const ns = 'default';
+  const kinds = {
+    DENATURED: {
+      create: (i: number) => call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `bench:${run}:${i}`, labels: { 'ksview-bench': run } },
+          rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] }),
+      get: (i: number) => call('GET', `/apis/rbac.authorization.k8s.io/v1/clusterroles/bench:${run}:${i}`),
+      cleanup: () => call('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector=${encodeURIComponent(label)}`),
+    },
+    NATIVE: {
+      create: (i: number) => call('POST', `/api/v1/namespaces/${ns}/configmaps`,
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `bench-${run}-${i}`, labels: { 'ksview-bench': run } }, data: { verbs: 'get,list' } }),
+      get: (i: number) => call('GET', `/api/v1/namespaces/${ns}/configmaps/bench-${run}-${i}`),
+      cleanup: () => call('DELETE', `/api/v1/namespaces/${ns}/configmaps?labelSelector=${encodeURIComponent(label)}`),
+    },
+  };
+  const samples: Record<keyof typeof kinds, Sample[]> = { DENATURED: [], NATIVE: [] };
+  try {
+    progress.step(`${WARMUP} warm-up and ${N} measured create+get per kind, through the view`);
+    for (let i = 0; i < WARMUP + N; i++) {
+      const order: (keyof typeof kinds)[] = i % 2 ? ['DENATURED', 'NATIVE'] : ['NATIVE', 'DENATURED'];
+      for (const k of order) {
+        const create = await kinds[k].create(i);
+        const get = await kinds[k].get(i);
+        if (i >= WARMUP) samples[k].push({ create, get });
+      }
+      if ((i + 1) % 50 === 0) progress.step(`${i + 1}/${WARMUP + N}`);
+    }
+  } finally {
+    progress.step('deleting what the benchmark created');
+    await Promise.allSettled([kinds.DENATURED.cleanup(), kinds.NATIVE.cleanup()]);
+    await pool.close();
+  }
+
+  const med = (k: keyof typeof kinds, f: (s: Sample) => number) => median(samples[k].map(f));
+  const rows = [
+    ['create', (s: Sample) => s.create],
+    ['get', (s: Sample) => s.get],
+    ['create+get', (s: Sample) => s.create + s.get],
+  ] as const;
+  const lines = ['| operation | DENATURED ClusterRole median (ms) | NATIVE ConfigMap median (ms) | ratio |', '|---|---|---|---|'];
+  let ratio = 0;
+  for (const [name, f] of rows) {
+    const d = med('DENATURED', f);
+    const n = med('NATIVE', f);
+    if (name === 'create+get') ratio = d / n;
+    lines.push(`| ${name} | ${d.toFixed(2)} | ${n.toFixed(2)} | ${(d / n).toFixed(2)} |`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n\ntarget: median create+get DENATURED/NATIVE <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'} (${ratio.toFixed(2)}; n=${N} each, ${new Date().toISOString()})\n`);
+  return ratio <= TARGET_RATIO ? 0 : 1;
+}
+
+main().then((code) => process.exit(code), (err: Error) => {
+  process.stderr.write(`denatured-latency: ${err.message}\n`);
+  process.exit(2);
+});

@@ -1,0 +1,68 @@
+// managedFields of a denatured object shaped as the native kind's: kube-apiserver records no "."
+// (the map's own presence) for a struct that even an empty object of the Go type holds, i.e. one
+// reached from the root through non-pointer struct fields only (the OpenAPI marks each with
+// `default: {}`); under a pointer, a list item or a map value the "." is recorded. A CRD records
+// "." for every object. A field set left empty by that goes, as natively it never was.
+// The stored fieldsV1 keep theirs (the WDS's bookkeeping); only what clients see is reshaped.
+// Pure; unknown schema nodes are left alone.
+import type { ManagedFieldsEntry } from './denatured-translation.js';
+
+type Schema = Record<string, unknown>;
+type Fields = Record<string, unknown>;
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const REF = '#/components/schemas/';
+
+export class ManagedFieldsShaper {
+  constructor(private readonly schemas: Record<string, Schema>, private readonly rootName: string) {}
+
+  /** The schema with $ref / allOf-of-one-$ref resolved (the wrapper's own keys kept on top). */
+  private resolve(node: Schema): Schema {
+    let s = node;
+    for (let i = 0; i < 20; i++) {
+      const ref = typeof s.$ref === 'string' ? s.$ref
+        : Array.isArray(s.allOf) && s.allOf.length === 1 && isMap(s.allOf[0]) && typeof s.allOf[0].$ref === 'string' ? s.allOf[0].$ref : undefined;
+      if (!ref || !ref.startsWith(REF)) return s;
+      const { $ref: _r, allOf: _a, ...rest } = s;
+      s = { ...(this.schemas[ref.slice(REF.length)] ?? {}), ...rest };
+    }
+    return s;
+  }
+
+  /** `alwaysThere`: this node exists in an empty object of the kind (the root, and non-pointer structs under it). */
+  private shape(fields: Fields, schemaNode: Schema | undefined, alwaysThere: boolean): Fields {
+    const schema = schemaNode ? this.resolve(schemaNode) : undefined;
+    const props = schema && isMap(schema.properties) ? schema.properties as Record<string, Schema> : undefined;
+    const additional = schema && isMap(schema.additionalProperties) ? schema.additionalProperties as Schema : undefined;
+    const items = schema && isMap(schema.items) ? schema.items as Schema : undefined;
+    const out: Fields = {};
+    for (const [k, v] of Object.entries(fields)) {
+      if (!isMap(v)) { out[k] = v; continue; }
+      let child: Schema | undefined;
+      let childThere = false;
+      if (k.startsWith('f:')) {
+        const declared = props?.[k.slice(2)];
+        child = declared ?? additional;
+        childThere = alwaysThere && declared !== undefined && isMap(declared.default) && Object.keys(declared.default).length === 0;
+      } else if (k.startsWith('k:') || k.startsWith('i:')) {
+        child = items;
+      }
+      let shaped = this.shape(v, child, childThere);
+      if (childThere && child && this.resolve(child)['x-kubernetes-map-type'] !== 'atomic') {
+        // A granular struct is never owned as a whole (an atomic one is: `f:roleRef: {}`).
+        const { '.': _dot, ...rest } = shaped;
+        if (Object.keys(rest).length === 0) continue;
+        shaped = rest;
+      }
+      out[k] = shaped;
+    }
+    return out;
+  }
+
+  /** The entries with their fieldsV1 shaped as on the native kind. */
+  entries(managed: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+    const root = this.schemas[this.rootName];
+    if (!root) return managed;
+    return managed.map((e) => isMap(e.fieldsV1) ? { ...e, fieldsV1: this.shape(e.fieldsV1, root, true) } : e);
+  }
+}
