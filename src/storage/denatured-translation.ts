@@ -144,14 +144,20 @@ const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const isEmptySet = (m: Record<string, unknown>) => Object.keys(m).every((k) => k === '.');
 
 /** fieldsV1 without f:metadata.f:annotations.f:<native-name> and the parents it leaves empty. */
-function stripNativeNameField(fields: Record<string, unknown>): Record<string, unknown> {
+function stripNativeNameField(fields: Record<string, unknown>, annotationsRemain: boolean): Record<string, unknown> {
   const metadata = fields['f:metadata'];
   if (!isMap(metadata)) return fields;
   const annotations = metadata['f:annotations'];
   if (!isMap(annotations) || !(`f:${NATIVE_NAME_ANNOTATION}` in annotations)) return fields;
   const { [`f:${NATIVE_NAME_ANNOTATION}`]: _drop, ...restAnnotations } = annotations;
   const { 'f:annotations': _old, ...restMetadata } = metadata;
-  const newMetadata = isEmptySet(restAnnotations) ? restMetadata : { ...restMetadata, 'f:annotations': restAnnotations };
+  // Left with only "." (the map itself, owned): FieldsV1 writes such a member without children as
+  // `{}`, and kube-apiserver shows just that where the object still has annotations. Where the
+  // native object has none, the map existed for this annotation alone: the field set goes.
+  let newMetadata: Record<string, unknown>;
+  if (!isEmptySet(restAnnotations)) newMetadata = { ...restMetadata, 'f:annotations': restAnnotations };
+  else if ('.' in restAnnotations && annotationsRemain) newMetadata = { ...restMetadata, 'f:annotations': {} };
+  else newMetadata = restMetadata;
   const { 'f:metadata': _oldMeta, ...restFields } = fields;
   return isEmptySet(newMetadata) ? restFields : { ...restFields, 'f:metadata': newMetadata };
 }
@@ -180,7 +186,7 @@ export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersio
     for (const e of meta.managedFields) {
       const entry: ManagedFieldsEntry = e.apiVersion === undefined ? e : { ...e, apiVersion };
       if (isMap(entry.fieldsV1)) {
-        const fieldsV1 = stripNativeNameField(entry.fieldsV1);
+        const fieldsV1 = stripNativeNameField(entry.fieldsV1, meta.annotations !== undefined);
         if (fieldsV1 !== entry.fieldsV1) {
           // kube-apiserver keeps no entry with an empty field set; neither do we.
           if (Object.keys(fieldsV1).length === 0) continue;

@@ -11,6 +11,9 @@ import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { changePatch, SAMPLES, type Sample } from '../fixtures/denatured-samples.js';
 import { readAdminCredentials } from '../../src/spaces/space-pki.js';
+import { installDenaturedCRDs } from '../../src/storage/crd-installer.js';
+import { discoverDenaturedKinds } from '../../src/storage/denatured-kinds.js';
+import { upstreamFromKubeconfig } from '../../src/storage/upstream.js';
 import { kc, kcOk, kubeconfig, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
@@ -180,6 +183,13 @@ for (const s of SAMPLES) {
     compare('after patch --type merge');
     same('patch --type json', ['patch', s.arg, name, '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/json","value":"1"}]']);
     compare('after patch --type json');
+
+    // kubectl replace (an update, PUT) with the object as last read.
+    const current = getJson(VIEW, [...nsArgs, 'get', s.arg, name]);
+    current.metadata.annotations = { ...current.metadata.annotations, replaced: 'yes' };
+    delete current.metadata.resourceVersion;
+    same('replace', ['replace', '-f', '-'], JSON.stringify({ ...current, metadata: { ...current.metadata, uid: undefined, creationTimestamp: undefined, managedFields: undefined } }));
+    t.equal(compare('after replace').metadata.annotations.replaced, 'yes');
 
     // kubectl label; the watch sees it.
     same('label', ['label', s.arg, name, 'labelled=yes']);
@@ -436,4 +446,26 @@ t.test('raw API: watches are native; sendInitialEvents gets the answer the WDS g
   const reason = direct.stderr.trim().replace(/^.* is invalid: /, '');
   t.ok(reason.length > 0 && String(viaView.body.message).endsWith(`is invalid: ${reason}`), `the same reason as for the native kind: ${reason}`);
   t.notMatch(viaView.body.message, /denatured/);
+});
+
+t.test('the CRDs follow the WDS\'s schema: one changed by hand is put back in place, objects kept', async (t) => {
+  const name = `ksv:${uniqueName('crd')}`;
+  kcOk(VIEW, ['create', '-f', '-'], JSON.stringify(role(name)));
+  t.teardown(() => { kc(VIEW, ['delete', 'clusterrole', name, '--ignore-not-found']); });
+  const crd = 'customresourcedefinitions.apiextensions.k8s.io/clusterroles.denatured.kubestellar.io';
+  const before = getJson('wds1', ['get', crd]);
+  // An older schema, as after a WDS upgrade: no `aggregationRule`.
+  kcOk('wds1', ['patch', crd, '--type', 'json', '-p', JSON.stringify([{ op: 'remove', path: '/spec/versions/0/schema/openAPIV3Schema/properties/aggregationRule' }])]);
+  t.notOk(getJson('wds1', ['get', crd]).spec.versions[0].schema.openAPIV3Schema.properties.aggregationRule, 'the CRD was changed');
+
+  const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
+  t.teardown(() => up.pool.close());
+  const kinds = await discoverDenaturedKinds(up, [{ group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }]);
+  const results = await installDenaturedCRDs(up, kinds);
+  t.same(results, [{ name: 'clusterroles.denatured.kubestellar.io', changed: true }], 'the installer upgrades it');
+  const after = getJson('wds1', ['get', crd]);
+  t.same(after.spec.versions, before.spec.versions, 'back to the schema of the WDS');
+  t.equal(after.metadata.uid, before.metadata.uid, 'in place: the same CRD');
+  t.equal(getJson(VIEW, ['get', 'clusterrole', name]).metadata.name, name, 'the stored ClusterRole is still there');
+  t.same(await installDenaturedCRDs(up, kinds), [{ name: 'clusterroles.denatured.kubestellar.io', changed: false }], 'a second run changes nothing');
 });

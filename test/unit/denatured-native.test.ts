@@ -115,3 +115,24 @@ t.test('ManagedFieldsShaper keeps atomic structs owned as a whole', async (t) =>
   const fields = { 'f:roleRef': {}, 'f:subjects': {} };
   t.same(shaper.entries([{ fieldsV1: fields }])[0]!.fieldsV1, fields);
 });
+
+t.test('toNative: the native-name annotation leaves managedFields as kube-apiserver would have them', async (t) => {
+  const { toNative, NATIVE_NAME_ANNOTATION, storedName } = await import('../../src/storage/denatured-translation.js');
+  const nameField = { [`f:${NATIVE_NAME_ANNOTATION}`]: {} };
+  const storedWith = (annotations: Record<string, string>) => ({
+    apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRole',
+    metadata: { name: storedName('a:b'), annotations: { ...annotations, [NATIVE_NAME_ANNOTATION]: 'a:b' }, managedFields: [
+      { manager: 'create', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, ...nameField } }, 'f:rules': {} } },
+      { manager: 'apply', operation: 'Apply', fieldsV1: { 'f:metadata': { 'f:annotations': { ...nameField }, 'f:labels': { 'f:x': {} } } } },
+    ] },
+  });
+  const gv = { group: 'rbac.authorization.k8s.io', version: 'v1' };
+  t.same(toNative(storedWith({}), gv).metadata!.managedFields!.map((e) => e.fieldsV1), [
+    { 'f:rules': {} },
+    { 'f:metadata': { 'f:labels': { 'f:x': {} } } },
+  ], 'no annotation left: the annotations field sets go');
+  t.same(toNative(storedWith({ other: 'x' }), gv).metadata!.managedFields!.map((e) => e.fieldsV1), [
+    { 'f:metadata': { 'f:annotations': {} }, 'f:rules': {} },
+    { 'f:metadata': { 'f:labels': { 'f:x': {} } } },
+  ], 'annotations left: a manager owning the map keeps it, written {} as FieldsV1 writes a member without children');
+});
