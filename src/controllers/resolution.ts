@@ -1,0 +1,121 @@
+// Resolution of "what goes where": for one workload object, the BindingPolicies whose downsync
+// clauses select it, and the clusters (ManagedClusters of the ITS) their clusterSelectors pick,
+// with KubeStellar's semantics (api/control/v1alpha1 DownsyncObjectTest):
+// - apiGroup: absent matches every group, "" is the core group;
+// - resources, objectNames: empty or "*" match all, else the list must hold the object's;
+// - namespaces: empty or "*" match all ("*" is the only way to match a cluster-scoped object
+//   once the list is non-empty), else the list must hold the object's namespace;
+// - namespaceSelectors: empty matches all; a namespaced object needs one matching its
+//   Namespace's labels, a cluster-scoped one needs one that is `{}`;
+// - objectSelectors: empty matches all, else one must match the object's labels;
+// - clusterSelectors: a cluster is picked when any matches its labels (none: no cluster).
+// Across policies clusters are unioned, createOnly is OR-ed, statusCollectors are unioned,
+// wantSingletonReportedState (clause or spec) on any matching policy keeps only the first
+// cluster in name order. Pure functions; malformed selectors throw LabelSelectorError.
+import { isEmptySelector, matchesLabelSelector, type LabelSelector, type Labels } from './label-selector.js';
+
+export interface WorkloadRef {
+  group: string;
+  resource: string;
+  namespace: string;
+  name: string;
+  labels: Labels;
+}
+
+export interface DownsyncClause {
+  apiGroup?: string | null;
+  resources?: string[];
+  namespaces?: string[];
+  namespaceSelectors?: LabelSelector[];
+  objectNames?: string[];
+  objectSelectors?: LabelSelector[];
+  createOnly?: boolean;
+  wantSingletonReportedState?: boolean;
+  wantMultiWECReportedState?: boolean;
+  statusCollectors?: string[];
+}
+
+export interface BindingPolicySpec {
+  clusterSelectors?: LabelSelector[];
+  downsync?: DownsyncClause[];
+  wantSingletonReportedState?: boolean;
+}
+
+export interface Policy {
+  name: string;
+  spec: BindingPolicySpec;
+}
+
+export interface Cluster {
+  name: string;
+  labels: Labels;
+}
+
+export interface Resolution {
+  /** Destination clusters, sorted by name. */
+  clusters: string[];
+  /** The policies selecting the object, sorted by name. */
+  policies: string[];
+  createOnly: boolean;
+  wantSingletonReportedState: boolean;
+  wantMultiWECReportedState: boolean;
+  statusCollectors: string[];
+}
+
+const listMatches = (list: string[] | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
+
+/** Whether one clause selects the object; `namespaceLabels` are the labels of its Namespace. */
+export function clauseMatches(c: DownsyncClause, obj: WorkloadRef, namespaceLabels: Labels | undefined): boolean {
+  if (c.apiGroup !== undefined && c.apiGroup !== null && c.apiGroup !== obj.group) return false;
+  if (!listMatches(c.resources, obj.resource)) return false;
+  if (!listMatches(c.objectNames, obj.name)) return false;
+  const namespaces = c.namespaces ?? [];
+  if (namespaces.length > 0 && !namespaces.includes('*') && (obj.namespace === '' || !namespaces.includes(obj.namespace))) return false;
+  const nsSelectors = c.namespaceSelectors ?? [];
+  if (nsSelectors.length > 0) {
+    const ok = obj.namespace === ''
+      ? nsSelectors.some(isEmptySelector)
+      : nsSelectors.some((s) => matchesLabelSelector(s, namespaceLabels ?? {}));
+    if (!ok) return false;
+  }
+  const objSelectors = c.objectSelectors ?? [];
+  if (objSelectors.length > 0 && !objSelectors.some((s) => matchesLabelSelector(s, obj.labels))) return false;
+  return true;
+}
+
+/** The clusters a policy picks, sorted by name. */
+export function policyClusters(spec: BindingPolicySpec, clusters: readonly Cluster[]): string[] {
+  const selectors = spec.clusterSelectors ?? [];
+  return clusters.filter((c) => selectors.some((s) => matchesLabelSelector(s, c.labels))).map((c) => c.name).sort();
+}
+
+export function resolve(obj: WorkloadRef, namespaceLabels: Labels | undefined, policies: readonly Policy[], clusters: readonly Cluster[]): Resolution {
+  const picked = new Set<string>();
+  const names: string[] = [];
+  const collectors = new Set<string>();
+  let createOnly = false;
+  let singleton = false;
+  let multi = false;
+  for (const p of policies) {
+    const clauses = (p.spec.downsync ?? []).filter((c) => clauseMatches(c, obj, namespaceLabels));
+    if (clauses.length === 0) continue;
+    names.push(p.name);
+    for (const c of policyClusters(p.spec, clusters)) picked.add(c);
+    for (const c of clauses) {
+      createOnly ||= c.createOnly === true;
+      singleton ||= c.wantSingletonReportedState === true;
+      multi ||= c.wantMultiWECReportedState === true;
+      for (const s of c.statusCollectors ?? []) collectors.add(s);
+    }
+    singleton ||= p.spec.wantSingletonReportedState === true;
+  }
+  const sorted = [...picked].sort();
+  return {
+    clusters: singleton ? sorted.slice(0, 1) : sorted,
+    policies: names.sort(),
+    createOnly,
+    wantSingletonReportedState: singleton,
+    wantMultiWECReportedState: multi,
+    statusCollectors: [...collectors].sort(),
+  };
+}

@@ -1,0 +1,214 @@
+// Wrapping a workload object into the ManifestWork that carries it to one cluster (pure):
+// - the object is reduced to what its author wrote: server-set fields go (uid, resourceVersion,
+//   generation, creationTimestamp, deletion*, managedFields, ownerReferences, finalizers,
+//   selfLink, status, the last-applied annotation; a Service's clusterIP(s); a Job's selector and
+//   controller-uid labels, which the WEC's Job controller sets anew);
+// - CustomTransforms for its group/resource remove more (JSONPath-like `$.a.b["c.d"][0]`);
+// - with annotation control.kubestellar.io/expand-templates: "true", every string leaf is a Go
+//   template expanded with the cluster's properties (`{{.clusterName}}`, `{{ .label }}`): field
+//   references only; a missing property or any other action is a TemplateError;
+// - one ManifestWork per (WDS, object, cluster): a stable name from the WDS and the object's
+//   identity, labels naming the WDS and every policy that selected it, and a manifestConfig that
+//   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
+//   the policies say so). Over OCM's 500 KiB limit is a WrapError.
+import { createHash } from 'node:crypto';
+
+type Json = Record<string, unknown>;
+const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
+export const WDS_LABEL = 'view.kubestellar.io/wds';
+export const POLICY_LABEL_PREFIX = 'bindingpolicy.view.kubestellar.io/';
+/** OCM refuses a ManifestWork whose manifests exceed this. */
+export const MAX_MANIFESTS_BYTES = 500 * 1024;
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
+
+export class WrapError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WrapError';
+  }
+}
+
+export class TemplateError extends WrapError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TemplateError';
+  }
+}
+
+export interface ObjectIdentity {
+  group: string;
+  version: string;
+  resource: string;
+  namespace: string;
+  name: string;
+}
+
+function dropLabels(meta: unknown): void {
+  if (!isMap(meta) || !isMap(meta.labels)) return;
+  for (const l of CONTROLLER_UID_LABELS) delete meta.labels[l];
+  if (Object.keys(meta.labels).length === 0) delete meta.labels;
+}
+
+/** A copy of obj without what the server, not its author, set. */
+export function stripServerFields(obj: Json, id: Pick<ObjectIdentity, 'group' | 'resource'>): Json {
+  const out = structuredClone(obj);
+  delete out.status;
+  const meta = isMap(out.metadata) ? out.metadata : undefined;
+  if (meta) {
+    for (const k of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds',
+      'managedFields', 'ownerReferences', 'finalizers', 'selfLink']) delete meta[k];
+    if (isMap(meta.annotations)) {
+      delete meta.annotations[LAST_APPLIED];
+      if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
+    }
+  }
+  const spec = isMap(out.spec) ? out.spec : undefined;
+  if (id.group === '' && id.resource === 'services' && spec) {
+    delete spec.clusterIP;
+    delete spec.clusterIPs;
+  }
+  if (id.group === 'batch' && id.resource === 'jobs' && spec) {
+    delete spec.selector;
+    dropLabels(meta);
+    if (isMap(spec.template)) dropLabels(spec.template.metadata);
+  }
+  return out;
+}
+
+/** `$.spec.selector`, `$.metadata.labels["a.b/c"]`, `$.spec.ports[0]` → path segments. */
+export function parseRemovePath(path: string): (string | number)[] {
+  if (!path.startsWith('$')) throw new WrapError(`remove path ${JSON.stringify(path)}: must start with $`);
+  const segs: (string | number)[] = [];
+  let i = 1;
+  while (i < path.length) {
+    if (path[i] === '.') {
+      const m = /^[A-Za-z_$][\w$-]*/.exec(path.slice(i + 1));
+      if (!m) throw new WrapError(`remove path ${JSON.stringify(path)}: expected a field name at ${i + 1}`);
+      segs.push(m[0]);
+      i += 1 + m[0].length;
+    } else if (path[i] === '[') {
+      const rest = path.slice(i);
+      const str = /^\[\s*(["'])((?:\\.|(?!\1).)*)\1\s*\]/.exec(rest);
+      const num = /^\[\s*(\d+)\s*\]/.exec(rest);
+      if (str) {
+        segs.push(str[2]!.replace(/\\(.)/g, '$1'));
+        i += str[0].length;
+      } else if (num) {
+        segs.push(Number(num[1]));
+        i += num[0].length;
+      } else {
+        throw new WrapError(`remove path ${JSON.stringify(path)}: unsupported selector at ${i} (only names, quoted keys and indexes)`);
+      }
+    } else {
+      throw new WrapError(`remove path ${JSON.stringify(path)}: unexpected ${JSON.stringify(path[i])} at ${i}`);
+    }
+  }
+  if (segs.length === 0) throw new WrapError(`remove path ${JSON.stringify(path)}: removes the whole object`);
+  return segs;
+}
+
+/** A copy of obj with each path removed (a path that addresses nothing is fine). */
+export function applyRemovals(obj: Json, paths: readonly string[]): Json {
+  const out = structuredClone(obj);
+  for (const p of paths) {
+    const segs = parseRemovePath(p);
+    let node: unknown = out;
+    for (const s of segs.slice(0, -1)) {
+      node = Array.isArray(node) && typeof s === 'number' ? node[s] : isMap(node) && typeof s === 'string' ? node[s] : undefined;
+      if (node === undefined) break;
+    }
+    const last = segs[segs.length - 1]!;
+    if (Array.isArray(node) && typeof last === 'number' && last < node.length) node.splice(last, 1);
+    else if (isMap(node) && typeof last === 'string') delete node[last];
+  }
+  return out;
+}
+
+const ACTION = /\{\{-?\s*(.*?)\s*-?\}\}/g;
+
+function expandString(s: string, props: Readonly<Record<string, string>>, where: string): string {
+  if (!s.includes('{{')) return s;
+  return s.replace(ACTION, (_m, action: string) => {
+    const ref = /^\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(action);
+    if (!ref) throw new TemplateError(`${where}: template action {{${action}}} is not supported (only {{.property}})`);
+    const v = props[ref[1]!];
+    if (v === undefined) throw new TemplateError(`${where}: map has no entry for key "${ref[1]}"`);
+    return v;
+  });
+}
+
+/** Expands every string leaf of obj (keys stay) as a template over `props`. */
+export function expandTemplates(obj: unknown, props: Readonly<Record<string, string>>, where = '$'): unknown {
+  if (typeof obj === 'string') return expandString(obj, props, where);
+  if (Array.isArray(obj)) return obj.map((v, i) => expandTemplates(v, props, `${where}[${i}]`));
+  if (isMap(obj)) {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(obj)) out[k] = expandTemplates(v, props, `${where}.${k}`);
+    return out;
+  }
+  return obj;
+}
+
+/**
+ * The template properties of a cluster, in KubeStellar's precedence: its inventory object's
+ * annotations, then its labels, then the built-in `clusterName` (only keys that are Go
+ * identifiers). KubeStellar's first source, a ConfigMap in the ITS namespace
+ * customization-properties, is not read here.
+ */
+export function clusterProperties(cluster: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Record<string, string> {
+  const ident = /^[A-Za-z_][A-Za-z0-9_]*$/;
+  const props: Record<string, string> = { clusterName: cluster.name };
+  for (const source of [cluster.labels ?? {}, cluster.annotations ?? {}]) {
+    for (const [k, v] of Object.entries(source)) if (ident.test(k)) props[k] = v;
+  }
+  return props;
+}
+
+/** The ManifestWork name for an object of a WDS: stable, unique per (WDS, object), a DNS label. */
+export function manifestWorkName(wds: string, id: ObjectIdentity): string {
+  const digest = createHash('sha256').update(`${id.group}/${id.resource}/${id.namespace}/${id.name}`).digest('hex').slice(0, 20);
+  return `${wds}-${digest}`.slice(0, 63);
+}
+
+/** The label naming a policy on the works it selects (hashed when the name is too long for a label key). */
+export function policyLabel(policy: string): string {
+  const name = policy.length <= 63 ? policy : `h-${createHash('sha256').update(policy).digest('hex').slice(0, 40)}`;
+  return `${POLICY_LABEL_PREFIX}${name}`;
+}
+
+export interface WorkOptions {
+  wds: string;
+  cluster: string;
+  id: ObjectIdentity;
+  policies: readonly string[];
+  createOnly: boolean;
+}
+
+/** The ManifestWork carrying `manifest` (already stripped, transformed and expanded) to one cluster. */
+export function manifestWork(manifest: Json, o: WorkOptions): Json {
+  const size = Buffer.byteLength(JSON.stringify(manifest));
+  if (size > MAX_MANIFESTS_BYTES) {
+    throw new WrapError(`${o.id.resource}${o.id.group ? `.${o.id.group}` : ''} ${o.id.namespace ? `${o.id.namespace}/` : ''}${o.id.name} is ${size} bytes, over the ManifestWork limit of ${MAX_MANIFESTS_BYTES}`);
+  }
+  const labels: Record<string, string> = { [WDS_LABEL]: o.wds };
+  for (const p of o.policies) labels[policyLabel(p)] = '';
+  const resourceIdentifier: Json = { group: o.id.group, resource: o.id.resource, name: o.id.name };
+  if (o.id.namespace) resourceIdentifier.namespace = o.id.namespace;
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1',
+    kind: 'ManifestWork',
+    metadata: { name: manifestWorkName(o.wds, o.id), namespace: o.cluster, labels },
+    spec: {
+      workload: { manifests: [manifest] },
+      manifestConfigs: [{
+        resourceIdentifier,
+        updateStrategy: o.createOnly
+          ? { type: 'CreateOnly' }
+          : { type: 'ServerSideApply', serverSideApply: { fieldManager: `kubestellar-${o.wds}`, force: false } },
+      }],
+    },
+  };
+}

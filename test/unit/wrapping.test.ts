@@ -1,0 +1,74 @@
+import t from 'tap';
+import {
+  applyRemovals, clusterProperties, expandTemplates, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields,
+  TemplateError, WrapError, MAX_MANIFESTS_BYTES,
+} from '../../src/controllers/wrapping.js';
+
+t.test('stripServerFields keeps what the author wrote', async (t) => {
+  const live = {
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: 's', namespace: 'demo', uid: 'u', resourceVersion: '5', generation: 2, creationTimestamp: 'x', managedFields: [{}],
+      ownerReferences: [{}], finalizers: ['f'], selfLink: '/x', labels: { app: 'a' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'me' } },
+    spec: { clusterIP: '10.0.0.1', clusterIPs: ['10.0.0.1'], ports: [{ port: 80 }] },
+    status: { loadBalancer: {} },
+  };
+  t.same(stripServerFields(live, { group: '', resource: 'services' }), {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'demo', labels: { app: 'a' }, annotations: { keep: 'me' } },
+    spec: { ports: [{ port: 80 }] },
+  });
+  t.equal(live.spec.clusterIP, '10.0.0.1', 'the input is untouched');
+  const job = {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', labels: { 'controller-uid': 'u', 'batch.kubernetes.io/controller-uid': 'u' } },
+    spec: { selector: { matchLabels: { 'controller-uid': 'u' } }, template: { metadata: { labels: { 'controller-uid': 'u', 'job-name': 'j' } }, spec: {} } },
+  };
+  t.same(stripServerFields(job, { group: 'batch', resource: 'jobs' }), {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { metadata: { labels: { 'job-name': 'j' } }, spec: {} } },
+  });
+  t.same(stripServerFields({ metadata: { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}' } } }, { group: '', resource: 'configmaps' }),
+    { metadata: {} }, 'an annotations map left empty goes');
+});
+
+t.test('CustomTransform remove paths', async (t) => {
+  t.same(parseRemovePath('$.spec.selector'), ['spec', 'selector']);
+  t.same(parseRemovePath('$.metadata.labels["app.kubernetes.io/name"]'), ['metadata', 'labels', 'app.kubernetes.io/name']);
+  t.same(parseRemovePath("$.spec.ports[1]"), ['spec', 'ports', 1]);
+  t.throws(() => parseRemovePath('spec.x'), WrapError);
+  t.throws(() => parseRemovePath('$'), WrapError);
+  t.throws(() => parseRemovePath('$.spec[*]'), WrapError);
+  const obj = { spec: { selector: { a: 1 }, ports: [{ p: 1 }, { p: 2 }] }, metadata: { labels: { 'x.y/z': '1', k: '2' } } };
+  t.same(applyRemovals(obj, ['$.spec.selector', '$.spec.ports[0]', '$.metadata.labels["x.y/z"]', '$.not.there', '$.spec.ports[9]']),
+    { spec: { ports: [{ p: 2 }] }, metadata: { labels: { k: '2' } } });
+  t.same(obj.spec.ports.length, 2, 'the input is untouched');
+});
+
+t.test('template expansion with cluster properties', async (t) => {
+  const props = clusterProperties({ name: 'wec1', labels: { region: 'eu', 'kubernetes.io/os': 'linux', zone: 'l' }, annotations: { zone: 'a' } });
+  t.same(props, { clusterName: 'wec1', region: 'eu', zone: 'a' }, 'identifiers only; annotations win over labels');
+  t.same(clusterProperties({ name: 'x', labels: { clusterName: 'y' } }).clusterName, 'y', 'the built-in comes last');
+  const obj = { metadata: { name: 'cm' }, data: { where: 'in {{ .region }} on {{.clusterName}}', n: 3, list: ['{{.zone}}'] } };
+  t.same(expandTemplates(obj, props), { metadata: { name: 'cm' }, data: { where: 'in eu on wec1', n: 3, list: ['a'] } });
+  t.throws(() => expandTemplates({ data: { x: '{{.missing}}' } }, props), new TemplateError('$.data.x: map has no entry for key "missing"'));
+  t.throws(() => expandTemplates({ data: { x: '{{ printf "%s" .zone }}' } }, props), TemplateError);
+});
+
+t.test('manifestWork: stable name, labels, update strategy, size limit', async (t) => {
+  const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' };
+  const name = manifestWorkName('wds1', id);
+  t.match(name, /^wds1-[0-9a-f]{20}$/);
+  t.equal(manifestWorkName('wds1', id), name, 'stable');
+  t.not(manifestWorkName('wds2', id), name, 'per WDS');
+  t.not(manifestWorkName('wds1', { ...id, namespace: 'other' }), name, 'per object');
+  const manifest = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'demo' } };
+  const work = manifestWork(manifest, { wds: 'wds1', cluster: 'wec1', id, policies: ['edge', 'p'.repeat(70)], createOnly: false }) as any;
+  t.equal(work.apiVersion, 'work.open-cluster-management.io/v1');
+  t.same(work.metadata, { name, namespace: 'wec1', labels: { 'view.kubestellar.io/wds': 'wds1', [policyLabel('edge')]: '', [policyLabel('p'.repeat(70))]: '' } });
+  t.match(policyLabel('p'.repeat(70)), /^bindingpolicy\.view\.kubestellar\.io\/h-[0-9a-f]{40}$/, 'a long policy name is hashed');
+  t.same(work.spec.workload.manifests, [manifest]);
+  t.same(work.spec.manifestConfigs, [{ resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web', namespace: 'demo' },
+    updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'kubestellar-wds1', force: false } } }]);
+  const createOnly = manifestWork(manifest, { wds: 'wds1', cluster: 'wec1', id: { ...id, namespace: '' }, policies: [], createOnly: true }) as any;
+  t.same(createOnly.spec.manifestConfigs[0], { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web' }, updateStrategy: { type: 'CreateOnly' } });
+  const big = { ...manifest, data: { x: 'a'.repeat(MAX_MANIFESTS_BYTES) } };
+  t.throws(() => manifestWork(big, { wds: 'wds1', cluster: 'wec1', id, policies: [], createOnly: false }), WrapError);
+});
