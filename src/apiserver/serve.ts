@@ -4,6 +4,8 @@
 // registration, the HTTPS server and its upgrade passthrough. Resolves once listening; `close()` stops it.
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
+import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
+import { PlacementController } from '../controllers/placement.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
@@ -30,6 +32,9 @@ export interface ServeOptions {
   externalName: string;
   /** ksview-protojson, the decoder of protobuf bodies for denatured kinds (absent: they are 415). */
   protobufDecoder?: string;
+  /** kubeconfig of the ITS: with it, the placement controllers run (BindingPolicies → ManifestWorks). */
+  itsKubeconfig?: string;
+  itsContext?: string;
   /** The denatured kinds (default: DEFAULT_DENATURED). */
   denatured?: readonly GroupResource[];
 }
@@ -92,11 +97,22 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
   await denatured.start();
+  let placement: PlacementController | undefined;
+  let its: Upstream | undefined;
+  if (o.itsKubeconfig) {
+    its = await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext);
+    await ensureCRDs(up, WDS_CRD_FILES);
+    await ensureCRDs(its, ITS_CRD_FILES);
+    placement = new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) });
+    await placement.start();
+  }
   return {
     app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
     async close() {
       clearInterval(refresh);
       denatured.stop();
+      await placement?.stop();
+      await its?.pool.close();
       protobuf?.close();
       await app.close();
       await up.pool.close();

@@ -119,9 +119,12 @@ function buildProgram(): Command {
     .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
     .option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none',
       parseResourceList, DEFAULT_DENATURED)
+    .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
+    .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
-    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string }) => {
+    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; itsKubeconfig?: string; itsContext?: string }) => {
+      if (flags.itsKubeconfig && !existsSync(flags.itsKubeconfig)) throw new UserError(`--its-kubeconfig ${flags.itsKubeconfig}: no such file`);
       if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(flags.wdsName)) throw new UserError(`--wds-name ${JSON.stringify(flags.wdsName)} is not a DNS label`);
       if (!existsSync(flags.wdsKubeconfig)) throw new UserError(`--wds-kubeconfig ${flags.wdsKubeconfig}: no such file`);
       let server;

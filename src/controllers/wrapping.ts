@@ -207,7 +207,7 @@ export function manifestWork(manifest: Json, o: WorkOptions): Json {
         resourceIdentifier,
         updateStrategy: o.createOnly
           ? { type: 'CreateOnly' }
-          : { type: 'ServerSideApply', serverSideApply: { fieldManager: `kubestellar-${o.wds}`, force: false } },
+          : { type: 'ServerSideApply', serverSideApply: { fieldManager: `work-agent-kubestellar-${o.wds}`, force: false } },
       }],
     },
   };

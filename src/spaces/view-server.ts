@@ -32,6 +32,9 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
       '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
       '--port', String(layout.viewServerPort), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
     ];
+    // With an ITS, the placement controllers run too.
+    const its = layout.spaces.find((s) => s.role === 'its');
+    if (its) args.push('--its-kubeconfig', path.join(its.dir, 'kubeconfig'));
     const rec = startDetached(VIEW_SERVER_PROCESS, process.execPath, args, path.join(layout.dir, 'logs', 'wds1-ksview-serve.log'));
     state.processes = [...state.processes.filter((p) => p.name !== VIEW_SERVER_PROCESS), rec];
     writeState(layout.statePath, state);

@@ -66,7 +66,7 @@ t.test('manifestWork: stable name, labels, update strategy, size limit', async (
   t.match(policyLabel('p'.repeat(70)), /^bindingpolicy\.view\.kubestellar\.io\/h-[0-9a-f]{40}$/, 'a long policy name is hashed');
   t.same(work.spec.workload.manifests, [manifest]);
   t.same(work.spec.manifestConfigs, [{ resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web', namespace: 'demo' },
-    updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'kubestellar-wds1', force: false } } }]);
+    updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'work-agent-kubestellar-wds1', force: false } } }]);
   const createOnly = manifestWork(manifest, { wds: 'wds1', cluster: 'wec1', id: { ...id, namespace: '' }, policies: [], createOnly: true }) as any;
   t.same(createOnly.spec.manifestConfigs[0], { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web' }, updateStrategy: { type: 'CreateOnly' } });
   const big = { ...manifest, data: { x: 'a'.repeat(MAX_MANIFESTS_BYTES) } };

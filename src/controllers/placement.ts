@@ -1,0 +1,310 @@
+// The placement controller of one WDS: BindingPolicies resolved into ManifestWorks in the ITS.
+// Informers watch the workload (./workload-resources.ts, rediscovered every 10 s so CRDs that
+// come and go start and stop theirs), the BindingPolicies and CustomTransforms of the WDS, and
+// the ManagedClusters and this WDS's ManifestWorks in the ITS. Changes queue keys (never
+// objects) on one WorkQueue: an object's key (and its Namespace's), or every object's when a
+// policy, transform or cluster changes. Reconciling an object: resolve its clusters (a
+// Namespace also goes wherever an object in it goes), wrap it for each, server-side apply the
+// works that differ from what was last written, delete this object's works in other clusters.
+// Errors of a policy (bad selectors, template or size errors of the objects it selects) go to its
+// status.errors. Reads and writes use the server's own identity.
+import { createHash } from 'node:crypto';
+import type { AggregatedDiscovery } from '../storage/discovery-filter.js';
+import { DENATURED_FROM_LABEL } from '../storage/crd-schema.js';
+import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../storage/denatured-translation.js';
+import type { KindCategories } from '../storage/kind-categories.js';
+import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { Informer, type KubeObj } from './informer.js';
+import { LabelSelectorError, validateLabelSelector } from './label-selector.js';
+import { resolve, type Policy, type WorkloadRef } from './resolution.js';
+import { runWorkers, WorkQueue } from './work-queue.js';
+import { isSystemObject, workloadResources, type WorkloadResource } from './workload-resources.js';
+import {
+  applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, stripServerFields,
+  WDS_LABEL, WrapError, type ObjectIdentity,
+} from './wrapping.js';
+
+const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+const POLICIES = '/apis/control.kubestellar.io/v1alpha1/bindingpolicies';
+const TRANSFORMS = '/apis/control.kubestellar.io/v1alpha1/customtransforms';
+const CLUSTERS = '/apis/cluster.open-cluster-management.io/v1/managedclusters';
+const WORKS = '/apis/work.open-cluster-management.io/v1/manifestworks';
+const REDISCOVER_MS = 10_000;
+/** On each ManifestWork: the queue key of the object it carries. */
+export const SOURCE_ANNOTATION = 'view.kubestellar.io/source';
+
+export interface PlacementOptions {
+  wdsName: string;
+  wds: Upstream;
+  its: Upstream;
+  cats: KindCategories;
+  workers?: number;
+  log: (msg: string) => void;
+}
+
+const resourceKey = (r: { group: string; version: string; resource: string }) => `${r.group}|${r.version}|${r.resource}`;
+
+export class PlacementController {
+  private readonly queue = new WorkQueue();
+  private readonly informers = new Map<string, { res: WorkloadResource; informer: Informer }>();
+  private readonly policies: Informer;
+  private readonly transforms: Informer;
+  private readonly clusters: Informer;
+  private readonly works: Informer;
+  /** work namespace/name → hash of what this controller last applied. */
+  private readonly written = new Map<string, string>();
+  /** policy → object key → errors found while wrapping that object. */
+  private readonly objectErrors = new Map<string, Map<string, string[]>>();
+  private readonly fieldManager: string;
+  private timer: NodeJS.Timeout | undefined;
+  private workersDone: Promise<void> | undefined;
+
+  constructor(private readonly o: PlacementOptions) {
+    this.fieldManager = `kubestellar-view-${o.wdsName}`;
+    const everything = () => this.enqueueAll();
+    const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
+    this.policies = new Informer(o.wds, { path: POLICIES, onChange: (_t, p) => { this.queue.add(`p|${p.metadata.name}`); everything(); }, onError: onError('bindingpolicies') });
+    this.transforms = new Informer(o.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
+    this.clusters = new Informer(o.its, { path: CLUSTERS, onChange: everything, onError: onError('managedclusters') });
+    // A work changed or deleted by someone else, or left by an object deleted while this server
+    // was down: its source object is reconciled again.
+    this.works = new Informer(o.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, onError: onError('manifestworks'),
+      onChange: (_t, w) => {
+        const source = w.metadata?.annotations?.[SOURCE_ANNOTATION];
+        if (typeof source === 'string' && source.startsWith('o|')) this.queue.add(source);
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    for (const i of [this.policies, this.transforms, this.clusters, this.works]) i.start();
+    await this.rediscover();
+    this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
+    await Promise.all([this.policies.synced, this.transforms.synced, this.clusters.synced, this.works.synced]);
+    this.workersDone = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.reconcile(key),
+      (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
+    this.enqueueAll();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    for (const i of [this.policies, this.transforms, this.clusters, this.works]) i.stop();
+    for (const { informer } of this.informers.values()) informer.stop();
+    this.queue.shutDown();
+    await this.workersDone;
+  }
+
+  /** Every workload resource has an informer; resources that went away lose theirs. */
+  private async rediscover(): Promise<void> {
+    const headers = { accept: AGGREGATED_V2 };
+    const [core, groups, crds] = await Promise.all([
+      upstreamJson<AggregatedDiscovery>(this.o.wds, 'GET', '/api', { headers }),
+      upstreamJson<AggregatedDiscovery>(this.o.wds, 'GET', '/apis', { headers }),
+      upstreamJson<{ items: KubeObj[] }>(this.o.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
+    ]);
+    const from = new Map<string, string>();
+    for (const crd of crds.items) {
+      const label = String(crd.metadata?.labels?.[DENATURED_FROM_LABEL] ?? '');
+      const dot = label.indexOf('.');
+      if (dot > 0) from.set(crd.spec?.names?.plural, label.slice(dot + 1) === 'core' ? '' : label.slice(dot + 1));
+    }
+    const wanted = workloadResources([core, groups], this.o.cats, (plural) => from.get(plural));
+    const keys = new Set(wanted.map(resourceKey));
+    for (const [k, { informer }] of this.informers) {
+      if (!keys.has(k)) {
+        informer.stop();
+        this.informers.delete(k);
+      }
+    }
+    for (const res of wanted) {
+      const k = resourceKey(res);
+      if (this.informers.has(k)) continue;
+      const path = `${res.group === '' ? '/api' : `/apis/${res.group}`}/${res.version}/${res.resource}`;
+      const informer = new Informer(this.o.wds, {
+        path,
+        onChange: (_t, obj) => {
+          const ns = obj.metadata?.namespace ?? '';
+          this.queue.add(`o|${k}|${ns}|${this.nativeName(res, obj)}`);
+          if (ns) this.queue.add(`o|${resourceKey({ group: '', version: 'v1', resource: 'namespaces' })}||${ns}`);
+        },
+        onError: (err) => this.o.log(`placement: ${path}: ${err.message}`),
+      });
+      this.informers.set(k, { res, informer });
+      informer.start();
+    }
+  }
+
+  private enqueueAll(): void {
+    for (const [k, { res, informer }] of this.informers) {
+      for (const obj of informer.list()) this.queue.add(`o|${k}|${obj.metadata?.namespace ?? ''}|${this.nativeName(res, obj)}`);
+    }
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const [kind, ...rest] = key.split('|');
+    if (kind === 'p') return this.reconcilePolicy(rest.join('|'));
+    const [group, version, resource, namespace, name] = rest as [string, string, string, string, string];
+    return this.reconcileObject({ group, version, resource }, namespace, name);
+  }
+
+  /** Keys carry native names (a deleted object's works are found by them); the cache has stored ones. */
+  private nativeName(res: WorkloadResource, obj: KubeObj): string {
+    if (res.group === res.native.group) return obj.metadata?.name;
+    return obj.metadata?.annotations?.[NATIVE_NAME_ANNOTATION] ?? obj.metadata?.name;
+  }
+
+  private policyList(): Policy[] {
+    return this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => ({ name: p.metadata.name, spec: p.spec ?? {} }));
+  }
+
+  /** The native form of a cached object and its identity, or undefined for objects never sent. */
+  private workloadObject(res: WorkloadResource, obj: KubeObj): { id: ObjectIdentity; native: KubeObj; ref: WorkloadRef } | undefined {
+    const native = res.group === res.native.group ? obj : toNative(obj, { group: res.native.group, version: res.version });
+    if (isSystemObject(res.native, native)) return undefined;
+    const id: ObjectIdentity = { group: res.native.group, version: res.version, resource: res.native.resource, namespace: native.metadata?.namespace ?? '', name: native.metadata?.name };
+    return { id, native, ref: { group: id.group, resource: id.resource, namespace: id.namespace, name: id.name, labels: native.metadata?.labels ?? {} } };
+  }
+
+  private namespaceLabels(ns: string): Record<string, string> | undefined {
+    return this.informers.get(resourceKey({ group: '', version: 'v1', resource: 'namespaces' }))?.informer.get('', ns)?.metadata?.labels;
+  }
+
+  private clustersOf(ref: WorkloadRef, policies: Policy[]): ReturnType<typeof resolve> {
+    return resolve(ref, ref.namespace ? this.namespaceLabels(ref.namespace) ?? {} : undefined, policies, this.clusters.list().map((c) => ({ name: c.metadata.name, labels: c.metadata?.labels ?? {} })));
+  }
+
+  private async reconcileObject(r: { group: string; version: string; resource: string }, namespace: string, name: string): Promise<void> {
+    const entry = this.informers.get(resourceKey(r));
+    const denatured = entry !== undefined && entry.res.group !== entry.res.native.group;
+    const cached = entry?.informer.get(namespace, denatured ? storedName(name) : name);
+    const found = entry && cached ? this.workloadObject(entry.res, cached) : undefined;
+    const objectKey = `${r.group}|${r.resource}|${namespace}|${name}`;
+    let policies: Policy[] = [];
+    try {
+      policies = this.policyList();
+    } catch { /* malformed policies are reported by reconcilePolicy */ }
+    const desired = new Map<string, KubeObj>();
+    const errors = new Map<string, string[]>();
+    if (found) {
+      const valid = policies.filter((p) => this.selectorErrors(p).length === 0);
+      const resolution = this.clustersOf(found.ref, valid);
+      const clusters = new Set(resolution.clusters);
+      const policyNames = new Set(resolution.policies);
+      if (found.id.group === '' && found.id.resource === 'namespaces') {
+        // A Namespace goes wherever an object in it goes.
+        for (const { res, informer } of this.informers.values()) {
+          if (!res.namespaced) continue;
+          for (const o of informer.list()) {
+            if (o.metadata?.namespace !== found.id.name) continue;
+            const w = this.workloadObject(res, o);
+            if (!w) continue;
+            const inner = this.clustersOf(w.ref, valid);
+            for (const c of inner.clusters) clusters.add(c);
+            for (const p of inner.policies) policyNames.add(p);
+          }
+        }
+      }
+      let manifest = stripServerFields(found.native, found.id);
+      for (const t of this.transforms.list()) {
+        if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
+      }
+      const expand = found.native.metadata?.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
+      for (const cluster of clusters) {
+        try {
+          const mc = this.clusters.get('', cluster);
+          const content = expand ? expandTemplates(manifest, clusterProperties({ name: cluster, labels: mc?.metadata?.labels, annotations: mc?.metadata?.annotations })) as KubeObj : manifest;
+          desired.set(cluster, manifestWork(content, { wds: this.o.wdsName, cluster, id: found.id, policies: [...policyNames].sort(), createOnly: resolution.createOnly }));
+        } catch (err) {
+          if (!(err instanceof WrapError)) throw err;
+          for (const p of policyNames) errors.set(p, [...(errors.get(p) ?? []), `${cluster}: ${err.message}`]);
+        }
+      }
+    }
+    this.recordErrors(objectKey, errors);
+
+    const workName = manifestWorkName(this.o.wdsName, found?.id ?? { ...r, namespace, name, group: this.nativeGroupOf(r) });
+    const source = `o|${resourceKey(r)}|${namespace}|${name}`;
+    for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
+    for (const [cluster, work] of desired) await this.applyWork(cluster, work);
+    for (const existing of this.works.list()) {
+      if (existing.metadata?.name !== workName || desired.has(existing.metadata.namespace)) continue;
+      await this.deleteWork(existing.metadata.namespace, workName);
+    }
+  }
+
+  private nativeGroupOf(r: { group: string; version: string; resource: string }): string {
+    return this.informers.get(resourceKey(r))?.res.native.group ?? r.group;
+  }
+
+  private async applyWork(cluster: string, work: KubeObj): Promise<void> {
+    const name = work.metadata.name as string;
+    const body = JSON.stringify(work);
+    const hash = createHash('sha256').update(body).digest('hex');
+    const k = `${cluster}/${name}`;
+    const live = this.works.get(cluster, name);
+    if (this.written.get(k) === hash && live) return; // nothing would change
+    const res = await upstreamRequest(this.o.its, 'PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${name}?fieldManager=${this.fieldManager}&force=true`, {
+      headers: { 'content-type': 'application/apply-patch+yaml' }, body: work,
+    });
+    if (res.status >= 300) throw new Error(`apply ManifestWork ${k}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    this.written.set(k, hash);
+  }
+
+  private async deleteWork(cluster: string, name: string): Promise<void> {
+    const res = await upstreamRequest(this.o.its, 'DELETE', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${name}`);
+    if (res.status >= 300 && res.status !== 404) throw new Error(`delete ManifestWork ${cluster}/${name}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    this.written.delete(`${cluster}/${name}`);
+  }
+
+  private selectorErrors(p: Policy): string[] {
+    const errors: string[] = [];
+    const check = (sel: unknown, path: string) => {
+      try {
+        validateLabelSelector((sel ?? {}) as never, path);
+      } catch (err) {
+        if (err instanceof LabelSelectorError) errors.push(err.message);
+        else throw err;
+      }
+    };
+    (p.spec.clusterSelectors ?? []).forEach((s, i) => check(s, `spec.clusterSelectors[${i}]`));
+    (p.spec.downsync ?? []).forEach((c, i) => {
+      (c.namespaceSelectors ?? []).forEach((s, j) => check(s, `spec.downsync[${i}].namespaceSelectors[${j}]`));
+      (c.objectSelectors ?? []).forEach((s, j) => check(s, `spec.downsync[${i}].objectSelectors[${j}]`));
+    });
+    return errors;
+  }
+
+  private recordErrors(objectKey: string, byPolicy: Map<string, string[]>): void {
+    const touched = new Set<string>(byPolicy.keys());
+    for (const [policy, perObject] of this.objectErrors) if (perObject.has(objectKey)) touched.add(policy);
+    for (const policy of touched) {
+      const perObject = this.objectErrors.get(policy) ?? new Map<string, string[]>();
+      const before = JSON.stringify(perObject.get(objectKey) ?? []);
+      const now = byPolicy.get(policy) ?? [];
+      if (now.length > 0) perObject.set(objectKey, now);
+      else perObject.delete(objectKey);
+      this.objectErrors.set(policy, perObject);
+      if (before !== JSON.stringify(now)) this.queue.add(`p|${policy}`);
+    }
+  }
+
+  /** status.errors and observedGeneration of one policy. */
+  private async reconcilePolicy(name: string): Promise<void> {
+    const p = this.policies.get('', name);
+    if (!p) {
+      this.objectErrors.delete(name);
+      return;
+    }
+    const errors = [...this.selectorErrors({ name, spec: p.spec ?? {} })];
+    for (const list of (this.objectErrors.get(name) ?? new Map()).values()) errors.push(...list);
+    errors.sort();
+    const status = p.status ?? {};
+    if (status.observedGeneration === p.metadata.generation && JSON.stringify(status.errors ?? []) === JSON.stringify(errors)) return;
+    const res = await upstreamRequest(this.o.wds, 'PATCH', `${POLICIES}/${name}/status`, {
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { status: { observedGeneration: p.metadata.generation, errors: errors.length > 0 ? errors : null, conditions: status.conditions ?? [] } },
+    });
+    if (res.status >= 300 && res.status !== 404) throw new Error(`status of BindingPolicy ${name}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+  }
+}
