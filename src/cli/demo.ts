@@ -79,9 +79,22 @@ spec:
   hard: {configmaps: "0"}
 `;
 
+const DEMO_BINDING_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata:
+  name: demo-nginx
+spec:
+  clusterSelectors:
+  - matchLabels: {location-group: edge}
+  downsync:
+  - objectSelectors:
+    - matchLabels: {app: nginx}
+    namespaces: [demo]
+`;
+
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
-  progress.step('1/6 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
+  progress.step('1/7 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress });
   // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
   const kc = path.join(layout.dir, 'kubeconfig-view');
@@ -95,25 +108,26 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     return r;
   };
 
-  progress.step('2/6 kubectl against every space');
+  progress.step('2/7 kubectl against every space');
   for (const s of layout.spaces) {
     show(['--context', s.name, 'get', 'namespaces']);
   }
   show(['--context', 'wec1', 'get', 'nodes', '-o', 'wide']);
 
-  progress.step('3/6 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
+  progress.step('3/7 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
   show(['--context', 'wec1', 'apply', '-f', '-'], DEMO_DEPLOYMENT);
   show(['--context', 'wec1', 'wait', '--for=condition=Available', 'deployment/demo-nginx', '--timeout=120s']);
   show(['--context', 'wec1', 'get', 'deployment,pods', '-l', 'app=nginx', '-o', 'wide']);
   const absent = kubectl(kc, ['--context', 'wec2', 'get', 'deployment', 'demo-nginx', '--ignore-not-found', '-o', 'name']);
   process.stdout.write(`\nwec2 has ${absent.stdout.trim() ? 'the deployment too (unexpected)' : 'no such deployment: the spaces are isolated'}\n`);
 
-  progress.step('4/6 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
-  await ensureViewServer(layout, progress);
+  progress.step('4/7 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
+  // Restarted, so the server runs this build (with its placement controllers) whatever ran before.
+  await ensureViewServer(layout, progress, { restart: true });
   show(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
   show(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
 
-  progress.step('5/6 kubectl through the view (context wds1-view): the workload lands natively in wds1');
+  progress.step('5/7 kubectl through the view (context wds1-view): the workload lands natively in wds1');
   show(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   process.stdout.write('\n');
   const kinds = kubectl(kc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
@@ -123,7 +137,7 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
   process.stdout.write('\n');
 
-  progress.step('6/6 denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1');
+  progress.step('6/7 denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1');
   show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_DENATURED_BUNDLE);
   show(['--context', 'wds1-view', 'get', 'clusterrolebinding,validatingwebhookconfiguration']);
   show(['--context', 'wds1', 'auth', 'can-i', '--as', 'alice', '*', '*'], undefined, true);
@@ -131,5 +145,21 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', 'get', 'clusterrolebindings.denatured.kubestellar.io,validatingwebhookconfigurations.denatured.kubestellar.io', '-o', 'name']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'resourcequotas.denatured.kubestellar.io', '-o', 'name']);
   process.stdout.write('\nalice is no admin in wds1, the webhook rejects nothing, the quota limits nothing: they exist there only as denatured.kubestellar.io objects\n');
+
+  progress.step('7/7 placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1');
+  // Inventory is data until the WEC agent registers clusters: the demo writes it.
+  for (const wec of layout.spaces.filter((s) => s.role === 'wec')) {
+    show(['--context', 'its1', 'apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${wec.name}\n---\n` +
+      `apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: ${wec.name}\n  labels: {location-group: edge, name: ${wec.name}}\nspec:\n  hubAcceptsClient: true\n`);
+  }
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_BINDING_POLICY);
+  const deadline = Date.now() + 60_000;
+  const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);
+  const worksOf = (ns: string) => kubectl(kc, ['--context', 'its1', '-n', ns, 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx', '-o', 'name']).stdout.split('\n').filter(Boolean);
+  while (Date.now() < deadline && !wecs.every((w) => worksOf(w).length >= 3)) await new Promise((r) => setTimeout(r, 500));
+  if (!wecs.every((w) => worksOf(w).length >= 3)) throw new UserError('the BindingPolicy demo-nginx did not produce its ManifestWorks within 60 s (see the ksview serve log)');
+  show(['--context', 'its1', 'get', 'manifestworks', '-A', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx',
+    '-o', 'custom-columns=CLUSTER:.metadata.namespace,WORK:.metadata.name,KIND:.spec.workload.manifests[0].kind,OBJECT:.spec.workload.manifests[0].metadata.name']);
+  process.stdout.write('\nthe Deployment, the ConfigMap and their Namespace wait in the mailboxes of wec1 and wec2 for the WEC agent (next issue)\n');
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

@@ -102,3 +102,88 @@ t.test('a BindingPolicy with a bad selector operator is refused', async (t) => {
   t.match(r.stderr, /Unsupported value: "Equals"/);
   t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', name, '--ignore-not-found']); });
 });
+
+/** A BindingPolicy applied in wds1 for one test. */
+function bindingPolicy(t: Test, name: string, spec: Obj): void {
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name }, spec }));
+  t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', name, '--ignore-not-found']); });
+}
+
+const cmId = (namespace: string, name: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace, name });
+const manifestOf = (w: Obj | undefined) => w?.spec?.workload?.manifests?.[0] as Obj | undefined;
+
+t.test('modulations and selectors: singleton, createOnly, overlapping policies, objectNames, namespaceSelectors', async (t) => {
+  const run = uniqueName('mod');
+  const ns = testNamespace(t, ['wds1'], 'mod');
+  kcOk('wds1', ['label', 'namespace', ns, `team=${run}`]);
+  const [a, b] = [`${run}-a`, `${run}-b`];
+  managedCluster(t, a, { group: run, zone: 'a' });
+  managedCluster(t, b, { group: run, zone: 'b' });
+  for (const n of ['single', 'create-only', 'both', 'named', 'other']) kcOk(VIEW, ['-n', ns, 'create', 'configmap', n, '--from-literal=x=1']);
+
+  bindingPolicy(t, `${run}-single`, { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], objectNames: ['single'], wantSingletonReportedState: true }] });
+  bindingPolicy(t, `${run}-create-only`, { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], objectNames: ['create-only'], createOnly: true }] });
+  bindingPolicy(t, `${run}-zone-a`, { clusterSelectors: [{ matchLabels: { zone: 'a', group: run } }], downsync: [{ namespaces: [ns], objectNames: ['both'] }] });
+  bindingPolicy(t, `${run}-zone-b`, { clusterSelectors: [{ matchLabels: { zone: 'b', group: run } }], downsync: [{ namespaces: [ns], objectNames: ['both'] }] });
+  bindingPolicy(t, `${run}-nssel`, { clusterSelectors: [{ matchLabels: { zone: 'b', group: run } }],
+    downsync: [{ namespaceSelectors: [{ matchLabels: { team: run } }], resources: ['configmaps'], objectNames: ['named'] }] });
+
+  const single = await waitUntil('the singleton work', () => work(a, cmId(ns, 'single')), 60_000);
+  t.ok(single, `singleton: the first cluster in name order (${a})`);
+  t.equal(work(b, cmId(ns, 'single')), undefined, `and not ${b}`);
+  const createOnly = await waitUntil('the createOnly work', () => work(b, cmId(ns, 'create-only')), 60_000);
+  t.same(createOnly.spec.manifestConfigs[0].updateStrategy, { type: 'CreateOnly' }, 'createOnly → updateStrategy CreateOnly');
+  const both = await waitUntil('the overlapping policies\' works', () => { const wa = work(a, cmId(ns, 'both')); const wb = work(b, cmId(ns, 'both')); return wa && wb ? [wa, wb] : undefined; }, 60_000);
+  t.ok(Object.keys(both[0]!.metadata.labels).includes(`bindingpolicy.view.kubestellar.io/${run}-zone-a`), 'each work names the policy that selected it');
+  t.ok(Object.keys(both[1]!.metadata.labels).includes(`bindingpolicy.view.kubestellar.io/${run}-zone-b`));
+  await waitUntil('the namespaceSelector work', () => work(b, cmId(ns, 'named')), 60_000);
+  t.equal(work(a, cmId(ns, 'named')), undefined, 'namespaceSelectors and objectNames select exactly that object');
+  t.equal(work(a, cmId(ns, 'other')) ?? work(b, cmId(ns, 'other')), undefined, 'an object no policy names goes nowhere');
+
+  kc('wds1', ['delete', 'bindingpolicy', `${run}-zone-b`]);
+  await waitUntil(`the work in ${b} to go with its only policy`, () => work(b, cmId(ns, 'both')) === undefined, 60_000);
+  t.ok(work(a, cmId(ns, 'both')), 'the other policy keeps its work');
+});
+
+t.test('CustomTransform and template expansion; a missing template key is reported on the policy', async (t) => {
+  const run = uniqueName('tpl');
+  const ns = testNamespace(t, ['wds1'], 'tpl');
+  const cluster = `${run}-c`;
+  managedCluster(t, cluster, { group: run, region: 'eu' });
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'CustomTransform', metadata: { name: run },
+    spec: { apiGroup: '', resource: 'configmaps', remove: ['$.data.secretish'] } }));
+  t.teardown(() => { kc('wds1', ['delete', 'customtransform', run, '--ignore-not-found']); });
+  kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: 'where', namespace: ns, annotations: { 'control.kubestellar.io/expand-templates': 'true' } },
+    data: { region: 'in {{.region}} on {{.clusterName}}', secretish: 'drop me' } }));
+  bindingPolicy(t, run, { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], resources: ['configmaps'], objectNames: ['where', 'broken'] }] });
+  const w = await waitUntil('the expanded work', () => work(cluster, cmId(ns, 'where')), 60_000);
+  t.same(manifestOf(w)!.data, { region: `in eu on ${cluster}` }, 'templates expanded with the cluster\'s properties; the CustomTransform removed a field');
+
+  kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: 'broken', namespace: ns, annotations: { 'control.kubestellar.io/expand-templates': 'true' } }, data: { x: '{{.nosuchkey}}' } }));
+  const errors = await waitUntil('the template error on the policy', () => {
+    const p = JSON.parse(kcOk('wds1', ['get', 'bindingpolicy', run, '-o', 'json'])) as Obj;
+    return (p.status?.errors as string[] | undefined)?.find((e) => e.includes('nosuchkey'));
+  }, 60_000);
+  t.match(errors, /map has no entry for key "nosuchkey"/);
+  t.equal(work(cluster, cmId(ns, 'broken')), undefined, 'the broken object is not written');
+  t.ok(work(cluster, cmId(ns, 'where')), 'the good one stays');
+});
+
+t.test('a CRD and its objects created in wds1 after the server started are placed too', async (t) => {
+  const run = uniqueName('crd');
+  const group = `${run}.example.com`;
+  const ns = testNamespace(t, ['wds1'], 'crd');
+  const cluster = `${run}-c`;
+  managedCluster(t, cluster, { group: run });
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `widgets.${group}` },
+    spec: { group, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }] } }));
+  t.teardown(() => { kc('wds1', ['delete', 'crd', `widgets.${group}`, '--ignore-not-found']); });
+  await waitUntil('the CRD to be served', () => kc('wds1', ['get', `widgets.${group}`, '-n', ns]).status === 0, 30_000);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: ns }, spec: { size: 3 } }));
+  bindingPolicy(t, run, { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ apiGroup: group, namespaces: [ns] }] });
+  const w = await waitUntil('the Widget\'s work', () => work(cluster, { group, version: 'v1', resource: 'widgets', namespace: ns, name: 'w1' }), 60_000);
+  t.same(manifestOf(w), { apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: ns }, spec: { size: 3 } }, 'the custom resource, in the form its author wrote');
+});
