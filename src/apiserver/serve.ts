@@ -73,9 +73,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     }
   };
 
+  const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
+  const placement = its
+    ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
+    : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildServer({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
@@ -97,13 +101,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
   await denatured.start();
-  let placement: PlacementController | undefined;
-  let its: Upstream | undefined;
-  if (o.itsKubeconfig) {
-    its = await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext);
+  if (placement && its) {
     await ensureCRDs(up, WDS_CRD_FILES);
     await ensureCRDs(its, ITS_CRD_FILES);
-    placement = new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) });
     await placement.start();
   }
   return {

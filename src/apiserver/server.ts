@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { registerBindings, type BindingSource } from './bindings-resource.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../storage/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
@@ -28,6 +29,8 @@ export interface ServerOptions {
   cats: KindCategories;
   denatured: DenaturedRegistry;
   protobuf?: ProtobufDecoder;
+  /** The placement controllers' Bindings (none without an ITS). */
+  bindings?: BindingSource;
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
@@ -152,6 +155,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     const table = wantsTable(req.headers.accept);
     return reply.send(table ? spaceTable([o], table, req.query.includeObject) : o);
   });
+
+  registerBindings(app, opts.bindings, (req, verb, name) =>
+    opts.authorizer.authorize(req.user!, { resource: { verb, group: GROUP, resource: 'bindings', ...(name ? { name } : {}) } }));
 
   await registerView(app, { root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf });
   return app;

@@ -24,6 +24,7 @@ export function apiResourceList() {
     resources: [
       { name: 'spaces', singularName: 'space', namespaced: false, kind: 'Space', verbs: ['get', 'list', 'watch'], categories: ['kubestellar'] },
       { name: 'spaces/proxy', singularName: '', namespaced: false, kind: 'Space', verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+      { name: 'bindings', singularName: 'binding', namespaced: false, kind: 'Binding', verbs: ['get', 'list', 'watch'], categories: ['kubestellar'] },
     ],
   };
 }
@@ -41,6 +42,10 @@ export function aggregatedDiscovery(version: 'v2' | 'v2beta1') {
           responseKind: { group: GROUP, version: VERSION, kind: 'Space' },
           verbs: ['get', 'list', 'watch'], categories: ['kubestellar'],
           subresources: [{ subresource: 'proxy', responseKind: { group: GROUP, version: VERSION, kind: 'Space' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] }],
+        }, {
+          resource: 'bindings', singularResource: 'binding', scope: 'Cluster',
+          responseKind: { group: GROUP, version: VERSION, kind: 'Binding' },
+          verbs: ['get', 'list', 'watch'], categories: ['kubestellar'],
         }],
       }],
     }],
@@ -87,21 +92,76 @@ function spaceListSchema(ref: (n: string) => string) {
   };
 }
 
+function bindingSchema(ref: (n: string) => string) {
+  const objectRef = (namespaced: boolean) => ({
+    type: 'object',
+    properties: {
+      group: { type: 'string' }, version: { type: 'string' }, resource: { type: 'string' },
+      ...(namespaced ? { namespace: { type: 'string' } } : {}),
+      name: { type: 'string' }, resourceVersion: { type: 'string' },
+    },
+  });
+  return {
+    description: 'Binding is the resolution of one BindingPolicy (same name): which workload objects go to which clusters. Virtual: computed by the placement controllers, never stored.',
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta') },
+      spec: {
+        type: 'object',
+        properties: {
+          workload: {
+            type: 'object',
+            properties: {
+              clusterScope: { type: 'array', items: objectRef(false), description: 'Cluster-scoped objects the policy selects.' },
+              namespaceScope: { type: 'array', items: objectRef(true), description: 'Namespaced objects the policy selects.' },
+            },
+          },
+          destinations: { type: 'array', items: { type: 'object', properties: { clusterId: { type: 'string' } } }, description: 'The clusters the policy selects.' },
+        },
+      },
+      status: { type: 'object', properties: { observedGeneration: { type: 'integer', format: 'int64' }, errors: { type: 'array', items: { type: 'string' } } } },
+    },
+    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: 'Binding' }],
+  };
+}
+
+function bindingListSchema(ref: (n: string) => string) {
+  return {
+    type: 'object', required: ['items'],
+    properties: {
+      apiVersion: { type: 'string' }, kind: { type: 'string' },
+      metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta') },
+      items: { type: 'array', items: { $ref: ref('io.kubestellar.view.v1alpha1.Binding') } },
+    },
+    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: 'BindingList' }],
+  };
+}
+
 const objectMeta = { type: 'object', properties: { name: { type: 'string' }, uid: { type: 'string' }, resourceVersion: { type: 'string' }, creationTimestamp: { type: 'string', format: 'date-time' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } };
 const listMeta = { type: 'object', properties: { resourceVersion: { type: 'string' }, continue: { type: 'string' } } };
 
 const base = `/apis/${GROUP_VERSION}/spaces`;
+const bindingsBase = `/apis/${GROUP_VERSION}/bindings`;
 
 function operations(ref: (n: string) => string, v3: boolean) {
   const ok = (schema: string) => (v3
     ? { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(schema) } } } } }
     : { 200: { description: 'OK', schema: { $ref: ref(schema) } } });
   const action = (verb: string) => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': gvk[0] });
+  const nameParam = [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }];
+  const bindingAction = (verb: string) => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': { group: GROUP, version: VERSION, kind: 'Binding' } });
   return {
     [base]: { get: { operationId: 'listViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.SpaceList'), ...action('list') } },
     [`${base}/{name}`]: {
       get: { operationId: 'readViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Space'), ...action('get') },
-      parameters: [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }],
+      parameters: nameParam,
+    },
+    [bindingsBase]: { get: { operationId: 'listViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.BindingList'), ...bindingAction('list') } },
+    [`${bindingsBase}/{name}`]: {
+      get: { operationId: 'readViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Binding'), ...bindingAction('get') },
+      parameters: nameParam,
     },
   };
 }
@@ -115,6 +175,8 @@ export function openAPIV2() {
     definitions: {
       'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
       'io.kubestellar.view.v1alpha1.SpaceList': spaceListSchema(ref),
+      'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
+      'io.kubestellar.view.v1alpha1.BindingList': bindingListSchema(ref),
       // ObjectMeta and ListMeta are referenced, not defined: the aggregator merges this document
       // into kube-apiserver's, where they are, and would rename a differing copy.
     },
@@ -131,6 +193,8 @@ export function openAPIV3GroupVersion() {
       schemas: {
         'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
         'io.kubestellar.view.v1alpha1.SpaceList': spaceListSchema(ref),
+        'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
+        'io.kubestellar.view.v1alpha1.BindingList': bindingListSchema(ref),
         'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMeta,
         'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta': listMeta,
       },

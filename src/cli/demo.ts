@@ -8,6 +8,7 @@ import path from 'node:path';
 import { viewRoot } from '../apiserver/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { ensureViewServer } from '../spaces/view-server.js';
+import YAML from 'yaml';
 import { kubectl } from './kubectl.js';
 import { stderrProgress } from './progress.js';
 import { UserError } from './user-error.js';
@@ -160,6 +161,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   if (!wecs.every((w) => worksOf(w).length >= 3)) throw new UserError('the BindingPolicy demo-nginx did not produce its ManifestWorks within 60 s (see the ksview serve log)');
   show(['--context', 'its1', 'get', 'manifestworks', '-A', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx',
     '-o', 'custom-columns=CLUSTER:.metadata.namespace,WORK:.metadata.name,KIND:.spec.workload.manifests[0].kind,OBJECT:.spec.workload.manifests[0].metadata.name']);
+  // --raw: right after ksview serve (re)starts, kube-apiserver's discovery of the group may lag a minute.
+  const binding = kubectl(kc, ['--context', 'wds1', 'get', '--raw', '/apis/view.kubestellar.io/v1alpha1/bindings/demo-nginx']);
+  process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl --context wds1 get bindings.view.kubestellar.io demo-nginx -o yaml\n`);
+  process.stdout.write(binding.status === 0 ? YAML.stringify(JSON.parse(binding.stdout)) : binding.stderr);
   process.stdout.write('\nthe Deployment, the ConfigMap and their Namespace wait in the mailboxes of wec1 and wec2 for the WEC agent (next issue)\n');
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

@@ -9,6 +9,7 @@
 // Errors of a policy (bad selectors, template or size errors of the objects it selects) go to its
 // status.errors. Reads and writes use the server's own identity.
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { AggregatedDiscovery } from '../storage/discovery-filter.js';
 import { DENATURED_FROM_LABEL } from '../storage/crd-schema.js';
 import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../storage/denatured-translation.js';
@@ -16,7 +17,7 @@ import type { KindCategories } from '../storage/kind-categories.js';
 import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
 import { Informer, type KubeObj } from './informer.js';
 import { LabelSelectorError, validateLabelSelector } from './label-selector.js';
-import { resolve, type Policy, type WorkloadRef } from './resolution.js';
+import { policyClusters, resolve, type Policy, type WorkloadRef } from './resolution.js';
 import { runWorkers, WorkQueue } from './work-queue.js';
 import { isSystemObject, workloadResources, type WorkloadResource } from './workload-resources.js';
 import {
@@ -56,6 +57,10 @@ export class PlacementController {
   /** policy → object key → errors found while wrapping that object. */
   private readonly objectErrors = new Map<string, Map<string, string[]>>();
   private readonly fieldManager: string;
+  /** source key → the object's identity, resourceVersion and the policies selecting it (for Bindings). */
+  private readonly placed = new Map<string, { id: ObjectIdentity; resourceVersion: string; policies: string[] }>();
+  private readonly bindingEvents = new EventEmitter();
+  private bindingRV = 1;
   private timer: NodeJS.Timeout | undefined;
   private workersDone: Promise<void> | undefined;
 
@@ -63,9 +68,15 @@ export class PlacementController {
     this.fieldManager = `kubestellar-view-${o.wdsName}`;
     const everything = () => this.enqueueAll();
     const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
-    this.policies = new Informer(o.wds, { path: POLICIES, onChange: (_t, p) => { this.queue.add(`p|${p.metadata.name}`); everything(); }, onError: onError('bindingpolicies') });
+    this.policies = new Informer(o.wds, {
+      path: POLICIES, onError: onError('bindingpolicies'),
+      onChange: (_t, p) => { this.queue.add(`p|${p.metadata.name}`); this.touchBinding(p.metadata.name); everything(); },
+    });
     this.transforms = new Informer(o.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
-    this.clusters = new Informer(o.its, { path: CLUSTERS, onChange: everything, onError: onError('managedclusters') });
+    this.clusters = new Informer(o.its, {
+      path: CLUSTERS, onError: onError('managedclusters'),
+      onChange: () => { for (const p of this.policies.list()) this.touchBinding(p.metadata.name); everything(); },
+    });
     // A work changed or deleted by someone else, or left by an object deleted while this server
     // was down: its source object is reconciled again.
     this.works = new Informer(o.its, {
@@ -186,11 +197,13 @@ export class PlacementController {
     } catch { /* malformed policies are reported by reconcilePolicy */ }
     const desired = new Map<string, KubeObj>();
     const errors = new Map<string, string[]>();
+    let selecting: string[] = [];
     if (found) {
       const valid = policies.filter((p) => this.selectorErrors(p).length === 0);
       const resolution = this.clustersOf(found.ref, valid);
       const clusters = new Set(resolution.clusters);
       const policyNames = new Set(resolution.policies);
+      selecting = resolution.policies;
       if (found.id.group === '' && found.id.resource === 'namespaces') {
         // A Namespace goes wherever an object in it goes.
         for (const { res, informer } of this.informers.values()) {
@@ -225,12 +238,66 @@ export class PlacementController {
 
     const workName = manifestWorkName(this.o.wdsName, found?.id ?? { ...r, namespace, name, group: this.nativeGroupOf(r) });
     const source = `o|${resourceKey(r)}|${namespace}|${name}`;
+    this.recordPlacement(source, found && selecting.length > 0 ? { id: found.id, resourceVersion: found.native.metadata?.resourceVersion ?? '', policies: selecting } : undefined);
     for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
     for (const [cluster, work] of desired) await this.applyWork(cluster, work);
     for (const existing of this.works.list()) {
       if (existing.metadata?.name !== workName || desired.has(existing.metadata.namespace)) continue;
       await this.deleteWork(existing.metadata.namespace, workName);
     }
+  }
+
+  private recordPlacement(source: string, entry: { id: ObjectIdentity; resourceVersion: string; policies: string[] } | undefined): void {
+    const before = this.placed.get(source);
+    if (JSON.stringify(before) === JSON.stringify(entry)) return;
+    if (entry) this.placed.set(source, entry);
+    else this.placed.delete(source);
+    for (const p of new Set([...(before?.policies ?? []), ...(entry?.policies ?? [])])) this.touchBinding(p);
+  }
+
+  private touchBinding(policy: string): void {
+    this.bindingRV++;
+    this.bindingEvents.emit('change', policy);
+  }
+
+  /** The resourceVersion of the bindings as a whole (it grows with every change). */
+  bindingsResourceVersion(): string {
+    return String(this.bindingRV);
+  }
+
+  /** Calls `cb(policyName)` whenever that policy's Binding may have changed; returns the unsubscriber. */
+  onBindingChange(cb: (policy: string) => void): () => void {
+    this.bindingEvents.on('change', cb);
+    return () => { this.bindingEvents.off('change', cb); };
+  }
+
+  /** The Binding of one BindingPolicy (KubeStellar's shape), or undefined when there is no such policy. */
+  binding(name: string): KubeObj | undefined {
+    const p = this.policies.get('', name);
+    if (!p) return undefined;
+    const clusterScope: KubeObj[] = [];
+    const namespaceScope: KubeObj[] = [];
+    for (const e of this.placed.values()) {
+      if (!e.policies.includes(name)) continue;
+      const ref = { group: e.id.group, version: e.id.version, resource: e.id.resource };
+      if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion });
+      else clusterScope.push({ ...ref, name: e.id.name, resourceVersion: e.resourceVersion });
+    }
+    const order = (a: KubeObj, b: KubeObj) => `${a.group}/${a.resource}/${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.group}/${b.resource}/${b.namespace ?? ''}/${b.name}`);
+    let destinations: string[] = [];
+    try {
+      destinations = policyClusters(p.spec ?? {}, this.clusters.list().map((c) => ({ name: c.metadata.name, labels: c.metadata?.labels ?? {} })));
+    } catch { /* a malformed selector selects nothing; status.errors says why */ }
+    return {
+      apiVersion: 'view.kubestellar.io/v1alpha1', kind: 'Binding',
+      metadata: { name, uid: p.metadata.uid, creationTimestamp: p.metadata.creationTimestamp, resourceVersion: this.bindingsResourceVersion(), generation: p.metadata.generation },
+      spec: { workload: { clusterScope: clusterScope.sort(order), namespaceScope: namespaceScope.sort(order) }, destinations: destinations.map((clusterId) => ({ clusterId })) },
+      status: { observedGeneration: p.metadata.generation, ...(p.status?.errors ? { errors: p.status.errors } : {}) },
+    };
+  }
+
+  bindings(): KubeObj[] {
+    return this.policies.list().map((p) => this.binding(p.metadata.name)!).filter(Boolean).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   }
 
   private nativeGroupOf(r: { group: string; version: string; resource: string }): string {

@@ -2,10 +2,11 @@
 // `ksview serve --its-kubeconfig` (the test spaces' server runs them). Inventory is data here:
 // the tests create ManagedClusters and their namespaces in its1 themselves, with names of their
 // own so tests do not see each other's clusters.
+import { spawn } from 'node:child_process';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { manifestWorkName } from '../../src/controllers/wrapping.js';
-import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
 type Obj = Record<string, any>;
@@ -81,7 +82,27 @@ t.test('a BindingPolicy sends the selected objects, in native form, to the selec
   t.equal(work(a, { ...ids.configmap, name: 'unselected' }), undefined, 'an object no clause selects is not sent');
   t.equal(work(a, { ...ids.configmap, name: 'kube-root-ca.crt' }), undefined, 'nor the system ConfigMap');
 
+  // The Binding of the policy: what it selects and where it sends it.
+  const binding = await waitUntil('the Binding to list every object', () => {
+    const bd = JSON.parse(kcOk('wds1', ['get', 'bindings.view.kubestellar.io', run, '-o', 'json'])) as Obj;
+    return bd.spec.workload.namespaceScope.length === 3 && bd.spec.workload.clusterScope.length === 1 ? bd : undefined;
+  }, 120_000); // kube-apiserver refreshes an aggregated server's discovery about once a minute after it restarts
+  t.same(binding.spec.destinations, [{ clusterId: a }, { clusterId: b }], 'destinations: both clusters');
+  t.same(binding.spec.workload.clusterScope.map((o: Obj) => [o.group, o.resource, o.name]), [['rbac.authorization.k8s.io', 'clusterroles', role]]);
+  t.same(binding.spec.workload.namespaceScope.map((o: Obj) => `${o.resource}/${o.name}`).sort(), ['configmaps/settings', 'deployments/web', 'services/web']);
+  t.ok(binding.spec.workload.namespaceScope.every((o: Obj) => o.namespace === ns && o.resourceVersion), 'with namespace and resourceVersion');
+  const header = kcOk('wds1', ['get', 'bindings.view.kubestellar.io', run]).split('\n')[0]!.trim().split(/\s+/);
+  t.same(header, ['NAME', 'OBJECTS', 'CLUSTERS', 'AGE'], 'kubectl get bindings prints a table');
+  const watcher = spawn('kubectl', ['--context', 'wds1', 'get', 'bindings.view.kubestellar.io', run, '-w', '-o', 'json', '--output-watch-events'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+  t.teardown(() => { watcher.kill(); });
+  let watched = '';
+  watcher.stdout.setEncoding('utf8').on('data', (c: string) => { watched += c; });
+  await waitUntil('the watch to start', () => watched.includes('"ADDED"'), 30_000);
+
   kcOk('its1', ['label', 'managedcluster', b, 'location-group-']);
+  await waitUntil('a MODIFIED Binding with one destination', () => watched.split(/\n(?=\{)/).filter((d) => d.trim()).map((d) => JSON.parse(d) as Obj)
+    .some((e) => e.type === 'MODIFIED' && e.object.spec.destinations.length === 1), 30_000);
+  t.pass('the watch saw the Binding lose a destination');
   await waitUntil(`the works in ${b} to go after it lost its label`, () => Object.values(ids).every((id) => work(b, id) === undefined), 60_000);
   t.ok(work(a, ids.deployment), `${a} keeps its works`);
 
