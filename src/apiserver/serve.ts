@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
+import { LeaderElector } from '../controllers/leader-election.js';
 import { PlacementController } from '../controllers/placement.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
@@ -101,16 +102,25 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
   await denatured.start();
+  let elector: LeaderElector | undefined;
   if (placement && its) {
     await ensureCRDs(up, WDS_CRD_FILES);
     await ensureCRDs(its, ITS_CRD_FILES);
     await placement.start();
+    // Replicas of the server for one WDS: one Lease decides which one writes.
+    elector = new LeaderElector(up, {
+      namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
+      onStartedLeading: () => placement.setLeading(true), onStoppedLeading: () => placement.setLeading(false),
+      log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+    });
+    elector.start();
   }
   return {
     app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
     async close() {
       clearInterval(refresh);
       denatured.stop();
+      await elector?.stop();
       await placement?.stop();
       await its?.pool.close();
       protobuf?.close();

@@ -7,7 +7,8 @@
 // Namespace also goes wherever an object in it goes), wrap it for each, server-side apply the
 // works that differ from what was last written, delete this object's works in other clusters.
 // Errors of a policy (bad selectors, template or size errors of the objects it selects) go to its
-// status.errors. Reads and writes use the server's own identity.
+// status.errors. Reads and writes use the server's own identity. Every replica resolves (and
+// serves Bindings); only the elected leader (./leader-election.ts) writes.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AggregatedDiscovery } from '../storage/discovery-filter.js';
@@ -61,6 +62,7 @@ export class PlacementController {
   private readonly placed = new Map<string, { id: ObjectIdentity; resourceVersion: string; policies: string[] }>();
   private readonly bindingEvents = new EventEmitter();
   private bindingRV = 1;
+  private leading = false;
   private timer: NodeJS.Timeout | undefined;
   private workersDone: Promise<void> | undefined;
 
@@ -86,6 +88,19 @@ export class PlacementController {
         if (typeof source === 'string' && source.startsWith('o|')) this.queue.add(source);
       },
     });
+  }
+
+  /**
+   * Whether this replica writes (ManifestWorks, policy status): set by leader election. Becoming
+   * leader reconciles everything again, from the ITS as it is now.
+   */
+  setLeading(leading: boolean): void {
+    if (leading === this.leading) return;
+    this.leading = leading;
+    if (!leading) return;
+    this.written.clear();
+    for (const p of this.policies.list()) this.queue.add(`p|${p.metadata.name}`);
+    this.enqueueAll();
   }
 
   async start(): Promise<void> {
@@ -240,6 +255,8 @@ export class PlacementController {
     const source = `o|${resourceKey(r)}|${namespace}|${name}`;
     this.recordPlacement(source, found && selecting.length > 0 ? { id: found.id, resourceVersion: found.native.metadata?.resourceVersion ?? '', policies: selecting } : undefined);
     for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
+    // Only the leader writes; standbys keep their caches and Bindings current.
+    if (!this.leading) return;
     for (const [cluster, work] of desired) await this.applyWork(cluster, work);
     for (const existing of this.works.list()) {
       if (existing.metadata?.name !== workName || desired.has(existing.metadata.namespace)) continue;
@@ -358,6 +375,7 @@ export class PlacementController {
 
   /** status.errors and observedGeneration of one policy. */
   private async reconcilePolicy(name: string): Promise<void> {
+    if (!this.leading) return;
     const p = this.policies.get('', name);
     if (!p) {
       this.objectErrors.delete(name);

@@ -1,0 +1,76 @@
+// Two replicas of `ksview serve` for one WDS: one Lease decides which runs the placement writes;
+// when the leader dies the standby takes over within 15 s and placement goes on. The replicas use
+// a WDS name of their own (lease, ManifestWork names) and no --register, so the test spaces'
+// server and the other tests are not disturbed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import YAML from 'yaml';
+import { manifestWorkName } from '../../src/controllers/wrapping.js';
+import { ksviewBin } from '../fixtures/ksview.js';
+import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+
+const wds = layout.spaces.find((s) => s.role === 'wds')!;
+const its = layout.spaces.find((s) => s.role === 'its')!;
+
+function replica(t: Test, wdsName: string, port: number): ChildProcess {
+  const certDir = mkdtempSync(path.join(os.tmpdir(), 'ksview-replica-'));
+  const child = spawn(process.execPath, [ksviewBin, 'serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--its-kubeconfig', path.join(its.dir, 'kubeconfig'),
+    '--wds-name', wdsName, '--port', String(port), '--cert-dir', certDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => { log = (log + c).slice(-4000); });
+  t.teardown(() => {
+    child.kill('SIGKILL');
+    rmSync(certDir, { recursive: true, force: true });
+  });
+  (child as ChildProcess & { log: () => string }).log = () => log;
+  return child;
+}
+
+const holder = (lease: string): string => {
+  const r = kc('wds1', ['-n', 'kubestellar-view', 'get', 'lease', lease, '-o', 'jsonpath={.spec.holderIdentity}']);
+  return r.status === 0 ? r.stdout : '';
+};
+
+t.test('two replicas: one leader writes; the standby takes over within 15 s of its death', async (t) => {
+  const wdsName = uniqueName('lewds');
+  const lease = `kubestellar-view-placement-${wdsName}`;
+  t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', lease, '--ignore-not-found']); });
+  const a = replica(t, wdsName, layout.viewServerPort + 1);
+  const leaderA = await waitUntil('replica A to lead', () => holder(lease).includes(`-${a.pid}-`) || undefined, 60_000);
+  t.ok(leaderA, `the Lease names replica A (pid ${a.pid})`);
+  const b = replica(t, wdsName, layout.viewServerPort + 2);
+  await waitUntil('replica B to be serving', () => {
+    if (b.exitCode !== null) throw new Error(`replica B exited: ${(b as ChildProcess & { log: () => string }).log()}`);
+    return (b as ChildProcess & { log: () => string }).log().includes('listening on') || undefined;
+  }, 60_000);
+  await new Promise((r) => setTimeout(r, 4000)); // two of B's election rounds
+  t.ok(holder(lease).includes(`-${a.pid}-`), 'with B up, A still leads');
+
+  const run = uniqueName('le');
+  const ns = testNamespace(t, ['wds1'], 'le');
+  kcOk('its1', ['create', 'namespace', run]);
+  kcOk('its1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: run, labels: { group: run } }, spec: { hubAcceptsClient: true } }));
+  t.teardown(() => {
+    kc('its1', ['delete', 'managedcluster', run, '--ignore-not-found']);
+    kc('its1', ['delete', 'namespace', run, '--wait=false', '--ignore-not-found']);
+  });
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: run },
+    spec: { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], resources: ['configmaps'] }] } }));
+  t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', run, '--ignore-not-found']); });
+  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'before', '--from-literal=x=1']);
+  const work = (name: string) => kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name })]).status === 0;
+  await waitUntil('the leader to write the work', () => work('before'), 60_000);
+  t.pass('the leader wrote the ManifestWork');
+
+  const killedAt = Date.now();
+  a.kill('SIGKILL');
+  await waitUntil('replica B to take over', () => holder(lease).includes(`-${b.pid}-`) || undefined, 30_000);
+  const takeover = (Date.now() - killedAt) / 1000;
+  t.ok(takeover <= 15, `B took over ${takeover.toFixed(1)} s after A died (at most 15)`);
+  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'after', '--from-literal=x=1']);
+  await waitUntil('the new leader to write the work', () => work('after'), 60_000);
+  t.pass('placement went on under the new leader');
+});
