@@ -108,7 +108,7 @@ export class PlacementController {
     await this.rediscover();
     this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
     await Promise.all([this.policies.synced, this.transforms.synced, this.clusters.synced, this.works.synced]);
-    this.workersDone = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.reconcile(key),
+    this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
       (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
     this.enqueueAll();
   }
