@@ -53,6 +53,13 @@ export class PlacementController {
   private readonly transforms: Informer;
   private readonly clusters: Informer;
   private readonly works: Informer;
+  private readonly otherWorks: Informer;
+  /** other WDS's work (namespace/name) → identity key; identity key → work → its WDS. */
+  private readonly otherWorkIdentity = new Map<string, string>();
+  private readonly otherWorksByIdentity = new Map<string, Map<string, string>>();
+  /** Conflicts already announced by an Event (identity key + WDSs). */
+  private readonly announced = new Set<string>();
+  private readonly policyGenerations = new Map<string, number>();
   /** work namespace/name → hash of what this controller last applied. */
   private readonly written = new Map<string, string>();
   /** policy → object key → errors found while wrapping that object. */
@@ -72,7 +79,17 @@ export class PlacementController {
     const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
     this.policies = new Informer(o.wds, {
       path: POLICIES, onError: onError('bindingpolicies'),
-      onChange: (_t, p) => { this.queue.add(`p|${p.metadata.name}`); this.touchBinding(p.metadata.name); everything(); },
+      onChange: (type, p) => {
+        const name = p.metadata.name as string;
+        this.queue.add(`p|${name}`);
+        this.touchBinding(name);
+        // A status write (ours) changes no resolution: only a new generation or a deletion does.
+        const generation = type === 'DELETED' || p.metadata.deletionTimestamp ? -1 : Number(p.metadata.generation ?? 0);
+        if (this.policyGenerations.get(name) === generation) return;
+        if (generation < 0) this.policyGenerations.delete(name);
+        else this.policyGenerations.set(name, generation);
+        everything();
+      },
     });
     this.transforms = new Informer(o.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
     this.clusters = new Informer(o.its, {
@@ -87,6 +104,11 @@ export class PlacementController {
         const source = w.metadata?.annotations?.[SOURCE_ANNOTATION];
         if (typeof source === 'string' && source.startsWith('o|')) this.queue.add(source);
       },
+    });
+    // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
+    this.otherWorks = new Informer(o.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, onError: onError('manifestworks of other WDSs'),
+      onChange: (type, w) => this.indexOtherWork(type === 'DELETED', w),
     });
   }
 
@@ -103,11 +125,43 @@ export class PlacementController {
     this.enqueueAll();
   }
 
+  /** `<cluster>|<group>|<resource>|<namespace>|<name>` of the object a work carries. */
+  private static identityKey(cluster: string, id: { group?: string; resource?: string; namespace?: string; name?: string }): string {
+    return `${cluster}|${id.group ?? ''}|${id.resource ?? ''}|${id.namespace ?? ''}|${id.name ?? ''}`;
+  }
+
+  private indexOtherWork(deleted: boolean, w: KubeObj): void {
+    const workKey = `${w.metadata?.namespace}/${w.metadata?.name}`;
+    const previous = this.otherWorkIdentity.get(workKey);
+    if (previous) this.otherWorksByIdentity.get(previous)?.delete(workKey);
+    const rid = w.spec?.manifestConfigs?.[0]?.resourceIdentifier as KubeObj | undefined;
+    const wds = String(w.metadata?.labels?.[WDS_LABEL] ?? '');
+    if (!deleted && rid && wds) {
+      const key = PlacementController.identityKey(w.metadata.namespace, rid);
+      this.otherWorkIdentity.set(workKey, key);
+      if (!this.otherWorksByIdentity.has(key)) this.otherWorksByIdentity.set(key, new Map());
+      this.otherWorksByIdentity.get(key)!.set(workKey, wds);
+    } else {
+      this.otherWorkIdentity.delete(workKey);
+    }
+    // Our own object with that identity, if any, is reconciled again (conflict found or gone).
+    const id = rid ?? {};
+    for (const [k, { res }] of this.informers) {
+      if (res.native.group === (id.group ?? '') && res.native.resource === id.resource) this.queue.add(`o|${k}|${id.namespace ?? ''}|${id.name}`);
+    }
+  }
+
+  /** The other WDSs sending this object to this cluster. */
+  private conflictingWDSs(cluster: string, id: ObjectIdentity): string[] {
+    const works = this.otherWorksByIdentity.get(PlacementController.identityKey(cluster, id));
+    return works ? [...new Set(works.values())].sort() : [];
+  }
+
   async start(): Promise<void> {
-    for (const i of [this.policies, this.transforms, this.clusters, this.works]) i.start();
+    for (const i of [this.policies, this.transforms, this.clusters, this.works, this.otherWorks]) i.start();
     await this.rediscover();
     this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
-    await Promise.all([this.policies.synced, this.transforms.synced, this.clusters.synced, this.works.synced]);
+    await Promise.all([this.policies.synced, this.transforms.synced, this.clusters.synced, this.works.synced, this.otherWorks.synced]);
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
       (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
     this.enqueueAll();
@@ -115,7 +169,7 @@ export class PlacementController {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    for (const i of [this.policies, this.transforms, this.clusters, this.works]) i.stop();
+    for (const i of [this.policies, this.transforms, this.clusters, this.works, this.otherWorks]) i.stop();
     for (const { informer } of this.informers.values()) informer.stop();
     this.queue.shutDown();
     await this.workersDone;
@@ -249,6 +303,20 @@ export class PlacementController {
         }
       }
     }
+    if (found) {
+      for (const cluster of desired.keys()) {
+        const others = this.conflictingWDSs(cluster, found.id);
+        if (others.length === 0) continue;
+        const what = `${found.id.resource}${found.id.group ? `.${found.id.group}` : ''} ${found.id.namespace ? `${found.id.namespace}/` : ''}${found.id.name}`;
+        const message = `conflict: cluster ${cluster} also receives ${what} from WDS ${others.join(', ')}`;
+        for (const p of selecting) errors.set(p, [...(errors.get(p) ?? []), message]);
+        const announcement = `${PlacementController.identityKey(cluster, found.id)}|${others.join(',')}`;
+        if (this.leading && !this.announced.has(announcement)) {
+          this.announced.add(announcement);
+          for (const p of selecting) await this.event(p, 'WDSConflict', message);
+        }
+      }
+    }
     this.recordErrors(objectKey, errors);
 
     const workName = manifestWorkName(this.o.wdsName, found?.id ?? { ...r, namespace, name, group: this.nativeGroupOf(r) });
@@ -333,6 +401,20 @@ export class PlacementController {
     });
     if (res.status >= 300) throw new Error(`apply ManifestWork ${k}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
     this.written.set(k, hash);
+  }
+
+  /** A Warning Event about a BindingPolicy in the WDS (namespace default: the policy is cluster-scoped). */
+  private async event(policy: string, reason: string, message: string): Promise<void> {
+    const p = this.policies.get('', policy);
+    const now = new Date().toISOString();
+    const res = await upstreamRequest(this.o.wds, 'POST', '/api/v1/namespaces/default/events', { body: {
+      apiVersion: 'v1', kind: 'Event',
+      metadata: { generateName: `${policy}.`, namespace: 'default' },
+      involvedObject: { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', name: policy, ...(p?.metadata?.uid ? { uid: p.metadata.uid } : {}) },
+      reason, message, type: 'Warning', count: 1, firstTimestamp: now, lastTimestamp: now,
+      source: { component: `kubestellar-view-${this.o.wdsName}` }, reportingComponent: `kubestellar-view-${this.o.wdsName}`,
+    } });
+    if (res.status >= 300) this.o.log(`placement: event for BindingPolicy ${policy}: ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
   }
 
   private async deleteWork(cluster: string, name: string): Promise<void> {

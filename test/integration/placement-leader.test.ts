@@ -74,3 +74,40 @@ t.test('two replicas: one leader writes; the standby takes over within 15 s of i
   await waitUntil('the new leader to write the work', () => work('after'), 60_000);
   t.pass('placement went on under the new leader');
 });
+
+t.test('two WDSs sending one object to one cluster: reported on the policy and as an Event, no overwrite', async (t) => {
+  // A second "WDS" here is a server for the same wds1 under another name: it writes its own works.
+  const other = uniqueName('otherwds');
+  t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', `kubestellar-view-placement-${other}`, '--ignore-not-found']); });
+  const replicaProcess = replica(t, other, layout.viewServerPort + 3);
+  await waitUntil('the other WDS\'s server to lead its own Lease', () => holder(`kubestellar-view-placement-${other}`).includes(`-${replicaProcess.pid}-`) || undefined, 60_000);
+  const run = uniqueName('cf');
+  const ns = testNamespace(t, ['wds1'], 'cf');
+  kcOk('its1', ['create', 'namespace', run]);
+  kcOk('its1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: run, labels: { group: run } }, spec: { hubAcceptsClient: true } }));
+  t.teardown(() => {
+    kc('its1', ['delete', 'managedcluster', run, '--ignore-not-found']);
+    kc('its1', ['delete', 'namespace', run, '--wait=false', '--ignore-not-found']);
+  });
+  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'shared', '--from-literal=x=1']);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: run },
+    spec: { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], objectNames: ['shared'] }] } }));
+  t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', run, '--ignore-not-found']); });
+
+  const id = { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name: 'shared' };
+  for (const wdsName of ['wds1', other]) {
+    await waitUntil(`the work of WDS ${wdsName}`, () => kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, id)]).status === 0, 60_000);
+  }
+  t.pass('each WDS keeps its own ManifestWork: nothing is overwritten');
+  const event = await waitUntil('the WDSConflict Event of wds1\'s server', () => {
+    const events = JSON.parse(kcOk('wds1', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${run},reason=WDSConflict`, '-o', 'json'])) as { items: Record<string, any>[] };
+    return events.items.find((e) => String(e.message).includes(`from WDS ${other}`));
+  }, 60_000);
+  t.match(event.message, new RegExp(`conflict: cluster ${run} also receives configmaps ${ns}/shared from WDS ${other}`));
+  t.equal(event.type, 'Warning');
+  const errors = await waitUntil('the conflict on the policy\'s status', () => {
+    const p = JSON.parse(kcOk('wds1', ['get', 'bindingpolicy', run, '-o', 'json'])) as Record<string, any>;
+    return (p.status?.errors as string[] | undefined)?.find((e) => e.startsWith('conflict:'));
+  }, 60_000);
+  t.match(errors, /also receives configmaps .*\/shared from WDS/);
+});
