@@ -22,7 +22,7 @@ import { policyClusters, resolve, type Policy, type WorkloadRef } from './resolu
 import { runWorkers, WorkQueue } from './work-queue.js';
 import { isSystemObject, workloadResources, type WorkloadResource } from './workload-resources.js';
 import {
-  applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, stripServerFields,
+  applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, policyLabel, stripServerFields,
   WDS_LABEL, WrapError, type ObjectIdentity,
 } from './wrapping.js';
 
@@ -34,6 +34,8 @@ const WORKS = '/apis/work.open-cluster-management.io/v1/manifestworks';
 const REDISCOVER_MS = 10_000;
 /** On each ManifestWork: the queue key of the object it carries. */
 export const SOURCE_ANNOTATION = 'view.kubestellar.io/source';
+/** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
+export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';
 
 export interface PlacementOptions {
   wdsName: string;
@@ -403,6 +405,15 @@ export class PlacementController {
     this.written.set(k, hash);
   }
 
+  private async setFinalizers(p: KubeObj, finalizers: string[]): Promise<void> {
+    const res = await upstreamRequest(this.o.wds, 'PATCH', `${POLICIES}/${p.metadata.name}`, {
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+    });
+    if (res.status === 409) throw new Error(`BindingPolicy ${p.metadata.name} changed meanwhile; retrying`);
+    if (res.status >= 300 && res.status !== 404) throw new Error(`finalizers of BindingPolicy ${p.metadata.name}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+  }
+
   /** A Warning Event about a BindingPolicy in the WDS (namespace default: the policy is cluster-scoped). */
   private async event(policy: string, reason: string, message: string): Promise<void> {
     const p = this.policies.get('', policy);
@@ -463,6 +474,19 @@ export class PlacementController {
       this.objectErrors.delete(name);
       return;
     }
+    const finalizers: string[] = p.metadata.finalizers ?? [];
+    if (p.metadata.deletionTimestamp) {
+      // Deleting: every object has been re-resolved without it; the finalizer goes once no work
+      // of ours names the policy any more.
+      if (!finalizers.includes(CLEANUP_FINALIZER)) return;
+      if (this.works.list().some((w) => w.metadata?.labels && policyLabel(name) in w.metadata.labels)) {
+        this.queue.addAfter(`p|${name}`, 500);
+        return;
+      }
+      await this.setFinalizers(p, finalizers.filter((f) => f !== CLEANUP_FINALIZER));
+      return;
+    }
+    if (!finalizers.includes(CLEANUP_FINALIZER)) await this.setFinalizers(p, [...finalizers, CLEANUP_FINALIZER]);
     const errors = [...this.selectorErrors({ name, spec: p.spec ?? {} })];
     for (const list of (this.objectErrors.get(name) ?? new Map()).values()) errors.push(...list);
     errors.sort();

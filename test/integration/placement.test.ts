@@ -110,9 +110,16 @@ t.test('a BindingPolicy sends the selected objects, in native form, to the selec
   await waitUntil('the ConfigMap\'s work to go', () => work(a, ids.configmap) === undefined, 60_000);
   t.ok(work(a, ids.service), 'the others stay');
 
-  kcOk('wds1', ['delete', 'bindingpolicy', run]);
+  const finalizers = await waitUntil('the cleanup finalizer', () => {
+    const f = JSON.parse(kcOk('wds1', ['get', 'bindingpolicy', run, '-o', 'json'])).metadata.finalizers as string[] | undefined;
+    return f?.includes('control.kubestellar.io/placement-cleanup') ? f : undefined;
+  }, 30_000);
+  t.ok(finalizers, 'the policy carries the cleanup finalizer');
+  kcOk('wds1', ['delete', 'bindingpolicy', run, '--wait=false']);
   await waitUntil('every work of the policy to go', () => Object.values(ids).every((id) => work(a, id) === undefined), 60_000);
   t.pass('deleting the policy took every work back');
+  await waitUntil('the policy to be gone once its works are', () => kc('wds1', ['get', 'bindingpolicy', run]).status !== 0, 60_000);
+  t.pass('and then the finalizer let the policy go');
 });
 
 t.test('a BindingPolicy with a bad selector operator is refused', async (t) => {
