@@ -53,7 +53,6 @@ export function aggregatedDiscovery(version: 'v2' | 'v2beta1') {
 }
 
 const gvk = [{ group: GROUP, version: VERSION, kind: 'Space' }];
-const gvkList = [{ group: GROUP, version: VERSION, kind: 'SpaceList' }];
 
 function spaceSchema(ref: (n: string) => string) {
   return {
@@ -80,17 +79,6 @@ function spaceSchema(ref: (n: string) => string) {
   };
 }
 
-function spaceListSchema(ref: (n: string) => string) {
-  return {
-    type: 'object', required: ['items'],
-    properties: {
-      apiVersion: { type: 'string' }, kind: { type: 'string' },
-      metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta') },
-      items: { type: 'array', items: { $ref: ref('io.kubestellar.view.v1alpha1.Space') } },
-    },
-    'x-kubernetes-group-version-kind': gvkList,
-  };
-}
 
 function bindingSchema(ref: (n: string) => string) {
   const objectRef = (namespaced: boolean) => ({
@@ -127,15 +115,17 @@ function bindingSchema(ref: (n: string) => string) {
   };
 }
 
-function bindingListSchema(ref: (n: string) => string) {
+
+/** The schema of `<kind>List` for a kind of this group. */
+function listSchema(ref: (n: string) => string, kind: string) {
   return {
     type: 'object', required: ['items'],
     properties: {
       apiVersion: { type: 'string' }, kind: { type: 'string' },
       metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta') },
-      items: { type: 'array', items: { $ref: ref('io.kubestellar.view.v1alpha1.Binding') } },
+      items: { type: 'array', items: { $ref: ref(`io.kubestellar.view.v1alpha1.${kind}`) } },
     },
-    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: 'BindingList' }],
+    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: `${kind}List` }],
   };
 }
 
@@ -174,9 +164,9 @@ export function openAPIV2() {
     paths: operations(ref, false),
     definitions: {
       'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
-      'io.kubestellar.view.v1alpha1.SpaceList': spaceListSchema(ref),
+      'io.kubestellar.view.v1alpha1.SpaceList': listSchema(ref, 'Space'),
       'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
-      'io.kubestellar.view.v1alpha1.BindingList': bindingListSchema(ref),
+      'io.kubestellar.view.v1alpha1.BindingList': listSchema(ref, 'Binding'),
       // ObjectMeta and ListMeta are referenced, not defined: the aggregator merges this document
       // into kube-apiserver's, where they are, and would rename a differing copy.
     },
@@ -192,9 +182,9 @@ export function openAPIV3GroupVersion() {
     components: {
       schemas: {
         'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
-        'io.kubestellar.view.v1alpha1.SpaceList': spaceListSchema(ref),
+        'io.kubestellar.view.v1alpha1.SpaceList': listSchema(ref, 'Space'),
         'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
-        'io.kubestellar.view.v1alpha1.BindingList': bindingListSchema(ref),
+        'io.kubestellar.view.v1alpha1.BindingList': listSchema(ref, 'Binding'),
         'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMeta,
         'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta': listMeta,
       },
