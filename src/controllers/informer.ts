@@ -8,6 +8,7 @@
 //   the differences (adds, updates, deletes), so nothing is missed across reconnects.
 // - Cached objects are shared: callers must not mutate them (they are frozen).
 // - `synced` resolves after the first complete list.
+import { deepFreeze } from '../storage/json.js';
 import type { Upstream } from '../storage/upstream.js';
 
 export type KubeObj = Record<string, any>;
@@ -23,14 +24,6 @@ export interface InformerOptions {
 }
 
 const keyOf = (o: KubeObj) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-
-function deepFreeze<T>(o: T): T {
-  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
-}
 
 class GoneError extends Error {}
 

@@ -12,9 +12,9 @@
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
 //   the policies say so). Over OCM's 500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
+import { isJsonObject } from '../storage/json.js';
 
 type Json = Record<string, unknown>;
-const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export const WDS_LABEL = 'view.kubestellar.io/wds';
@@ -47,7 +47,7 @@ export interface ObjectIdentity {
 }
 
 function dropLabels(meta: unknown): void {
-  if (!isMap(meta) || !isMap(meta.labels)) return;
+  if (!isJsonObject(meta) || !isJsonObject(meta.labels)) return;
   for (const l of CONTROLLER_UID_LABELS) delete meta.labels[l];
   if (Object.keys(meta.labels).length === 0) delete meta.labels;
 }
@@ -56,16 +56,16 @@ function dropLabels(meta: unknown): void {
 export function stripServerFields(obj: Json, id: Pick<ObjectIdentity, 'group' | 'resource'>): Json {
   const out = structuredClone(obj);
   delete out.status;
-  const meta = isMap(out.metadata) ? out.metadata : undefined;
+  const meta = isJsonObject(out.metadata) ? out.metadata : undefined;
   if (meta) {
     for (const k of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds',
       'managedFields', 'ownerReferences', 'finalizers', 'selfLink']) delete meta[k];
-    if (isMap(meta.annotations)) {
+    if (isJsonObject(meta.annotations)) {
       delete meta.annotations[LAST_APPLIED];
       if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
     }
   }
-  const spec = isMap(out.spec) ? out.spec : undefined;
+  const spec = isJsonObject(out.spec) ? out.spec : undefined;
   if (id.group === '' && id.resource === 'services' && spec) {
     delete spec.clusterIP;
     delete spec.clusterIPs;
@@ -73,7 +73,7 @@ export function stripServerFields(obj: Json, id: Pick<ObjectIdentity, 'group' | 
   if (id.group === 'batch' && id.resource === 'jobs' && spec) {
     delete spec.selector;
     dropLabels(meta);
-    if (isMap(spec.template)) dropLabels(spec.template.metadata);
+    if (isJsonObject(spec.template)) dropLabels(spec.template.metadata);
   }
   return out;
 }
@@ -117,12 +117,12 @@ export function applyRemovals(obj: Json, paths: readonly string[]): Json {
     const segs = parseRemovePath(p);
     let node: unknown = out;
     for (const s of segs.slice(0, -1)) {
-      node = Array.isArray(node) && typeof s === 'number' ? node[s] : isMap(node) && typeof s === 'string' ? node[s] : undefined;
+      node = Array.isArray(node) && typeof s === 'number' ? node[s] : isJsonObject(node) && typeof s === 'string' ? node[s] : undefined;
       if (node === undefined) break;
     }
     const last = segs[segs.length - 1]!;
     if (Array.isArray(node) && typeof last === 'number' && last < node.length) node.splice(last, 1);
-    else if (isMap(node) && typeof last === 'string') delete node[last];
+    else if (isJsonObject(node) && typeof last === 'string') delete node[last];
   }
   return out;
 }
@@ -144,7 +144,7 @@ function expandString(s: string, props: Readonly<Record<string, string>>, where:
 export function expandTemplates(obj: unknown, props: Readonly<Record<string, string>>, where = '$'): unknown {
   if (typeof obj === 'string') return expandString(obj, props, where);
   if (Array.isArray(obj)) return obj.map((v, i) => expandTemplates(v, props, `${where}[${i}]`));
-  if (isMap(obj)) {
+  if (isJsonObject(obj)) {
     const out: Json = {};
     for (const [k, v] of Object.entries(obj)) out[k] = expandTemplates(v, props, `${where}.${k}`);
     return out;

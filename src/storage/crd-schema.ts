@@ -8,6 +8,7 @@
 // (the only exception being the int-or-string `anyOf: [{type: integer}, {type: string}]`), root
 // `metadata` exactly `{type: object}` (bar name/generateName restrictions), `apiVersion`/`kind`
 // strings, no additionalProperties at the root nor next to properties, defaults that validate.
+import { isJsonObject } from './json.js';
 
 export const DENATURED_GROUP = 'denatured.kubestellar.io';
 export const DENATURED_FROM_LABEL = 'view.kubestellar.io/denatured-from';
@@ -98,9 +99,6 @@ const VALUE_KEYWORDS = [
   'minProperties',
 ] as const;
 
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 function refName(ref: unknown): string | undefined {
   return typeof ref === 'string' && ref.startsWith(REF_PREFIX) ? ref.slice(REF_PREFIX.length) : undefined;
@@ -110,7 +108,7 @@ function refName(ref: unknown): string | undefined {
 function isZeroDefault(v: unknown): boolean {
   if (v === '' || v === 0 || v === false || v === null) return true;
   if (Array.isArray(v)) return v.length === 0;
-  return isObject(v);
+  return isJsonObject(v);
 }
 
 class Converter {
@@ -140,7 +138,7 @@ class Converter {
       if (name !== undefined) {
         const { $ref: _r, ...others } = schema;
         rest = others;
-      } else if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isObject(schema.allOf[0]) && refName(schema.allOf[0].$ref) !== undefined && Object.keys(schema.allOf[0]).length === 1) {
+      } else if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isJsonObject(schema.allOf[0]) && refName(schema.allOf[0].$ref) !== undefined && Object.keys(schema.allOf[0]).length === 1) {
         name = refName(schema.allOf[0].$ref)!;
         const { allOf: _a, ...others } = schema;
         rest = others;
@@ -181,12 +179,12 @@ class Converter {
    */
   private defaultMapKeys(nativeItems: OpenAPIV3Schema, items: JSONSchemaProps, keys: string[]): void {
     const native = this.resolve(nativeItems).schema;
-    const nativeProps = isObject(native.properties) ? native.properties : {};
+    const nativeProps = isJsonObject(native.properties) ? native.properties : {};
     for (const key of keys) {
       const prop = items.properties?.[key];
       if (!prop || items.required?.includes(key) || prop.default !== undefined) continue;
       const np = nativeProps[key];
-      const nativeDefault = isObject(np) ? (np.default ?? this.resolve(np).schema.default) : undefined;
+      const nativeDefault = isJsonObject(np) ? (np.default ?? this.resolve(np).schema.default) : undefined;
       if (nativeDefault !== undefined) prop.default = nativeDefault;
       else if (prop.type === 'string') prop.default = '';
       else if (prop.type === 'integer' || prop.type === 'number') prop.default = 0;
@@ -207,7 +205,7 @@ class Converter {
     const alternatives = s.oneOf ?? s.anyOf;
     if (s.type === undefined && Array.isArray(alternatives)) {
       // Scalars of more than one type: IntOrString (integer|string), Quantity (string|number).
-      const types = new Set(alternatives.map((a) => (isObject(a) && Object.keys(a).length === 1 ? a.type : undefined)));
+      const types = new Set(alternatives.map((a) => (isJsonObject(a) && Object.keys(a).length === 1 ? a.type : undefined)));
       if (types.has('string') && (types.has('integer') || types.has('number')) && [...types].every((t) => t === 'string' || t === 'integer' || t === 'number')) {
         out['x-kubernetes-int-or-string'] = true;
         out.anyOf = [{ type: 'integer' }, { type: 'string' }];
@@ -221,7 +219,7 @@ class Converter {
     let type = typeof s.type === 'string' ? s.type : undefined;
     if (type === undefined) {
       if (s.format === 'int-or-string') type = 'int-or-string';
-      else if (isObject(s.properties) || s.additionalProperties !== undefined) type = 'object';
+      else if (isJsonObject(s.properties) || s.additionalProperties !== undefined) type = 'object';
       else if (s.items !== undefined) type = 'array';
     }
     if (type === 'int-or-string') {
@@ -241,15 +239,15 @@ class Converter {
     // field; the native apiserver never applies those, a CRD would (and `{}` often fails the
     // CRD's default validation because of required fields). Keep only `+default=` scalars,
     // which the native defaulters do apply.
-    if (s.default !== undefined && !isObject(s.default) && !Array.isArray(s.default) && !isZeroDefault(s.default)) out.default = s.default;
+    if (s.default !== undefined && !isJsonObject(s.default) && !Array.isArray(s.default) && !isZeroDefault(s.default)) out.default = s.default;
 
     if (type === 'object') {
-      if (isObject(s.properties)) {
+      if (isJsonObject(s.properties)) {
         const props: Record<string, JSONSchemaProps> = {};
-        for (const [k, v] of Object.entries(s.properties)) if (isObject(v)) props[k] = this.convert(v);
+        for (const [k, v] of Object.entries(s.properties)) if (isJsonObject(v)) props[k] = this.convert(v);
         out.properties = props;
         if (Array.isArray(s.required) && s.required.length > 0) out.required = s.required.filter((r): r is string => typeof r === 'string');
-      } else if (isObject(s.additionalProperties)) {
+      } else if (isJsonObject(s.additionalProperties)) {
         out.additionalProperties = this.convert(s.additionalProperties);
       } else if (s.additionalProperties === true) {
         out['x-kubernetes-preserve-unknown-fields'] = true;
@@ -258,9 +256,9 @@ class Converter {
       if (mapType === 'atomic' || mapType === 'granular') out['x-kubernetes-map-type'] = mapType;
       if (s['x-kubernetes-embedded-resource'] === true) out['x-kubernetes-embedded-resource'] = true;
     } else if (type === 'array') {
-      out.items = isObject(s.items) ? this.convert(s.items) : { 'x-kubernetes-preserve-unknown-fields': true };
+      out.items = isJsonObject(s.items) ? this.convert(s.items) : { 'x-kubernetes-preserve-unknown-fields': true };
       Object.assign(out, listType(s));
-      if (out['x-kubernetes-list-type'] === 'map' && isObject(s.items)) this.defaultMapKeys(s.items, out.items, out['x-kubernetes-list-map-keys'] ?? []);
+      if (out['x-kubernetes-list-type'] === 'map' && isJsonObject(s.items)) this.defaultMapKeys(s.items, out.items, out['x-kubernetes-list-map-keys'] ?? []);
     }
     if (s['x-kubernetes-preserve-unknown-fields'] === true && (type === undefined || type === 'object' || type === 'array')) {
       out['x-kubernetes-preserve-unknown-fields'] = true;
@@ -319,7 +317,7 @@ export function findSchemaName(doc: OpenAPIV3Doc, group: string, version: string
   for (const [name, s] of Object.entries(doc.components?.schemas ?? {})) {
     const gvks = s['x-kubernetes-group-version-kind'];
     if (!Array.isArray(gvks)) continue;
-    if (gvks.some((g) => isObject(g) && g.group === group && g.version === version && g.kind === kind)) return name;
+    if (gvks.some((g) => isJsonObject(g) && g.group === group && g.version === version && g.kind === kind)) return name;
   }
   return undefined;
 }

@@ -25,6 +25,7 @@ import { NativeValidator } from './native-validation.js';
 import { applyPatch, PatchError, type PatchType } from './patches.js';
 import { NO_PATCH_META, schemaPatchMeta, type PatchMeta } from './strategic-merge-patch.js';
 import type { Upstream } from './upstream.js';
+import { isJsonObject } from './json.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
 export interface Caller {
@@ -108,7 +109,6 @@ interface Answer {
   json: unknown;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const MAX_PATCH_ATTEMPTS = 5;
 
 /**
@@ -117,7 +117,7 @@ const MAX_PATCH_ATTEMPTS = 5;
  */
 function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutNulls);
-  if (!isMap(v)) return v;
+  if (!isJsonObject(v)) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
   return out;
@@ -183,14 +183,14 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private statusError(code: number, json: unknown, text: string, version: string, name?: string): StatusError {
-    if (isMap(json) && json.kind === 'Status') {
+    if (isJsonObject(json) && json.kind === 'Status') {
       return new StatusError(statusToNative(json as KubeStatus, this.gvr(version), name || undefined) as unknown as Status);
     }
     return new StatusError(statusForCode(code, text.trim().slice(0, 500) || `HTTP ${code}`));
   }
 
   private native(obj: unknown, version: string): KubeObject {
-    if (!isMap(obj)) throw errors.internal('the WDS answered without an object');
+    if (!isJsonObject(obj)) throw errors.internal('the WDS answered without an object');
     try {
       return this.present(toNative(obj as KubeObject, { group: this.kind.group, version }), version);
     } catch (err) {
@@ -241,7 +241,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
    * does (mismatches are 400); returns a copy.
    */
   private checkBody(body: unknown, t: Target, nameFromUrl: string): KubeObject {
-    if (!isMap(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
+    if (!isJsonObject(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
     const obj = withoutNulls(body) as KubeObject;
     const expected = nativeApiVersion({ group: this.kind.group, version: t.version });
     if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
@@ -252,7 +252,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     }
     obj.apiVersion = expected;
     obj.kind = this.kind.kind;
-    if (obj.metadata !== undefined && !isMap(obj.metadata)) throw errors.badRequest('metadata must be an object');
+    if (obj.metadata !== undefined && !isJsonObject(obj.metadata)) throw errors.badRequest('metadata must be an object');
     const meta = obj.metadata ?? (obj.metadata = {});
     if (nameFromUrl) {
       if (meta.name !== undefined && meta.name !== '' && meta.name !== nameFromUrl) {
@@ -291,7 +291,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
 
   async list(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeList>> {
     const a = await this.request(caller, 'GET', t, '', this.storedQuery(query));
-    if (!isMap(a.json) || !Array.isArray(a.json.items)) throw errors.internal('the WDS answered a list without items');
+    if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) throw errors.internal('the WDS answered a list without items');
     const list = listToNative(a.json as KubeList, { group: this.kind.group, version: t.version });
     list.items = list.items.map((i) => this.present(i, t.version));
     return { value: list, warnings: a.warnings };
@@ -428,7 +428,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
 
   /** Server-side apply: a dry run on the stored form, its result validated natively, then the real one. */
   private async apply(caller: Caller, t: Target, patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
-    if (!isMap(patch)) throw errors.badRequest('an apply patch must be a JSON or YAML object');
+    if (!isJsonObject(patch)) throw errors.badRequest('an apply patch must be a JSON or YAML object');
     if (typeof patch.apiVersion !== 'string' || patch.apiVersion === '') throw errors.badRequest('invalid object type: apiVersion must be set in the applied configuration');
     if (typeof patch.kind !== 'string' || patch.kind === '') throw errors.badRequest('invalid object type: kind must be set in the applied configuration');
     // Not defaulted: kube-apiserver merges the configuration as sent (defaults come after, owned by nobody).
@@ -448,7 +448,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | KubeStatus>> {
     const a = await this.request(caller, 'DELETE', t, t.name, query, options);
     const json = a.json;
-    if (isMap(json) && json.kind === 'Status') {
+    if (isJsonObject(json) && json.kind === 'Status') {
       return { value: statusToNative(json as KubeStatus, this.gvr(t.version), t.name), warnings: a.warnings };
     }
     const obj = this.native(json, t.version);
@@ -469,7 +469,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
 
   async deleteCollection(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> {
     const a = await this.request(caller, 'DELETE', t, '', this.storedQuery(query), options);
-    if (!isMap(a.json) || !Array.isArray(a.json.items)) {
+    if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) {
       return { value: { apiVersion: nativeApiVersion({ group: this.kind.group, version: t.version }), kind: `${this.kind.kind}List`, metadata: {}, items: [] }, warnings: a.warnings };
     }
     const list = listToNative(a.json as KubeList, { group: this.kind.group, version: t.version });

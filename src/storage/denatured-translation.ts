@@ -13,6 +13,7 @@
 // Violations of the contract raise TranslationError.
 import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
+import { isJsonObject } from './json.js';
 
 export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
 
@@ -139,16 +140,15 @@ export function toStored<T extends KubeObject>(obj: T, native: NativeGroupVersio
   return out;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A fieldset map with nothing left in it but possibly its own "." marker. */
 const isEmptySet = (m: Record<string, unknown>) => Object.keys(m).every((k) => k === '.');
 
 /** fieldsV1 without f:metadata.f:annotations.f:<native-name> and the parents it leaves empty. */
 function stripNativeNameField(fields: Record<string, unknown>, annotationsRemain: boolean): Record<string, unknown> {
   const metadata = fields['f:metadata'];
-  if (!isMap(metadata)) return fields;
+  if (!isJsonObject(metadata)) return fields;
   const annotations = metadata['f:annotations'];
-  if (!isMap(annotations) || !(`f:${NATIVE_NAME_ANNOTATION}` in annotations)) return fields;
+  if (!isJsonObject(annotations) || !(`f:${NATIVE_NAME_ANNOTATION}` in annotations)) return fields;
   const { [`f:${NATIVE_NAME_ANNOTATION}`]: _drop, ...restAnnotations } = annotations;
   const { 'f:annotations': _old, ...restMetadata } = metadata;
   // Left with only "." (the map itself, owned): FieldsV1 writes such a member without children as
@@ -185,7 +185,7 @@ export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersio
     const entries: ManagedFieldsEntry[] = [];
     for (const e of meta.managedFields) {
       const entry: ManagedFieldsEntry = e.apiVersion === undefined ? e : { ...e, apiVersion };
-      if (isMap(entry.fieldsV1)) {
+      if (isJsonObject(entry.fieldsV1)) {
         const fieldsV1 = stripNativeNameField(entry.fieldsV1, meta.annotations !== undefined);
         if (fieldsV1 !== entry.fieldsV1) {
           // kube-apiserver keeps no entry with an empty field set; neither do we.

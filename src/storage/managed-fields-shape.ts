@@ -6,10 +6,10 @@
 // The stored fieldsV1 keep theirs (the WDS's bookkeeping); only what clients see is reshaped.
 // Pure; unknown schema nodes are left alone.
 import type { ManagedFieldsEntry } from './denatured-translation.js';
+import { isJsonObject } from './json.js';
 
 type Schema = Record<string, unknown>;
 type Fields = Record<string, unknown>;
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const REF = '#/components/schemas/';
 
@@ -21,7 +21,7 @@ export class ManagedFieldsShaper {
     let s = node;
     for (let i = 0; i < 20; i++) {
       const ref = typeof s.$ref === 'string' ? s.$ref
-        : Array.isArray(s.allOf) && s.allOf.length === 1 && isMap(s.allOf[0]) && typeof s.allOf[0].$ref === 'string' ? s.allOf[0].$ref : undefined;
+        : Array.isArray(s.allOf) && s.allOf.length === 1 && isJsonObject(s.allOf[0]) && typeof s.allOf[0].$ref === 'string' ? s.allOf[0].$ref : undefined;
       if (!ref || !ref.startsWith(REF)) return s;
       const { $ref: _r, allOf: _a, ...rest } = s;
       s = { ...(this.schemas[ref.slice(REF.length)] ?? {}), ...rest };
@@ -32,18 +32,18 @@ export class ManagedFieldsShaper {
   /** `alwaysThere`: this node exists in an empty object of the kind (the root, and non-pointer structs under it). */
   private shape(fields: Fields, schemaNode: Schema | undefined, alwaysThere: boolean): Fields {
     const schema = schemaNode ? this.resolve(schemaNode) : undefined;
-    const props = schema && isMap(schema.properties) ? schema.properties as Record<string, Schema> : undefined;
-    const additional = schema && isMap(schema.additionalProperties) ? schema.additionalProperties as Schema : undefined;
-    const items = schema && isMap(schema.items) ? schema.items as Schema : undefined;
+    const props = schema && isJsonObject(schema.properties) ? schema.properties as Record<string, Schema> : undefined;
+    const additional = schema && isJsonObject(schema.additionalProperties) ? schema.additionalProperties as Schema : undefined;
+    const items = schema && isJsonObject(schema.items) ? schema.items as Schema : undefined;
     const out: Fields = {};
     for (const [k, v] of Object.entries(fields)) {
-      if (!isMap(v)) { out[k] = v; continue; }
+      if (!isJsonObject(v)) { out[k] = v; continue; }
       let child: Schema | undefined;
       let childThere = false;
       if (k.startsWith('f:')) {
         const declared = props?.[k.slice(2)];
         child = declared ?? additional;
-        childThere = alwaysThere && declared !== undefined && isMap(declared.default) && Object.keys(declared.default).length === 0;
+        childThere = alwaysThere && declared !== undefined && isJsonObject(declared.default) && Object.keys(declared.default).length === 0;
       } else if (k.startsWith('k:') || k.startsWith('i:')) {
         child = items;
       }
@@ -63,6 +63,6 @@ export class ManagedFieldsShaper {
   entries(managed: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
     const root = this.schemas[this.rootName];
     if (!root) return managed;
-    return managed.map((e) => isMap(e.fieldsV1) ? { ...e, fieldsV1: this.shape(e.fieldsV1, root, true) } : e);
+    return managed.map((e) => isJsonObject(e.fieldsV1) ? { ...e, fieldsV1: this.shape(e.fieldsV1, root, true) } : e);
   }
 }

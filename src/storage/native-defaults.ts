@@ -6,9 +6,9 @@
 // writer owns the defaulted fields, as natively) and to what is read (server-side apply results,
 // which the WDS merges without them). Pure: returns a copy.
 import type { KubeObject } from './denatured-translation.js';
+import { isJsonObject } from './json.js';
 
 type Json = Record<string, unknown>;
-const isMap = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const setDefault = (o: Json, k: string, v: unknown) => { if (o[k] === undefined || o[k] === null) o[k] = v; };
 
 const NO_GENERATION = new Set([
@@ -24,7 +24,7 @@ function defaultWebhook(w: Json, mutating: boolean): void {
   setDefault(w, 'objectSelector', {});
   setDefault(w, 'timeoutSeconds', 10);
   if (mutating) setDefault(w, 'reinvocationPolicy', 'Never');
-  if (Array.isArray(w.rules)) for (const r of w.rules) if (isMap(r)) setDefault(r, 'scope', '*');
+  if (Array.isArray(w.rules)) for (const r of w.rules) if (isJsonObject(r)) setDefault(r, 'scope', '*');
 }
 
 /** SetDefaults_MatchResources (policies and their bindings). */
@@ -34,18 +34,18 @@ function defaultMatchResources(m: Json): void {
   setDefault(m, 'objectSelector', {});
   for (const key of ['resourceRules', 'excludeResourceRules']) {
     const rules = m[key];
-    if (Array.isArray(rules)) for (const r of rules) if (isMap(r)) setDefault(r, 'scope', '*');
+    if (Array.isArray(rules)) for (const r of rules) if (isJsonObject(r)) setDefault(r, 'scope', '*');
   }
 }
 
 /** flowcontrol v1: SetDefaults_PriorityLevelConfiguration (Limited) and _QueuingConfiguration. */
 function defaultPriorityLevel(spec: Json): void {
   const limited = spec.limited;
-  if (!isMap(limited)) return;
+  if (!isJsonObject(limited)) return;
   setDefault(limited, 'nominalConcurrencyShares', 30);
   setDefault(limited, 'lendablePercent', 0);
   const response = limited.limitResponse;
-  if (isMap(response) && isMap(response.queuing)) {
+  if (isJsonObject(response) && isJsonObject(response.queuing)) {
     setDefault(response.queuing, 'queues', 64);
     setDefault(response.queuing, 'handSize', 8);
     setDefault(response.queuing, 'queueLengthLimit', 50);
@@ -55,12 +55,12 @@ function defaultPriorityLevel(spec: Json): void {
 /** core v1: SetDefaults_LimitRangeItem — Container limits default to max, requests to default or min. */
 function defaultLimitRangeItem(item: Json): void {
   if (item.type !== 'Container') return;
-  const max = isMap(item.max) ? item.max : {};
-  const min = isMap(item.min) ? item.min : {};
-  const dflt: Json = isMap(item.default) ? item.default : {};
+  const max = isJsonObject(item.max) ? item.max : {};
+  const min = isJsonObject(item.min) ? item.min : {};
+  const dflt: Json = isJsonObject(item.default) ? item.default : {};
   for (const [k, v] of Object.entries(max)) if (dflt[k] === undefined) dflt[k] = v;
   if (Object.keys(dflt).length > 0) item.default = dflt;
-  const request: Json = isMap(item.defaultRequest) ? item.defaultRequest : {};
+  const request: Json = isJsonObject(item.defaultRequest) ? item.defaultRequest : {};
   for (const [k, v] of Object.entries(dflt)) if (request[k] === undefined) request[k] = v;
   for (const [k, v] of Object.entries(min)) if (request[k] === undefined) request[k] = v;
   if (Object.keys(request).length > 0) item.defaultRequest = request;
@@ -69,28 +69,28 @@ function defaultLimitRangeItem(item: Json): void {
 /** The Go defaulters of the kind applied to a copy of `obj`. */
 export function applyNativeDefaults(group: string, resource: string, obj: KubeObject): KubeObject {
   const out = structuredClone(obj) as Json;
-  const spec = isMap(out.spec) ? out.spec : undefined;
+  const spec = isJsonObject(out.spec) ? out.spec : undefined;
   switch (`${resource}.${group}`) {
     case 'validatingwebhookconfigurations.admissionregistration.k8s.io':
     case 'mutatingwebhookconfigurations.admissionregistration.k8s.io':
-      if (Array.isArray(out.webhooks)) for (const w of out.webhooks) if (isMap(w)) defaultWebhook(w, resource.startsWith('mutating'));
+      if (Array.isArray(out.webhooks)) for (const w of out.webhooks) if (isJsonObject(w)) defaultWebhook(w, resource.startsWith('mutating'));
       break;
     case 'validatingadmissionpolicies.admissionregistration.k8s.io':
     case 'mutatingadmissionpolicies.admissionregistration.k8s.io':
       if (spec) {
         setDefault(spec, 'failurePolicy', 'Fail');
-        if (isMap(spec.matchConstraints)) defaultMatchResources(spec.matchConstraints);
+        if (isJsonObject(spec.matchConstraints)) defaultMatchResources(spec.matchConstraints);
       }
       break;
     case 'validatingadmissionpolicybindings.admissionregistration.k8s.io':
     case 'mutatingadmissionpolicybindings.admissionregistration.k8s.io':
-      if (spec && isMap(spec.matchResources)) defaultMatchResources(spec.matchResources);
+      if (spec && isJsonObject(spec.matchResources)) defaultMatchResources(spec.matchResources);
       break;
     case 'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io':
       if (spec) defaultPriorityLevel(spec);
       break;
     case 'limitranges.':
-      if (spec && Array.isArray(spec.limits)) for (const item of spec.limits) if (isMap(item)) defaultLimitRangeItem(item);
+      if (spec && Array.isArray(spec.limits)) for (const item of spec.limits) if (isJsonObject(item)) defaultLimitRangeItem(item);
       break;
   }
   return out as KubeObject;
@@ -99,7 +99,7 @@ export function applyNativeDefaults(group: string, resource: string, obj: KubeOb
 /** A native object as kube-apiserver would present it: defaults, `status: {}`, generation or not. */
 export function presentNative(group: string, resource: string, hasStatus: boolean, obj: KubeObject): KubeObject {
   const out = applyNativeDefaults(group, resource, obj);
-  if (NO_GENERATION.has(`${resource}.${group}`) && isMap(out.metadata)) delete out.metadata.generation;
+  if (NO_GENERATION.has(`${resource}.${group}`) && isJsonObject(out.metadata)) delete out.metadata.generation;
   if (hasStatus && out.status === undefined) out.status = {};
   return out;
 }

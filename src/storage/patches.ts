@@ -8,6 +8,7 @@
 // (a failed `test`, a missing path) is PatchError 'Invalid' (kube: 422 on field `patch`).
 import jsonPatch from 'fast-json-patch';
 import { applyStrategicMergePatch, StrategicMergePatchError, type PatchMeta } from './strategic-merge-patch.js';
+import { isJsonObject } from './json.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic';
 
@@ -24,11 +25,10 @@ export class PatchError extends Error {
   }
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function applyMergePatch(original: unknown, patch: unknown): unknown {
-  if (!isMap(patch)) return structuredClone(patch);
-  const out: Record<string, unknown> = isMap(original) ? structuredClone(original) : {};
+  if (!isJsonObject(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isJsonObject(original) ? structuredClone(original) : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = applyMergePatch(out[k], v);
@@ -54,7 +54,7 @@ export function applyPatch(type: PatchType, original: unknown, patch: unknown, m
     case 'json':
       return applyJsonPatch(original, patch);
     case 'merge':
-      if (!isMap(patch)) throw new PatchError('BadRequest', 'a merge patch must be a JSON object');
+      if (!isJsonObject(patch)) throw new PatchError('BadRequest', 'a merge patch must be a JSON object');
       return applyMergePatch(original, patch);
     case 'strategic':
       try {

@@ -45,6 +45,7 @@
 //   extensions, so this matters only for fields that lack them).
 // Multi-key list maps (`x-kubernetes-list-map-keys` with several keys and no patch strategy) cannot be
 // expressed in SMP and are replaced.
+import { isJsonObject } from './json.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -93,9 +94,6 @@ const LIST_MAP_KEYS = 'x-kubernetes-list-map-keys';
 type SchemaNode = Record<string, unknown>;
 type RefResolver = (ref: string) => object | undefined;
 
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The schema itself followed by what its `$ref` and `allOf` members resolve to, depth first. */
 function flatten(schema: SchemaNode, resolveRef: RefResolver, seen = new Set<object>()): SchemaNode[] {
@@ -105,11 +103,11 @@ function flatten(schema: SchemaNode, resolveRef: RefResolver, seen = new Set<obj
   const ref = schema.$ref;
   if (typeof ref === 'string') {
     const target = resolveRef(ref);
-    if (!isObject(target)) throw new Error(`OpenAPI schema reference ${ref} cannot be resolved`);
+    if (!isJsonObject(target)) throw new Error(`OpenAPI schema reference ${ref} cannot be resolved`);
     out.push(...flatten(target, resolveRef, seen));
   }
   if (Array.isArray(schema.allOf)) {
-    for (const member of schema.allOf) if (isObject(member)) out.push(...flatten(member, resolveRef, seen));
+    for (const member of schema.allOf) if (isJsonObject(member)) out.push(...flatten(member, resolveRef, seen));
   }
   return out;
 }
@@ -174,11 +172,11 @@ class SchemaPatchMeta implements PatchMeta {
     let meta = this.fields.get(field);
     if (!meta) {
       meta = NO_PATCH_META;
-      const declared = this.chain.find((s) => isObject(s.properties) && isObject(s.properties[field]));
+      const declared = this.chain.find((s) => isJsonObject(s.properties) && isJsonObject(s.properties[field]));
       if (declared) {
         meta = new SchemaPatchMeta((declared.properties as JsonObject)[field] as SchemaNode, this.resolveRef);
       } else {
-        const additional = this.chain.find((s) => isObject(s.additionalProperties));
+        const additional = this.chain.find((s) => isJsonObject(s.additionalProperties));
         if (additional) meta = new SchemaPatchMeta(additional.additionalProperties as SchemaNode, this.resolveRef);
       }
       this.fields.set(field, meta);
@@ -188,7 +186,7 @@ class SchemaPatchMeta implements PatchMeta {
 
   items(): PatchMeta {
     if (!this.itemMeta) {
-      const list = this.chain.find((s) => isObject(s.items));
+      const list = this.chain.find((s) => isJsonObject(s.items));
       this.itemMeta = list ? new SchemaPatchMeta(list.items as SchemaNode, this.resolveRef) : NO_PATCH_META;
     }
     return this.itemMeta;
@@ -241,7 +239,7 @@ function kindOf(v: unknown): Kind {
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
-  if (isObject(a) && isObject(b)) {
+  if (isJsonObject(a) && isJsonObject(b)) {
     const ka = Object.keys(a);
     return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
@@ -250,7 +248,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 function deepCopy(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(deepCopy);
-  if (isObject(v)) {
+  if (isJsonObject(v)) {
     const out: JsonObject = {};
     for (const [k, x] of Object.entries(v)) out[k] = deepCopy(x);
     return out;
@@ -276,8 +274,8 @@ function checkDirective(value: unknown, path: string): 'replace' | 'delete' | 'm
  * Throws StrategicMergePatchError for an invalid patch.
  */
 export function applyStrategicMergePatch(original: unknown, patch: unknown, meta: PatchMeta): unknown {
-  if (!isObject(patch)) fail('', `a strategic merge patch must be a JSON object, got ${describe(patch)}`);
-  if (original !== undefined && original !== null && !isObject(original)) {
+  if (!isJsonObject(patch)) fail('', `a strategic merge patch must be a JSON object, got ${describe(patch)}`);
+  if (original !== undefined && original !== null && !isJsonObject(original)) {
     fail('', `a strategic merge patch applies to a JSON object, got ${describe(original)}`);
   }
   return mergeMap(original === undefined || original === null ? {} : (deepCopy(original) as JsonObject), patch, meta, '');
@@ -381,7 +379,7 @@ function applySetElementOrder(target: JsonObject, patch: JsonObject, meta: Patch
     handled.add(field);
     const live = (hasOriginal ? originalList : []) as unknown[];
     const patched = (hasPatch ? patchList : []) as unknown[];
-    if (!mergeKey && [...order, ...live, ...patched].some(isObject)) {
+    if (!mergeKey && [...order, ...live, ...patched].some(isJsonObject)) {
       fail(at, `ordering a list of maps needs a merge key, and ${fieldPath} has none`);
     }
     validateAgainstOrder(patched, order, mergeKey, at);
@@ -405,7 +403,7 @@ function applySetElementOrder(target: JsonObject, patch: JsonObject, meta: Patch
  */
 function validateAgainstOrder(patchList: unknown[], order: unknown[], mergeKey: string, path: string): void {
   if (patchList.length === 0 || order.length === 0) return;
-  const items = patchList.filter((item) => !(isObject(item) && Object.hasOwn(item, DIRECTIVE)));
+  const items = patchList.filter((item) => !(isJsonObject(item) && Object.hasOwn(item, DIRECTIVE)));
   const key = itemKey(mergeKey, path);
   let p = 0;
   let o = 0;
@@ -463,7 +461,7 @@ function mergeSlice(original: unknown[], patch: unknown[], meta: PatchMeta, path
     switch (checkDirective(p[DIRECTIVE], at)) {
       case 'delete':
         if (!Object.hasOwn(p, mergeKey)) fail(at, `map ${describe(p)} does not contain declared merge key: ${mergeKey}`);
-        live = live.filter((o) => !(isObject(o) && Object.hasOwn(o, mergeKey) && sameKey(o[mergeKey], p[mergeKey])));
+        live = live.filter((o) => !(isJsonObject(o) && Object.hasOwn(o, mergeKey) && sameKey(o[mergeKey], p[mergeKey])));
         break;
       case 'replace':
         replace = true;
@@ -478,7 +476,7 @@ function mergeSlice(original: unknown[], patch: unknown[], meta: PatchMeta, path
   for (const [i, item] of plain.entries()) {
     const at = `${path}[${i}]`;
     if (!Object.hasOwn(item, mergeKey)) fail(at, `map ${describe(item)} does not contain declared merge key: ${mergeKey}`);
-    const found = merged.findIndex((o) => isObject(o) && Object.hasOwn(o, mergeKey) && sameKey(o[mergeKey], item[mergeKey]));
+    const found = merged.findIndex((o) => isJsonObject(o) && Object.hasOwn(o, mergeKey) && sameKey(o[mergeKey], item[mergeKey]));
     if (found >= 0) merged[found] = mergeMap(merged[found] as JsonObject, item, itemMeta, at);
     else merged.push(materialize(item, itemMeta, at));
   }
@@ -489,8 +487,8 @@ function mergeSlice(original: unknown[], patch: unknown[], meta: PatchMeta, path
 
 function deleteFromPrimitiveList(current: unknown[], toDelete: unknown[], path: string, directivePath: string): unknown[] {
   elementKind(directivePath, toDelete);
-  if (toDelete.some(isObject)) fail(directivePath, 'can only delete primitives');
-  if (current.some(isObject)) fail(path, `${DELETE_FROM_PRIMITIVE_LIST} applies to lists of primitives only`);
+  if (toDelete.some(isJsonObject)) fail(directivePath, 'can only delete primitives');
+  if (current.some(isJsonObject)) fail(path, `${DELETE_FROM_PRIMITIVE_LIST} applies to lists of primitives only`);
   return current.filter((v) => !toDelete.some((d) => sameKey(d, v)));
 }
 
@@ -506,7 +504,7 @@ function sameKey(a: unknown, b: unknown): boolean {
 function itemKey(mergeKey: string, path: string): KeyFn {
   if (!mergeKey) return (item) => item;
   return (item) => {
-    if (!isObject(item)) fail(path, `expected a map with merge key ${mergeKey}, got ${describe(item)}`);
+    if (!isJsonObject(item)) fail(path, `expected a map with merge key ${mergeKey}, got ${describe(item)}`);
     if (!Object.hasOwn(item, mergeKey)) fail(path, `map ${describe(item)} does not contain declared merge key: ${mergeKey}`);
     return item[mergeKey];
   };
@@ -572,7 +570,7 @@ function normalizeElementOrder(
  */
 function materialize(value: unknown, meta: PatchMeta, path: string): unknown {
   if (Array.isArray(value)) return materializeList(value, meta, path);
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     if (Object.hasOwn(value, DIRECTIVE) && checkDirective(value[DIRECTIVE], path) === 'delete') return DROP;
     return materializeMap(value, meta, path);
   }
@@ -591,7 +589,7 @@ function materializeList(list: unknown[], meta: PatchMeta, path: string): unknow
   const out: unknown[] = [];
   list.forEach((item, i) => {
     const at = `${path}[${i}]`;
-    if (isObject(item) && Object.hasOwn(item, DIRECTIVE)) {
+    if (isJsonObject(item) && Object.hasOwn(item, DIRECTIVE)) {
       checkDirective(item[DIRECTIVE], at);
       return;
     }

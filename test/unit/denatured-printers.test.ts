@@ -1,4 +1,5 @@
 import t from 'tap';
+import { deepFreeze } from '../../src/storage/json.js';
 import {
   DEFAULT_PRINTER, humanDuration, printerFor, type TableColumnDefinition,
 } from '../../src/storage/denatured-printers.js';
@@ -8,13 +9,6 @@ import type { KubeObject } from '../../src/storage/denatured-translation.js';
 // same objects; cases marked "Go" come from running its printers on objects it cannot hold
 // (absent fields, alpha kinds), since cells must keep Go's zero values.
 
-function deepFreeze<T>(o: T): T {
-  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
-}
 
 /** The server's clock when it printed the samples, all created at CREATED. */
 const NOW = new Date('2026-11-22T04:04:02Z');

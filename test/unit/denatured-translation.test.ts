@@ -1,17 +1,11 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { deepFreeze } from '../../src/storage/json.js';
 import {
   fieldSelectorToStored, isEncodedName, listToNative, NATIVE_NAME_ANNOTATION, statusToNative, storedName,
   toNative, toStored, TranslationError, watchEventToNative, type KubeObject,
 } from '../../src/storage/denatured-translation.js';
 
-function deepFreeze<T>(o: T): T {
-  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
-}
 
 const enc = (n: string) => 'kv-' + createHash('sha256').update(n).digest('hex').slice(0, 40);
 

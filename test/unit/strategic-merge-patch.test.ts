@@ -1,4 +1,5 @@
 import t from 'tap';
+import { deepFreeze } from '../../src/storage/json.js';
 import {
   applyStrategicMergePatch,
   NO_PATCH_META,
@@ -700,13 +701,6 @@ t.test('invalid patches throw StrategicMergePatchError', async (t) => {
   }
 });
 
-function deepFreeze<T>(v: T): T {
-  if (v && typeof v === 'object') {
-    for (const x of Object.values(v)) deepFreeze(x);
-    Object.freeze(v);
-  }
-  return v;
-}
 
 function objectsIn(v: unknown, out = new Set<object>()): Set<object> {
   if (v && typeof v === 'object') {
