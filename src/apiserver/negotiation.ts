@@ -1,6 +1,8 @@
 // Content negotiation the way kube-apiserver does it for the few shapes this server answers
 // itself: Table output, aggregated discovery v2 (and v2beta1), plain JSON.
-export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+import { AGGREGATED_V2 } from '../storage/discovery.js';
+
+export { AGGREGATED_V2 };
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
 
 interface MediaType {

@@ -8,14 +8,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable, pipeline } from 'node:stream';
 import YAML from 'yaml';
 import {
-  filterAggregatedDiscovery, filterGroupList, filterResourceList, visibleGroupVersions, type AggregatedDiscovery,
+  filterAggregatedDiscovery, filterGroupList, filterResourceList, visibleGroupVersions,
 } from '../storage/discovery-filter.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import { filterOpenAPIDocument, filterOpenAPIV3Index } from '../storage/openapi-filter.js';
-import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { upstreamRequest, type Upstream } from '../storage/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, jsonOnlyAccept, wantsAggregatedDiscovery } from './negotiation.js';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
+import { aggregatedDiscoveryOf } from '../storage/discovery.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { handleDenatured } from './denatured-handler.js';
 import { parseRequestInfo } from './request-info.js';
@@ -91,11 +92,7 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
   let visibleCache: { at: number; value: Promise<Set<string>> } | undefined;
   const visible = (): Promise<Set<string>> => {
     if (visibleCache && Date.now() - visibleCache.at < 2000) return visibleCache.value;
-    const accept = AGGREGATED_V2;
-    const value = Promise.all([
-      upstreamJson<AggregatedDiscovery>(up, 'GET', '/api', { headers: { accept } }),
-      upstreamJson<AggregatedDiscovery>(up, 'GET', '/apis', { headers: { accept } }),
-    ]).then(([core, groups]) => visibleGroupVersions([filterAggregatedDiscovery(core, cats), filterAggregatedDiscovery(groups, cats)]));
+    const value = aggregatedDiscoveryOf(up).then(([core, groups]) => visibleGroupVersions([filterAggregatedDiscovery(core, cats), filterAggregatedDiscovery(groups, cats)]));
     visibleCache = { at: Date.now(), value };
     value.catch(() => { visibleCache = undefined; });
     return value;

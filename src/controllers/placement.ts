@@ -11,7 +11,7 @@
 // serves Bindings); only the elected leader (./leader-election.ts) writes.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { AggregatedDiscovery } from '../storage/discovery-filter.js';
+import { aggregatedDiscoveryOf } from '../storage/discovery.js';
 import { DENATURED_FROM_LABEL } from '../storage/crd-schema.js';
 import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../storage/denatured-translation.js';
 import type { KindCategories } from '../storage/kind-categories.js';
@@ -26,7 +26,6 @@ import {
   WDS_LABEL, WrapError, type ObjectIdentity,
 } from './wrapping.js';
 
-const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const POLICIES = '/apis/control.kubestellar.io/v1alpha1/bindingpolicies';
 const TRANSFORMS = '/apis/control.kubestellar.io/v1alpha1/customtransforms';
 const CLUSTERS = '/apis/cluster.open-cluster-management.io/v1/managedclusters';
@@ -179,10 +178,8 @@ export class PlacementController {
 
   /** Every workload resource has an informer; resources that went away lose theirs. */
   private async rediscover(): Promise<void> {
-    const headers = { accept: AGGREGATED_V2 };
-    const [core, groups, crds] = await Promise.all([
-      upstreamJson<AggregatedDiscovery>(this.o.wds, 'GET', '/api', { headers }),
-      upstreamJson<AggregatedDiscovery>(this.o.wds, 'GET', '/apis', { headers }),
+    const [[core, groups], crds] = await Promise.all([
+      aggregatedDiscoveryOf(this.o.wds),
       upstreamJson<{ items: KubeObj[] }>(this.o.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
     ]);
     const from = new Map<string, string>();

@@ -5,11 +5,10 @@
 // kind the WDS does not serve (e.g. MutatingAdmissionPolicy while its feature gate is off) is
 // left out: the view then has no such kind either.
 import type { AggregatedDiscovery } from './discovery-filter.js';
+import { aggregatedDiscoveryOf } from './discovery.js';
 import { findSchemaName, type NativeKind, type OpenAPIV3Doc } from './crd-schema.js';
 import type { GroupResource } from './kind-categories.js';
 import { upstreamJson, type Upstream } from './upstream.js';
-
-const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 
 export interface NativeVersion {
   version: string;
@@ -59,11 +58,7 @@ const openAPIPath = (group: string, version: string) => group === '' ? `/openapi
 
 /** Reads the denatured kinds among `configured` from the WDS. */
 export async function discoverDenaturedKinds(up: Upstream, configured: readonly GroupResource[]): Promise<DenaturedKind[]> {
-  const headers = { accept: AGGREGATED_V2 };
-  const [core, groups] = await Promise.all([
-    upstreamJson<AggregatedDiscovery>(up, 'GET', '/api', { headers }),
-    upstreamJson<AggregatedDiscovery>(up, 'GET', '/apis', { headers }),
-  ]);
+  const [core, groups] = await aggregatedDiscoveryOf(up);
   const all = [...resourcesOf(core), ...resourcesOf(groups)];
   const docs = new Map<string, Promise<OpenAPIV3Doc>>();
   const docOf = (group: string, version: string) => {
