@@ -7,6 +7,7 @@ import { wantsTable } from './negotiation.js';
 import { checkIncludeObject } from './spaces-resource.js';
 import { errors } from './status.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
+import { age } from './table.js';
 
 type Obj = Record<string, any>;
 
@@ -20,14 +21,6 @@ export interface BindingSource {
 
 interface Query { watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string; timeoutSeconds?: string; resourceVersion?: string }
 
-function age(from: string | undefined, now: number): string {
-  if (!from) return '<unknown>';
-  const secs = Math.max(0, Math.floor((now - Date.parse(from)) / 1000));
-  if (secs < 120) return `${secs}s`;
-  if (secs < 7200) return `${Math.floor(secs / 60)}m`;
-  if (secs < 172800) return `${Math.floor(secs / 3600)}h`;
-  return `${Math.floor(secs / 86400)}d`;
-}
 
 function table(items: Obj[], version: 'v1' | 'v1beta1', includeObject: string | undefined, rv: string) {
   const now = Date.now();

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { errors } from './status.js';
 import { GROUP_VERSION } from './view-group.js';
+import { age } from './table.js';
 
 export interface SpaceInfo {
   name: string;
@@ -36,13 +37,6 @@ export function spaceList(items: SpaceObject[]) {
   return { apiVersion: GROUP_VERSION, kind: 'SpaceList', metadata: { resourceVersion: SPACE_RESOURCE_VERSION }, items };
 }
 
-function age(from: string): string {
-  const secs = Math.max(0, Math.floor((Date.now() - Date.parse(from)) / 1000));
-  if (secs < 120) return `${secs}s`;
-  if (secs < 7200) return `${Math.floor(secs / 60)}m`;
-  if (secs < 172800) return `${Math.floor(secs / 3600)}h`;
-  return `${Math.floor(secs / 86400)}d`;
-}
 
 /** Checks `includeObject` as kube-apiserver does: None, Metadata (the default) or Object. */
 export function checkIncludeObject(v: string | undefined): void {
