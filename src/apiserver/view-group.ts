@@ -52,33 +52,35 @@ export function aggregatedDiscovery(version: 'v2' | 'v2beta1') {
   };
 }
 
-const gvk = [{ group: GROUP, version: VERSION, kind: 'Space' }];
-
-function spaceSchema(ref: (n: string) => string) {
+/** The schema of a kind of this group: apiVersion, kind, ObjectMeta, and its own spec and status. */
+function kindSchema(ref: (n: string) => string, kind: string, description: string, spec: object, status: object) {
   return {
-    description: 'Space is a Workload Definition Space served through the view. status.viewURL is the server URL of a kubeconfig for the view.',
+    description,
     type: 'object',
     properties: {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
       metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta') },
-      spec: {
-        type: 'object',
-        properties: { type: { type: 'string', description: 'WDS' }, server: { type: 'string', description: 'URL of the WDS kube-apiserver.' } },
-      },
-      status: {
-        type: 'object',
-        properties: {
-          phase: { type: 'string' },
-          viewPath: { type: 'string', description: 'Path of the view root on the WDS kube-apiserver.' },
-          viewURL: { type: 'string', description: 'URL of the view root.' },
-        },
-      },
+      spec,
+      status,
     },
-    'x-kubernetes-group-version-kind': gvk,
+    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind }],
   };
 }
 
+function spaceSchema(ref: (n: string) => string) {
+  return kindSchema(ref, 'Space', 'Space is a Workload Definition Space served through the view. status.viewURL is the server URL of a kubeconfig for the view.', {
+    type: 'object',
+    properties: { type: { type: 'string', description: 'WDS' }, server: { type: 'string', description: 'URL of the WDS kube-apiserver.' } },
+  }, {
+    type: 'object',
+    properties: {
+      phase: { type: 'string' },
+      viewPath: { type: 'string', description: 'Path of the view root on the WDS kube-apiserver.' },
+      viewURL: { type: 'string', description: 'URL of the view root.' },
+    },
+  });
+}
 
 function bindingSchema(ref: (n: string) => string) {
   const objectRef = (namespaced: boolean) => ({
@@ -89,32 +91,20 @@ function bindingSchema(ref: (n: string) => string) {
       name: { type: 'string' }, resourceVersion: { type: 'string' },
     },
   });
-  return {
-    description: 'Binding is the resolution of one BindingPolicy (same name): which workload objects go to which clusters. Virtual: computed by the placement controllers, never stored.',
+  return kindSchema(ref, 'Binding', 'Binding is the resolution of one BindingPolicy (same name): which workload objects go to which clusters. Virtual: computed by the placement controllers, never stored.', {
     type: 'object',
     properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta') },
-      spec: {
+      workload: {
         type: 'object',
         properties: {
-          workload: {
-            type: 'object',
-            properties: {
-              clusterScope: { type: 'array', items: objectRef(false), description: 'Cluster-scoped objects the policy selects.' },
-              namespaceScope: { type: 'array', items: objectRef(true), description: 'Namespaced objects the policy selects.' },
-            },
-          },
-          destinations: { type: 'array', items: { type: 'object', properties: { clusterId: { type: 'string' } } }, description: 'The clusters the policy selects.' },
+          clusterScope: { type: 'array', items: objectRef(false), description: 'Cluster-scoped objects the policy selects.' },
+          namespaceScope: { type: 'array', items: objectRef(true), description: 'Namespaced objects the policy selects.' },
         },
       },
-      status: { type: 'object', properties: { observedGeneration: { type: 'integer', format: 'int64' }, errors: { type: 'array', items: { type: 'string' } } } },
+      destinations: { type: 'array', items: { type: 'object', properties: { clusterId: { type: 'string' } } }, description: 'The clusters the policy selects.' },
     },
-    'x-kubernetes-group-version-kind': [{ group: GROUP, version: VERSION, kind: 'Binding' }],
-  };
+  }, { type: 'object', properties: { observedGeneration: { type: 'integer', format: 'int64' }, errors: { type: 'array', items: { type: 'string' } } } });
 }
-
 
 /** The schema of `<kind>List` for a kind of this group. */
 function listSchema(ref: (n: string) => string, kind: string) {
@@ -139,18 +129,17 @@ function operations(ref: (n: string) => string, v3: boolean) {
   const ok = (schema: string) => (v3
     ? { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(schema) } } } } }
     : { 200: { description: 'OK', schema: { $ref: ref(schema) } } });
-  const action = (verb: string) => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': gvk[0] });
+  const action = (verb: string, kind = 'Space') => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': { group: GROUP, version: VERSION, kind } });
   const nameParam = [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }];
-  const bindingAction = (verb: string) => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': { group: GROUP, version: VERSION, kind: 'Binding' } });
   return {
     [base]: { get: { operationId: 'listViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.SpaceList'), ...action('list') } },
     [`${base}/{name}`]: {
       get: { operationId: 'readViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Space'), ...action('get') },
       parameters: nameParam,
     },
-    [bindingsBase]: { get: { operationId: 'listViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.BindingList'), ...bindingAction('list') } },
+    [bindingsBase]: { get: { operationId: 'listViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.BindingList'), ...action('list', 'Binding') } },
     [`${bindingsBase}/{name}`]: {
-      get: { operationId: 'readViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Binding'), ...bindingAction('get') },
+      get: { operationId: 'readViewKubestellarIoV1alpha1Binding', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Binding'), ...action('get', 'Binding') },
       parameters: nameParam,
     },
   };

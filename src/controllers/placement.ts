@@ -259,10 +259,7 @@ export class PlacementController {
     const cached = entry?.informer.get(namespace, denatured ? storedName(name) : name);
     const found = entry && cached ? this.workloadObject(entry.res, cached) : undefined;
     const objectKey = `${r.group}|${r.resource}|${namespace}|${name}`;
-    let policies: Policy[] = [];
-    try {
-      policies = this.policyList();
-    } catch { /* malformed policies are reported by reconcilePolicy */ }
+    const policies = this.policyList();
     const desired = new Map<string, KubeObj>();
     const errors = new Map<string, string[]>();
     let selecting: string[] = [];
