@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { manifestWorkName } from '../../src/controllers/wrapping.js';
 import { ksviewBin } from '../fixtures/ksview.js';
+import { managedCluster } from '../fixtures/inventory.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const wds = layout.spaces.find((s) => s.role === 'wds')!;
@@ -29,15 +30,6 @@ function replica(t: Test, wdsName: string, port: number): ChildProcess {
   return child;
 }
 
-/** A ManagedCluster labelled group=<name>, with its namespace, in its1 for one test. */
-function managedCluster(t: Test, name: string): void {
-  kcOk('its1', ['create', 'namespace', name]);
-  kcOk('its1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels: { group: name } }, spec: { hubAcceptsClient: true } }));
-  t.teardown(() => {
-    kc('its1', ['delete', 'managedcluster', name, '--ignore-not-found']);
-    kc('its1', ['delete', 'namespace', name, '--wait=false', '--ignore-not-found']);
-  });
-}
 
 const holder = (lease: string): string => {
   const r = kc('wds1', ['-n', 'kubestellar-view', 'get', 'lease', lease, '-o', 'jsonpath={.spec.holderIdentity}']);
@@ -61,7 +53,7 @@ t.test('two replicas: one leader writes; the standby takes over within 15 s of i
 
   const run = uniqueName('le');
   const ns = testNamespace(t, ['wds1'], 'le');
-  managedCluster(t, run);
+  managedCluster(t, run, { group: run });
   kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: run },
     spec: { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], resources: ['configmaps'] }] } }));
   t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', run, '--ignore-not-found']); });
@@ -88,7 +80,7 @@ t.test('two WDSs sending one object to one cluster: reported on the policy and a
   await waitUntil('the other WDS\'s server to lead its own Lease', () => holder(`kubestellar-view-placement-${other}`).includes(`-${replicaProcess.pid}-`) || undefined, 60_000);
   const run = uniqueName('cf');
   const ns = testNamespace(t, ['wds1'], 'cf');
-  managedCluster(t, run);
+  managedCluster(t, run, { group: run });
   kcOk('wds1', ['-n', ns, 'create', 'configmap', 'shared', '--from-literal=x=1']);
   kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: run },
     spec: { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], objectNames: ['shared'] }] } }));

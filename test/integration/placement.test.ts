@@ -6,19 +6,12 @@ import { spawn } from 'node:child_process';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { manifestWorkName } from '../../src/controllers/wrapping.js';
+import { managedCluster } from '../fixtures/inventory.js';
 import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
 type Obj = Record<string, any>;
 
-function managedCluster(t: Test, name: string, labels: Record<string, string>): void {
-  kcOk('its1', ['create', 'namespace', name]);
-  kcOk('its1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels }, spec: { hubAcceptsClient: true } }));
-  t.teardown(() => {
-    kc('its1', ['delete', 'managedcluster', name, '--ignore-not-found']);
-    kc('its1', ['delete', 'namespace', name, '--wait=false', '--ignore-not-found']);
-  });
-}
 
 /** The ManifestWork of an object in a cluster's namespace, or undefined. */
 function work(cluster: string, id: { group: string; version: string; resource: string; namespace: string; name: string }): Obj | undefined {

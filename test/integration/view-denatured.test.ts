@@ -2,19 +2,17 @@
 // RBAC, webhooks, admission policies, quotas, ServiceAccounts... are accepted and read back as
 // the native kinds, do nothing to wds1 (they live there only as denatured.kubestellar.io objects),
 // and every kubectl command on them gives what the same command gives on the native kind in wec1.
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import https from 'node:https';
-import os from 'node:os';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import YAML from 'yaml';
 import { changePatch, SAMPLES, type Sample } from '../fixtures/denatured-samples.js';
 import { readAdminCredentials } from '../../src/spaces/space-pki.js';
 import { installDenaturedCRDs } from '../../src/storage/crd-installer.js';
 import { discoverDenaturedKinds } from '../../src/storage/denatured-kinds.js';
 import { upstreamFromKubeconfig } from '../../src/storage/upstream.js';
-import { kc, kcOk, kubeconfig, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kc, kcEnv, kcOk, kubeconfig, layout, sedEditor, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
 /** Kinds with Go defaulters on fields of atomic lists (see the server-side apply step). */
@@ -36,21 +34,6 @@ function normalize(o: Obj): Obj {
   // Entries of the same second are ordered by time, which differs between two servers.
   c.metadata?.managedFields?.sort((a: Obj, b: Obj) => `${a.manager}/${a.operation}`.localeCompare(`${b.manager}/${b.operation}`));
   return c;
-}
-
-function kcEnv(space: string, args: string[], env: Record<string, string>) {
-  const r = spawnSync('kubectl', ['--context', space, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, ...env }, encoding: 'utf8' });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** A KUBE_EDITOR that adds the label edited=yes to the object's (existing) metadata.labels. */
-function labelEditor(t: Test): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-edit-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'editor.sh');
-  writeFileSync(file, `#!/bin/sh\nsed -E -i '0,/^  labels:$/s//  labels:\\n    edited: "yes"/' "$1"\n`);
-  chmodSync(file, 0o755);
-  return file;
 }
 
 /** Names unique per run; kinds whose name has a syntax of its own get it. */
@@ -170,7 +153,8 @@ for (const s of SAMPLES) {
     watcher.stdout.setEncoding('utf8').on('data', (c: string) => { watched += c; });
 
     // kubectl edit, then the three client patch types.
-    const editor = labelEditor(t);
+    // Adds the label edited=yes to the object's (existing) metadata.labels.
+    const editor = sedEditor(t, '0,/^  labels:$/s//  labels:\\n    edited: "yes"/');
     const ev = kcEnv(VIEW, [...nsArgs, 'edit', s.arg, name], { KUBE_EDITOR: editor });
     const en = kcEnv('wec1', [...nsArgs, 'edit', s.arg, name], { KUBE_EDITOR: editor });
     t.equal(ev.status, 0, `edit through the view: ${ev.stderr.trim()}`);

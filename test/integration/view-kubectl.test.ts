@@ -1,31 +1,12 @@
 // kubectl 1.32 through the view (context wds1-view) works as on the WDS itself, for Deployments,
 // ConfigMaps, Namespaces and a custom resource: every change made through the view is read back
 // natively from wds1, and what the view returns equals what wds1 returns.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import YAML from 'yaml';
-import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kc, kcEnv, kcOk, sedEditor, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
 const jsonOf = (space: string, args: string[]) => JSON.parse(kcOk(space, [...args, '-o', 'json'])) as Record<string, any>;
-
-/** A KUBE_EDITOR that rewrites one line of the edited YAML: `sed -E` script given. */
-function editor(t: Test, sedScript: string): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-edit-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'editor.sh');
-  writeFileSync(file, `#!/bin/sh\nsed -E -i '${sedScript}' "$1"\n`);
-  chmodSync(file, 0o755);
-  return file;
-}
-
-function kcWithEnv(args: string[], env: Record<string, string>) {
-  const r = spawnSync('kubectl', ['--context', VIEW, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig, ...env }, encoding: 'utf8' });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
 
 t.test('api-resources through the view lists workload kinds and no hidden kind', async (t) => {
   const out = kcOk(VIEW, ['api-resources', '-o', 'name']).split('\n').filter(Boolean);
@@ -74,7 +55,7 @@ t.test('Deployment: apply, diff, apply again, server-side apply, patch x3, edit,
   t.equal(replicas(), 6, 'merge patch');
   kcOk(VIEW, ['-n', ns, 'patch', 'deployment', 'web', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/replicas","value":7}]']);
   t.equal(replicas(), 7, 'json patch');
-  const edited = kcWithEnv(['-n', ns, 'edit', 'deployment', 'web'], { KUBE_EDITOR: editor(t, 's/^  replicas: 7$/  replicas: 8/') });
+  const edited = kcEnv(VIEW, ['-n', ns, 'edit', 'deployment', 'web'], { KUBE_EDITOR: sedEditor(t, 's/^  replicas: 7$/  replicas: 8/') });
   t.equal(edited.status, 0, `edit succeeds ${edited.stderr}`);
   t.equal(replicas(), 8, 'edit landed');
   kcOk(VIEW, ['-n', ns, 'label', 'deployment', 'web', 'tier=frontend']);
@@ -103,7 +84,7 @@ t.test('ConfigMap: apply twice, server-side apply, patch, edit, delete', async (
   t.same(data(), { key: 'three' });
   kcOk(VIEW, ['-n', ns, 'patch', 'configmap', 'cfg', '-p', '{"data":{"extra":"x"}}']);
   t.same(data(), { key: 'three', extra: 'x' });
-  const edited = kcWithEnv(['-n', ns, 'edit', 'configmap', 'cfg'], { KUBE_EDITOR: editor(t, 's/^  key: three$/  key: four/') });
+  const edited = kcEnv(VIEW, ['-n', ns, 'edit', 'configmap', 'cfg'], { KUBE_EDITOR: sedEditor(t, 's/^  key: three$/  key: four/') });
   t.equal(edited.status, 0, `edit succeeds ${edited.stderr}`);
   t.same(data(), { key: 'four', extra: 'x' });
   kcOk(VIEW, ['-n', ns, 'delete', 'configmap', 'cfg']);
@@ -151,7 +132,7 @@ t.test('a custom resource: CRD applied through the view, then its objects', asyn
   t.equal(size(), 4, 'merge patch');
   kcOk(VIEW, ['-n', ns, 'patch', `widgets.${group}`, 'w', '--type', 'json', '-p', '[{"op":"replace","path":"/spec/size","value":5}]']);
   t.equal(size(), 5, 'json patch');
-  const edited = kcWithEnv(['-n', ns, 'edit', `widgets.${group}`, 'w'], { KUBE_EDITOR: editor(t, 's/^  size: 5$/  size: 6/') });
+  const edited = kcEnv(VIEW, ['-n', ns, 'edit', `widgets.${group}`, 'w'], { KUBE_EDITOR: sedEditor(t, 's/^  size: 5$/  size: 6/') });
   t.equal(edited.status, 0, `edit succeeds ${edited.stderr}`);
   t.equal(size(), 6, 'edit');
   const diff = kc(VIEW, ['diff', '-f', '-'], widget(7));
