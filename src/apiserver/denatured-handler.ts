@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { DecodeError, type ProtobufDecoder } from '../storage/protobuf-decoder.js';
-import { DEFAULT_PRINTER, printerFor } from '../storage/denatured-printers.js';
+import { DEFAULT_PRINTER, printerFor, type KindPrinter } from '../storage/denatured-printers.js';
 import type { Caller, DenaturedStore, Target } from '../storage/denatured-store.js';
 import type { KubeObject, WatchEvent } from '../storage/denatured-translation.js';
 import { PATCH_CONTENT_TYPES } from '../storage/patches.js';
@@ -137,7 +137,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
         const fs = query.get('fieldSelector');
         query.set('fieldSelector', `metadata.name=${target.name}${fs ? `,${fs}` : ''}`);
       }
-      return watch(req, reply, store, caller, { ...target, name: '' }, query, tableOpts, encoding);
+      return watch(reply, store, caller, { ...target, name: '' }, query, tableOpts, encoding, printer);
     }
     const r = await store.list(caller, target, query);
     const value = tableOpts ? objectsTable(tableOrder(kind.plural, kind.group, r.value.items), printer, tableOpts, r.value.metadata ?? {}) : r.value;
@@ -185,11 +185,10 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
 }
 
 /** Streams native watch events (as Tables when asked) until the WDS ends the watch or the client leaves. */
-async function watch(req: FastifyRequest, reply: FastifyReply, store: DenaturedStore, caller: Caller, target: Target,
-  query: URLSearchParams, tableOpts: TableOptions | undefined, encoding: Encoding): Promise<FastifyReply> {
+async function watch(reply: FastifyReply, store: DenaturedStore, caller: Caller, target: Target,
+  query: URLSearchParams, tableOpts: TableOptions | undefined, encoding: Encoding, printer: KindPrinter): Promise<FastifyReply> {
   const abort = new AbortController();
   const raw = reply.raw;
-  const printer = printerFor(store.kind.group, store.kind.plural) ?? DEFAULT_PRINTER;
   let first = true;
   const encode = (e: WatchEvent): string => {
     let out: WatchEvent = e;
@@ -203,7 +202,6 @@ async function watch(req: FastifyRequest, reply: FastifyReply, store: DenaturedS
   reply.hijack();
   raw.writeHead(200, { 'content-type': encoding === 'yaml' ? 'application/yaml' : 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache, private' });
   raw.flushHeaders();
-  req.raw.socket?.on('close', () => abort.abort());
   raw.on('close', () => abort.abort());
   done.catch(() => { /* the WDS cut the stream: the client re-watches, as after any watch end */ })
     .finally(() => { if (!raw.writableEnded) raw.end(); });

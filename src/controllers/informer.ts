@@ -8,6 +8,7 @@
 //   the differences (adds, updates, deletes), so nothing is missed across reconnects.
 // - Cached objects are shared: callers must not mutate them (they are frozen).
 // - `synced` resolves after the first complete list.
+import { jsonLines } from '../storage/json-lines.js';
 import { deepFreeze } from '../storage/json.js';
 import type { Upstream } from '../storage/upstream.js';
 
@@ -140,16 +141,7 @@ export class Informer {
       throw new GoneError('resourceVersion too old');
     }
     if (res.statusCode !== 200) throw new Error(`watch ${this.o.path}: ${res.statusCode} ${(await res.body.text()).slice(0, 300)}`);
-    let buffered = '';
-    for await (const chunk of res.body) {
-      buffered += (chunk as Buffer).toString('utf8');
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line.trim()) this.apply(JSON.parse(line) as { type: string; object: KubeObj });
-      }
-    }
+    for await (const e of jsonLines(res.body)) this.apply(e as { type: string; object: KubeObj });
   }
 
   private apply(e: { type: string; object: KubeObj }): void {

@@ -20,6 +20,7 @@ import {
   type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
+import { jsonLines } from './json-lines.js';
 import { applyNativeDefaults, presentNative } from './native-defaults.js';
 import { NativeValidator } from './native-validation.js';
 import { applyPatch, PatchError, type PatchType } from './patches.js';
@@ -152,7 +153,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return qs ? `${p}?${qs}` : p;
   }
 
-  private async call(caller: Caller, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Dispatcher.ResponseData> {
+  private async call(caller: Caller, method: string, path: string, body?: unknown, contentType = 'application/json',
+    signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string | string[]> = { ...caller.headers, accept: 'application/json' };
     let payload: string | undefined;
     if (body !== undefined) {
@@ -160,9 +162,19 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
       headers['content-type'] = contentType;
     }
     try {
-      return await this.up.pool.request({ method: method as 'GET', path: this.up.basePath + path, headers, body: payload });
+      return await this.up.pool.request({ method: method as 'GET', path: this.up.basePath + path, headers, body: payload, signal });
     } catch (err) {
       throw errors.serviceUnavailable(`the WDS did not answer: ${(err as Error).message}`);
+    }
+  }
+
+  /** The body of an answer, parsed when it is JSON. */
+  private static async bodyOf(res: Dispatcher.ResponseData): Promise<{ text: string; json: unknown }> {
+    const text = await res.body.text();
+    try {
+      return { text, json: text ? JSON.parse(text) : undefined };
+    } catch {
+      return { text, json: undefined };
     }
   }
 
@@ -170,14 +182,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   private async request(caller: Caller, method: string, t: Target, name: string, query?: URLSearchParams,
     body?: unknown, contentType?: string): Promise<Answer> {
     const res = await this.call(caller, method, this.path(t, name, query), body, contentType);
-    const text = await res.body.text();
+    const { text, json } = await DenaturedStore.bodyOf(res);
     const warnings = ([] as string[]).concat(res.headers.warning ?? []);
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = undefined;
-    }
     if (res.statusCode >= 300) throw this.statusError(res.statusCode, json, text, t.version, name);
     return { status: res.statusCode, warnings, json };
   }
@@ -300,38 +306,19 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   async watch(caller: Caller, t: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }> {
     const q = this.storedQuery(query);
     q.set('watch', 'true');
-    const headers: Record<string, string | string[]> = { ...caller.headers, accept: 'application/json' };
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await this.up.pool.request({ method: 'GET', path: this.up.basePath + this.path(t, '', q), headers, signal });
-    } catch (err) {
-      throw errors.serviceUnavailable(`the WDS did not answer: ${(err as Error).message}`);
-    }
+    const res = await this.call(caller, 'GET', this.path(t, '', q), undefined, undefined, signal);
     if (res.statusCode !== 200) {
-      const text = await res.body.text();
-      let json: unknown;
-      try { json = JSON.parse(text); } catch { json = undefined; }
+      const { text, json } = await DenaturedStore.bodyOf(res);
       throw this.statusError(res.statusCode, json, text, t.version);
     }
     const gvr = this.gvr(t.version);
     const done = (async () => {
-      let buffered = '';
-      const emit = (line: string) => {
-        if (line.trim() === '') return;
-        const event = watchEventToNative(JSON.parse(line) as WatchEvent, gvr);
-        if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') event.object = this.present(event.object as KubeObject, t.version);
-        onEvent(event);
-      };
       try {
-        for await (const chunk of res.body) {
-          buffered += (chunk as Buffer).toString('utf8');
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            emit(buffered.slice(0, nl));
-            buffered = buffered.slice(nl + 1);
-          }
+        for await (const line of jsonLines(res.body)) {
+          const event = watchEventToNative(line as WatchEvent, gvr);
+          if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') event.object = this.present(event.object as KubeObject, t.version);
+          onEvent(event);
         }
-        emit(buffered);
       } catch (err) {
         if (!signal.aborted) throw err;
       }
