@@ -3,6 +3,7 @@
 // retries every 10 s until a sync succeeds, then re-syncs every 5 minutes so a WDS upgrade that
 // changes a native schema reaches the CRD without a restart. Until the first sync succeeds,
 // `storeFor` answers undefined and `ready` is false (the view then answers 503 for these kinds).
+import { createHash } from 'node:crypto';
 import { installDenaturedCRDs, type InstallResult } from './crd-installer.js';
 import { discoverDenaturedKinds } from './denatured-kinds.js';
 import { DenaturedStore, kindStrategy } from './denatured-store.js';
@@ -21,6 +22,8 @@ export class DenaturedRegistry {
   private stores = new Map<string, DenaturedStore>();
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<InstallResult[]> | undefined;
+  /** sha256 of the kinds (OpenAPI included) the stores were made from. */
+  private fingerprint = '';
   ready = false;
   lastError: string | undefined;
 
@@ -36,9 +39,14 @@ export class DenaturedRegistry {
       try {
         const kinds = await discoverDenaturedKinds(this.up, this.configured);
         const results = await installDenaturedCRDs(this.up, kinds);
-        const stores = new Map<string, DenaturedStore>();
-        for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k)));
-        this.stores = stores;
+        // Same schemas as last time: keep the stores, whose validators are compiled already.
+        const fingerprint = createHash('sha256').update(JSON.stringify(kinds)).digest('hex');
+        if (fingerprint !== this.fingerprint) {
+          const stores = new Map<string, DenaturedStore>();
+          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k)));
+          this.stores = stores;
+          this.fingerprint = fingerprint;
+        }
         this.ready = true;
         this.lastError = undefined;
         const changed = results.filter((r) => r.changed).map((r) => r.name);
