@@ -63,6 +63,8 @@ export class PlacementController {
   private readonly policyGenerations = new Map<string, number>();
   /** work namespace/name → hash of what this controller last applied. */
   private readonly written = new Map<string, string>();
+  /** work namespace/name → resourceVersion of this controller's last write of it. */
+  private readonly ownWrites = new Map<string, string>();
   /** policy → object key → errors found while wrapping that object. */
   private readonly objectErrors = new Map<string, Map<string, string[]>>();
   private readonly fieldManager: string;
@@ -101,7 +103,9 @@ export class PlacementController {
     // was down: its source object is reconciled again.
     this.works = new Informer(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, onError: onError('manifestworks'),
-      onChange: (_t, w) => {
+      onChange: (type, w) => {
+        // The echo of our own write needs no second look.
+        if (type !== 'DELETED' && this.ownWrites.get(`${w.metadata?.namespace}/${w.metadata?.name}`) === w.metadata?.resourceVersion) return;
         const source = w.metadata?.annotations?.[SOURCE_ANNOTATION];
         if (typeof source === 'string' && source.startsWith('o|')) this.queue.add(source);
       },
@@ -397,6 +401,7 @@ export class PlacementController {
     });
     if (res.status >= 300) throw new Error(`apply ManifestWork ${k}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
     this.written.set(k, hash);
+    this.ownWrites.set(k, (JSON.parse(res.body.toString('utf8')) as KubeObj).metadata?.resourceVersion);
   }
 
   private async setFinalizers(p: KubeObj, finalizers: string[]): Promise<void> {
@@ -426,6 +431,7 @@ export class PlacementController {
     const res = await upstreamRequest(this.o.its, 'DELETE', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${name}`);
     if (res.status >= 300 && res.status !== 404) throw new Error(`delete ManifestWork ${cluster}/${name}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
     this.written.delete(`${cluster}/${name}`);
+    this.ownWrites.delete(`${cluster}/${name}`);
   }
 
   private selectorErrors(p: Policy): string[] {
