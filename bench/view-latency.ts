@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { stderrProgress } from '../src/cli/progress.js';
+import { stderrProgress } from '../src/util/progress.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
 import { spacesUp } from '../src/spaces/spaces.js';

@@ -2,7 +2,7 @@
 // ConfigMap kube-system/extension-apiserver-authentication, which names the client CA, the
 // front-proxy (request header) CA, the CNs allowed to assert users, and the header names.
 import { X509Certificate } from 'node:crypto';
-import { upstreamJson, type Upstream } from '../storage/upstream.js';
+import { upstreamJson, type Upstream } from '../kube/upstream.js';
 
 export interface AuthnConfig {
   clientCAs: X509Certificate[];

@@ -6,10 +6,10 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { upstreamJson, type Upstream } from '../storage/upstream.js';
+import { upstreamJson, type Upstream } from '../kube/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
-import { errors } from './status.js';
-import type { UserInfo } from './user.js';
+import { errors } from '../kube/status.js';
+import type { UserInfo } from '../kube/user.js';
 
 export type TokenReviewer = (token: string) => Promise<UserInfo | undefined>;
 

@@ -2,9 +2,9 @@
 // SubjectAccessReview against the WDS, cached for a few seconds. Passthrough requests are not
 // authorized here: they impersonate the user, so the WDS decides.
 import { LRUCache } from 'lru-cache';
-import { upstreamJson, type Upstream } from '../storage/upstream.js';
-import { errors } from './status.js';
-import type { UserInfo } from './user.js';
+import { upstreamJson, type Upstream } from '../kube/upstream.js';
+import { errors } from '../kube/status.js';
+import type { UserInfo } from '../kube/user.js';
 
 export interface ResourceAttributes {
   verb: string;

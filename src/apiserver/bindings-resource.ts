@@ -5,9 +5,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { wantsTable } from './negotiation.js';
 import { checkIncludeObject } from './spaces-resource.js';
-import { errors } from './status.js';
+import { errors } from '../kube/status.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
-import { age } from './table.js';
+import { age } from '../kube/duration.js';
 
 type Obj = Record<string, any>;
 

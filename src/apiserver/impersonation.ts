@@ -1,7 +1,7 @@
 // Request headers that make the WDS act as the end user: Impersonate-User/-Uid/-Group/-Extra-*.
 // Whatever identity or impersonation headers the client sent are dropped first, so a request can
 // never carry more than the user that authenticated here.
-import type { UserInfo } from './user.js';
+import type { UserInfo } from '../kube/user.js';
 
 const DROPPED = /^(authorization|impersonate-.*|x-remote-.*|connection|keep-alive|proxy-.*|te|trailer|transfer-encoding|upgrade|host)$/i;
 

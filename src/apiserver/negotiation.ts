@@ -1,6 +1,6 @@
 // Content negotiation the way kube-apiserver does it for the few shapes this server answers
 // itself: Table output, aggregated discovery v2 (and v2beta1), plain JSON.
-import { AGGREGATED_V2 } from '../storage/discovery.js';
+import { AGGREGATED_V2 } from '../kube/discovery.js';
 
 export { AGGREGATED_V2 };
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';

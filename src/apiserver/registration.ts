@@ -5,7 +5,7 @@
 // the denatured kinds' CRDs. It also installs the ClusterRoles an admin binds to users of the view
 // (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
-import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { GROUP, VERSION } from './view-group.js';
 
 export interface RegistrationOptions {
@@ -19,12 +19,7 @@ export interface RegistrationOptions {
 
 const FIELD_MANAGER = 'ksview-serve';
 
-async function apply(up: Upstream, path: string, obj: object): Promise<void> {
-  const res = await upstreamRequest(up, 'PATCH', `${path}?fieldManager=${FIELD_MANAGER}&force=true`, {
-    headers: { 'content-type': 'application/apply-patch+yaml' }, body: obj,
-  });
-  if (res.status >= 300) throw new Error(`apply ${path}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
-}
+const apply = async (up: Upstream, path: string, obj: object): Promise<void> => { await serverSideApply(up, path, obj, FIELD_MANAGER); };
 
 /** The subject the WDS sees for this server's own credentials. */
 export async function serverSubject(up: Upstream): Promise<{ kind: string; name: string; namespace?: string; apiGroup?: string }> {

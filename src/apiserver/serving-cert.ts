@@ -5,7 +5,7 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCA, issueCert } from '../spaces/pki.js';
+import { createCA, issueCert } from '../kube/pki.js';
 
 export interface ServingCert {
   caPem: string;

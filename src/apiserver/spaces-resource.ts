@@ -1,9 +1,9 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
 import { createHash } from 'node:crypto';
-import { errors } from './status.js';
+import { errors } from '../kube/status.js';
 import { GROUP_VERSION } from './view-group.js';
-import { age } from './table.js';
+import { age } from '../kube/duration.js';
 
 export interface SpaceInfo {
   name: string;

@@ -1,20 +1,10 @@
 // meta.k8s.io Tables (server-side printing, what `kubectl get` asks for) of native objects, with a
 // kind's printer: rows carry the object as includeObject says (None, Metadata — the default, as
 // PartialObjectMetadata — or Object).
-import type { KubeObject } from '../storage/denatured-translation.js';
+import type { KubeObject } from '../kube/objects.js';
 import type { KindPrinter } from '../storage/denatured-printers.js';
 
 export type TableVersion = 'v1' | 'v1beta1';
-
-/** The AGE cell of this server's own resources (spaces, bindings): 59s, 5m, 3h, 2d. */
-export function age(from: string | undefined, now = Date.now()): string {
-  if (!from) return '<unknown>';
-  const secs = Math.max(0, Math.floor((now - Date.parse(from)) / 1000));
-  if (secs < 120) return `${secs}s`;
-  if (secs < 7200) return `${Math.floor(secs / 60)}m`;
-  if (secs < 172800) return `${Math.floor(secs / 3600)}h`;
-  return `${Math.floor(secs / 86400)}d`;
-}
 
 export interface TableOptions {
   version: TableVersion;

@@ -6,11 +6,11 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import net from 'node:net';
 import type { KindCategories } from '../storage/kind-categories.js';
-import type { Upstream } from '../storage/upstream.js';
+import type { Upstream } from '../kube/upstream.js';
 import type { Authenticator } from './authn.js';
 import { upstreamHeaders } from './impersonation.js';
-import { assertSafePath, parseRequestInfo } from './request-info.js';
-import { errors, toStatus } from './status.js';
+import { assertSafePath, parseRequestInfo } from '../kube/request-info.js';
+import { errors, toStatus } from '../kube/status.js';
 
 function writeStatus(socket: Duplex, err: unknown): void {
   const status = toStatus(err);

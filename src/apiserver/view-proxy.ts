@@ -12,17 +12,17 @@ import {
 } from '../storage/discovery-filter.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import { filterOpenAPIDocument, filterOpenAPIV3Index } from '../storage/openapi-filter.js';
-import { upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, jsonOnlyAccept, wantsAggregatedDiscovery } from './negotiation.js';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
-import { aggregatedDiscoveryOf } from '../storage/discovery.js';
+import { aggregatedDiscoveryOf } from '../kube/discovery.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { handleDenatured } from './denatured-handler.js';
-import { parseRequestInfo } from './request-info.js';
+import { parseRequestInfo } from '../kube/request-info.js';
 import { sendExact } from './send-exact.js';
-import { errors, MAX_BODY_BYTES, statusForCode } from './status.js';
-import type { UserInfo } from './user.js';
+import { errors, MAX_BODY_BYTES, statusForCode } from '../kube/status.js';
+import type { UserInfo } from '../kube/user.js';
 
 export interface ViewOptions {
   root: string;

@@ -10,8 +10,8 @@ import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '.
 import { ensureViewServer } from '../spaces/view-server.js';
 import YAML from 'yaml';
 import { kubectl } from './kubectl.js';
-import { stderrProgress } from './progress.js';
-import { UserError } from './user-error.js';
+import { stderrProgress } from '../util/progress.js';
+import { UserError } from '../util/user-error.js';
 
 const DEMO_DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment

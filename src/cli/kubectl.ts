@@ -1,7 +1,7 @@
 // Runs the real kubectl against a kubeconfig, for the demo and for tests: the argv is echoed so a
 // user can repeat each step by hand.
 import { spawnSync } from 'node:child_process';
-import { UserError } from './user-error.js';
+import { UserError } from '../util/user-error.js';
 
 export interface KubectlResult {
   status: number;

@@ -5,15 +5,15 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { viewRoot } from '../apiserver/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
-import { repoRoot } from '../spaces/repo-root.js';
+import { repoRoot } from '../util/repo-root.js';
 import { readState } from '../spaces/state.js';
 import { defaultCacheDir, protojsonPath } from '../spaces/binaries.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { spacesDown, spacesStatus, spacesUp } from '../spaces/spaces.js';
 import { runDemo } from './demo.js';
-import { stderrProgress } from './progress.js';
+import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
-import { UserError } from './user-error.js';
+import { UserError } from '../util/user-error.js';
 
 function intOption(min: number, max: number) {
   return (value: string): number => {
@@ -129,7 +129,7 @@ function buildProgram(): Command {
       if (!existsSync(flags.wdsKubeconfig)) throw new UserError(`--wds-kubeconfig ${flags.wdsKubeconfig}: no such file`);
       let server;
       try {
-        const { serve } = await import('../apiserver/serve.js');
+        const { serve } = await import('./serve.js');
         server = await serve({ ...flags, register: flags.register === true });
       } catch (err) {
         const e = err as NodeJS.ErrnoException;

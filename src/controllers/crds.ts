@@ -5,13 +5,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { waitFor } from '../spaces/health.js';
-import { repoRoot } from '../spaces/repo-root.js';
-import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
+import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { repoRoot } from '../util/repo-root.js';
 
 export const WDS_CRD_FILES = ['control.kubestellar.io_bindingpolicies.yaml', 'control.kubestellar.io_statuscollectors.yaml', 'control.kubestellar.io_customtransforms.yaml'];
 export const ITS_CRD_FILES = ['cluster.open-cluster-management.io_managedclusters.yaml', 'work.open-cluster-management.io_manifestworks.yaml'];
-const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 export function readCRD(file: string): { metadata: { name: string } } {
   return YAML.parse(readFileSync(path.join(repoRoot(), 'manifests', 'crds', file), 'utf8')) as { metadata: { name: string } };
@@ -23,20 +22,12 @@ export async function ensureCRDs(up: Upstream, files: readonly string[], timeout
   for (const file of files) {
     const crd = readCRD(file);
     const name = crd.metadata.name;
-    const existing = await upstreamRequest(up, 'GET', `${CRDS}/${name}`);
+    const existing = await upstreamRequest(up, 'GET', `${CRDS_PATH}/${name}`);
     if (existing.status === 200) continue;
-    if (existing.status !== 404) throw new Error(`GET CRD ${name}: ${existing.status} ${existing.body.toString('utf8').slice(0, 300)}`);
-    const res = await upstreamRequest(up, 'POST', CRDS, { body: crd });
-    if (res.status >= 300 && res.status !== 409) throw new Error(`create CRD ${name}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+    expectOk(existing, `GET CRD ${name}`, [404]);
+    expectOk(await upstreamRequest(up, 'POST', CRDS_PATH, { body: crd }), `create CRD ${name}`, [409]);
     created.push(name);
   }
-  for (const file of files) {
-    const name = readCRD(file).metadata.name;
-    const r = await waitFor(async () => {
-      const s = await upstreamJson<{ status?: { conditions?: { type: string; status: string }[] } }>(up, 'GET', `${CRDS}/${name}`);
-      return { ok: s.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true, detail: 'not Established yet' };
-    }, timeoutMs);
-    if (!r.ok) throw new Error(`CRD ${name} is not Established`);
-  }
+  await waitForEstablished(up, files.map((f) => readCRD(f).metadata.name), timeoutMs);
   return created;
 }

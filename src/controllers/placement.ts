@@ -11,15 +11,15 @@
 // serves Bindings); only the elected leader (./leader-election.ts) writes.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { aggregatedDiscoveryOf } from '../storage/discovery.js';
+import { aggregatedDiscoveryOf } from '../kube/discovery.js';
 import { DENATURED_FROM_LABEL } from '../storage/crd-schema.js';
 import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../storage/denatured-translation.js';
 import type { KindCategories } from '../storage/kind-categories.js';
-import { upstreamJson, upstreamRequest, type Upstream } from '../storage/upstream.js';
-import { Informer, type KubeObj } from './informer.js';
-import { LabelSelectorError, validateLabelSelector } from './label-selector.js';
+import { upstreamJson, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { Informer, type KubeObj } from '../kube/informer.js';
+import { LabelSelectorError, validateLabelSelector } from '../kube/label-selector.js';
 import { policyClusters, resolve, type Policy, type WorkloadRef } from './resolution.js';
-import { runWorkers, WorkQueue } from './work-queue.js';
+import { runWorkers, WorkQueue } from '../kube/work-queue.js';
 import { isSystemObject, workloadResources, type WorkloadResource } from './workload-resources.js';
 import {
   applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, policyLabel, stripServerFields,

@@ -12,7 +12,7 @@
 // Across policies clusters are unioned, createOnly is OR-ed, statusCollectors are unioned,
 // wantSingletonReportedState (clause or spec) on any matching policy keeps only the first
 // cluster in name order. Pure functions; malformed selectors throw LabelSelectorError.
-import { isEmptySelector, matchesLabelSelector, type LabelSelector, type Labels } from './label-selector.js';
+import { isEmptySelector, matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
 
 export interface WorkloadRef {
   group: string;

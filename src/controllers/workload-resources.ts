@@ -2,7 +2,7 @@
 // watchable resource (preferred version) of aggregated discovery, minus hidden kinds and groups,
 // minus the native denatured kinds (the WDS's own RBAC, webhooks... are not workload), plus the
 // denatured.kubestellar.io resources, which stand for their native kinds. Pure over discovery.
-import type { AggregatedDiscovery } from '../storage/discovery-filter.js';
+import type { AggregatedDiscovery } from '../kube/discovery.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 

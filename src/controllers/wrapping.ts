@@ -12,7 +12,7 @@
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
 //   the policies say so). Over OCM's 500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
-import { isJsonObject } from '../storage/json.js';
+import { isJsonObject } from '../kube/json.js';
 
 type Json = Record<string, unknown>;
 

@@ -6,9 +6,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { UserError } from '../cli/user-error.js';
-import type { Progress } from '../cli/progress.js';
-import { repoRoot } from './repo-root.js';
+import { UserError } from '../util/user-error.js';
+import type { Progress } from '../util/progress.js';
+import { repoRoot } from '../util/repo-root.js';
 
 export interface Binaries {
   etcd: string;

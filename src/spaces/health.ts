@@ -1,14 +1,8 @@
 // Health probes over HTTPS on loopback: kube-apiserver's /readyz with the admin client cert, and
 // the /healthz that kube-controller-manager and kube-scheduler serve without authentication.
 import https from 'node:https';
+import type { ProbeResult } from '../kube/wait.js';
 import { readAdminCredentials } from './space-pki.js';
-
-export interface ProbeResult {
-  ok: boolean;
-  detail: string;
-  /** Set when waiting longer cannot help (the process exited). */
-  final?: boolean;
-}
 
 function get(url: string, options: https.RequestOptions, timeoutMs: number): Promise<ProbeResult> {
   return new Promise((resolve) => {
@@ -31,18 +25,4 @@ export function probeApiserver(spaceDir: string, port: number, timeoutMs = 2000)
 /** kube-controller-manager and kube-scheduler serve self-signed certs; only liveness is asked. */
 export function probeComponent(port: number, timeoutMs = 2000): Promise<ProbeResult> {
   return get(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }, timeoutMs);
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` until it is ok or `timeoutMs` passes; returns the last result. */
-export async function waitFor(probe: () => Promise<ProbeResult>, timeoutMs: number, everyMs = 250): Promise<ProbeResult> {
-  const deadline = Date.now() + timeoutMs;
-  let last: ProbeResult = { ok: false, detail: 'not probed' };
-  while (Date.now() < deadline) {
-    last = await probe();
-    if (last.ok || last.final) return last;
-    await sleep(everyMs);
-  }
-  return last;
 }

@@ -4,7 +4,7 @@
 // reuses what is there, so kubeconfigs handed out stay valid.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCA, createSigningKey, issueCert, type KeyPair } from './pki.js';
+import { createCA, createSigningKey, issueCert, type KeyPair } from '../kube/pki.js';
 
 export interface SpacePkiFiles {
   caCert: string;

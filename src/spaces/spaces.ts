@@ -5,13 +5,14 @@
 import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { UserError } from '../cli/user-error.js';
-import type { Progress } from '../cli/progress.js';
+import { UserError } from '../util/user-error.js';
+import type { Progress } from '../util/progress.js';
 import { ensureBinaries, type Binaries } from './binaries.js';
 import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
-import { probeApiserver, probeComponent, waitFor, type ProbeResult } from './health.js';
+import { waitFor, type ProbeResult } from '../kube/wait.js';
+import { probeApiserver, probeComponent } from './health.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';

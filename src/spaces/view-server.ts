@@ -3,14 +3,15 @@
 // v1alpha1.view.kubestellar.io Available. `restart` replaces a running one, so tests always
 // exercise the code just built.
 import path from 'node:path';
-import { UserError } from '../cli/user-error.js';
-import type { Progress } from '../cli/progress.js';
-import { upstreamFromKubeconfig, upstreamJson } from '../storage/upstream.js';
+import { UserError } from '../util/user-error.js';
+import type { Progress } from '../util/progress.js';
+import { upstreamFromKubeconfig, upstreamJson } from '../kube/upstream.js';
 import type { SpacesLayout } from './layout.js';
-import { probeComponent, waitFor } from './health.js';
+import { waitFor } from '../kube/wait.js';
+import { probeComponent } from './health.js';
 import { portFree } from './ports.js';
 import { isRunning, logTail, startDetached, stopAll } from './processes.js';
-import { repoRoot } from './repo-root.js';
+import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
 export const VIEW_SERVER_PROCESS = 'wds1/ksview-serve';

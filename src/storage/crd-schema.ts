@@ -8,7 +8,7 @@
 // (the only exception being the int-or-string `anyOf: [{type: integer}, {type: string}]`), root
 // `metadata` exactly `{type: object}` (bar name/generateName restrictions), `apiVersion`/`kind`
 // strings, no additionalProperties at the root nor next to properties, defaults that validate.
-import { isJsonObject } from './json.js';
+import { isJsonObject } from '../kube/json.js';
 
 export const DENATURED_GROUP = 'denatured.kubestellar.io';
 export const DENATURED_FROM_LABEL = 'view.kubestellar.io/denatured-from';

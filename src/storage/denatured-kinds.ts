@@ -4,11 +4,11 @@
 // Read with the server's own identity from aggregated discovery and /openapi/v3. A configured
 // kind the WDS does not serve (e.g. MutatingAdmissionPolicy while its feature gate is off) is
 // left out: the view then has no such kind either.
-import type { AggregatedDiscovery } from './discovery-filter.js';
-import { aggregatedDiscoveryOf } from './discovery.js';
+import type { AggregatedDiscovery } from '../kube/discovery.js';
+import { aggregatedDiscoveryOf } from '../kube/discovery.js';
 import { findSchemaName, type NativeKind, type OpenAPIV3Doc } from './crd-schema.js';
 import type { GroupResource } from './kind-categories.js';
-import { upstreamJson, type Upstream } from './upstream.js';
+import { upstreamJson, type Upstream } from '../kube/upstream.js';
 
 export interface NativeVersion {
   version: string;

@@ -10,7 +10,8 @@
 // - Server-side printing is always "wide" (printers.GenerateOptions{Wide: true}), so priority-1
 //   columns have cells too.
 // Column definitions and printers are shared: callers must not mutate them.
-import type { KubeObject } from './denatured-translation.js';
+import { humanDuration } from '../kube/duration.js';
+import type { KubeObject } from '../kube/objects.js';
 
 export interface TableColumnDefinition {
   name: string;
@@ -78,39 +79,6 @@ function creationTime(o: KubeObject): number {
 /** time.Time.UTC().Format(time.RFC3339): whole seconds, `Z` suffix. */
 function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-/** Exactly k8s.io/apimachinery/pkg/util/duration.HumanDuration, for a duration in milliseconds. */
-export function humanDuration(ms: number): string {
-  // Go converts with int(), which truncates toward zero.
-  const seconds = Math.trunc(ms / 1000);
-  if (seconds < -1) return '<invalid>'; // up to 2s of clock skew still reads as "now"
-  if (seconds < 0) return '0s';
-  if (seconds < 60 * 2) return `${seconds}s`;
-  const minutes = Math.trunc(ms / 60_000);
-  if (minutes < 10) {
-    const s = seconds % 60;
-    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
-  }
-  if (minutes < 60 * 3) return `${minutes}m`;
-  const hours = Math.trunc(ms / 3_600_000);
-  if (hours < 8) {
-    const m = minutes % 60;
-    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
-  }
-  if (hours < 48) return `${hours}h`;
-  const days = Math.trunc(hours / 24);
-  if (hours < 24 * 8) {
-    const h = hours % 24;
-    return h === 0 ? `${days}d` : `${days}d${h}h`;
-  }
-  if (hours < 24 * 365 * 2) return `${days}d`;
-  const years = Math.trunc(days / 365);
-  if (hours < 24 * 365 * 8) {
-    const dy = days % 365;
-    return dy === 0 ? `${years}y` : `${years}y${dy}d`;
-  }
-  return `${years}y`;
 }
 
 /** printers.go translateTimestampSince (and the aggregator's ConvertToHumanReadableDateType). */

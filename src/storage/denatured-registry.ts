@@ -8,7 +8,7 @@ import { installDenaturedCRDs, type InstallResult } from './crd-installer.js';
 import { discoverDenaturedKinds } from './denatured-kinds.js';
 import { DenaturedStore, kindStrategy } from './denatured-store.js';
 import type { GroupResource } from './kind-categories.js';
-import type { Upstream } from './upstream.js';
+import type { Upstream } from '../kube/upstream.js';
 
 export interface RegistryLog {
   info(msg: string): void;

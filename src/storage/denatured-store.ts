@@ -11,22 +11,22 @@
 //   conflicts are the real ones) after a dry run whose result is validated first;
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
-import { errors, StatusError, statusForCode, type Status, type StatusCause } from '../apiserver/status.js';
+import { errors, StatusError, statusForCode, type Status, type StatusCause } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
   fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
-  TranslationError, watchEventToNative, type KubeList, type KubeObject, type KubeStatus, type ManagedFieldsEntry,
-  type NativeGroupVersionResource, type WatchEvent,
+  TranslationError, watchEventToNative, type KubeStatus, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
+import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
-import { jsonLines } from './json-lines.js';
+import { jsonLines } from '../kube/json-lines.js';
 import { applyNativeDefaults, presentNative } from './native-defaults.js';
 import { NativeValidator } from './native-validation.js';
 import { applyPatch, PatchError, type PatchType } from './patches.js';
 import { NO_PATCH_META, schemaPatchMeta, type PatchMeta } from './strategic-merge-patch.js';
-import type { Upstream } from './upstream.js';
-import { isJsonObject } from './json.js';
+import type { Upstream } from '../kube/upstream.js';
+import { isJsonObject } from '../kube/json.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
 export interface Caller {

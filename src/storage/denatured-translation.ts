@@ -13,7 +13,8 @@
 // Violations of the contract raise TranslationError.
 import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject } from '../kube/json.js';
+import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 
 export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
 
@@ -31,35 +32,6 @@ export interface NativeGroupVersion {
 
 export interface NativeGroupVersionResource extends NativeGroupVersion {
   resource: string;
-}
-
-export interface ManagedFieldsEntry {
-  apiVersion?: string;
-  fieldsV1?: Record<string, unknown>;
-  [key: string]: unknown;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  annotations?: Record<string, string>;
-  managedFields?: ManagedFieldsEntry[];
-  [key: string]: unknown;
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta;
-  [key: string]: unknown;
-}
-
-export interface KubeList<T extends KubeObject = KubeObject> {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: Record<string, unknown>;
-  items: T[];
-  [key: string]: unknown;
 }
 
 export interface KubeStatus {

@@ -1,30 +1,8 @@
 // Discovery documents of the WDS as the view shows them: hidden resources, and groups left with
 // nothing visible, removed; everything else unchanged. Pure functions over the JSON documents
 // (legacy APIGroupList/APIResourceList and aggregated APIGroupDiscoveryList v2/v2beta1).
+import type { AggregatedDiscovery, AggregatedGroup, AggregatedVersion } from '../kube/discovery.js';
 import type { KindCategories } from './kind-categories.js';
-
-export interface AggregatedResource {
-  resource: string;
-  responseKind?: { group?: string; version?: string; kind?: string };
-  scope?: string;
-  singularResource?: string;
-  subresources?: Array<{ subresource: string }>;
-  [k: string]: unknown;
-}
-export interface AggregatedVersion {
-  version: string;
-  resources?: AggregatedResource[];
-  [k: string]: unknown;
-}
-export interface AggregatedGroup {
-  metadata?: { name?: string };
-  versions?: AggregatedVersion[];
-  [k: string]: unknown;
-}
-export interface AggregatedDiscovery {
-  items?: AggregatedGroup[];
-  [k: string]: unknown;
-}
 
 export function filterAggregatedDiscovery(doc: AggregatedDiscovery, cats: KindCategories): AggregatedDiscovery {
   const items: AggregatedGroup[] = [];

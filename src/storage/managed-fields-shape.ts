@@ -5,8 +5,8 @@
 // "." for every object. A field set left empty by that goes, as natively it never was.
 // The stored fieldsV1 keep theirs (the WDS's bookkeeping); only what clients see is reshaped.
 // Pure; unknown schema nodes are left alone.
-import type { ManagedFieldsEntry } from './denatured-translation.js';
-import { isJsonObject } from './json.js';
+import type { ManagedFieldsEntry } from '../kube/objects.js';
+import { isJsonObject } from '../kube/json.js';
 
 type Schema = Record<string, unknown>;
 type Fields = Record<string, unknown>;

@@ -5,8 +5,8 @@
 // does). Written by hand: the defaulters exist only as Go code. Applied to what is written (so the
 // writer owns the defaulted fields, as natively) and to what is read (server-side apply results,
 // which the WDS merges without them). Pure: returns a copy.
-import type { KubeObject } from './denatured-translation.js';
-import { isJsonObject } from './json.js';
+import type { KubeObject } from '../kube/objects.js';
+import { isJsonObject } from '../kube/json.js';
 
 type Json = Record<string, unknown>;
 const setDefault = (o: Json, k: string, v: unknown) => { if (o[k] === undefined || o[k] === null) o[k] = v; };

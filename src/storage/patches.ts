@@ -8,7 +8,7 @@
 // (a failed `test`, a missing path) is PatchError 'Invalid' (kube: 422 on field `patch`).
 import jsonPatch from 'fast-json-patch';
 import { applyStrategicMergePatch, StrategicMergePatchError, type PatchMeta } from './strategic-merge-patch.js';
-import { isJsonObject } from './json.js';
+import { isJsonObject } from '../kube/json.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic';
 

@@ -45,7 +45,7 @@
 //   extensions, so this matters only for fields that lack them).
 // Multi-key list maps (`x-kubernetes-list-map-keys` with several keys and no patch strategy) cannot be
 // expressed in SMP and are replaced.
-import { isJsonObject } from './json.js';
+import { isJsonObject } from '../kube/json.js';
 
 type JsonObject = Record<string, unknown>;
 

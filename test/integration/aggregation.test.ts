@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import t from 'tap';
-import { createCA, issueCert } from '../../src/spaces/pki.js';
+import { createCA, issueCert } from '../../src/kube/pki.js';
 import { kc, kcAsync, kcAsyncOk, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 t.test('an APIService served through an ExternalName Service to localhost is Available and answers kubectl', async (t) => {

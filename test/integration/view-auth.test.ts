@@ -6,7 +6,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { issueCert } from '../../src/spaces/pki.js';
+import { issueCert } from '../../src/kube/pki.js';
 import { renderKubeconfig } from '../../src/spaces/kubeconfig.js';
 import { kubectl } from '../../src/cli/kubectl.js';
 import { kc, kcOk, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';

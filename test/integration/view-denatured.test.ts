@@ -11,7 +11,7 @@ import { changePatch, SAMPLES, type Sample } from '../fixtures/denatured-samples
 import { readAdminCredentials } from '../../src/spaces/space-pki.js';
 import { installDenaturedCRDs } from '../../src/storage/crd-installer.js';
 import { discoverDenaturedKinds } from '../../src/storage/denatured-kinds.js';
-import { upstreamFromKubeconfig } from '../../src/storage/upstream.js';
+import { upstreamFromKubeconfig } from '../../src/kube/upstream.js';
 import { kc, kcEnv, kcOk, kubeconfig, layout, sedEditor, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';

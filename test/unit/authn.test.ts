@@ -3,9 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import t, { type Test } from 'tap';
 import { parseAuthnConfig } from '../../src/apiserver/authn-config.js';
 import { Authenticator, type TokenReviewer } from '../../src/apiserver/authn.js';
-import { StatusError } from '../../src/apiserver/status.js';
-import type { UserInfo } from '../../src/apiserver/user.js';
-import { createCA, issueCert, type KeyPair } from '../../src/spaces/pki.js';
+import { StatusError } from '../../src/kube/status.js';
+import type { UserInfo } from '../../src/kube/user.js';
+import { createCA, issueCert, type KeyPair } from '../../src/kube/pki.js';
 
 const clientCA = await createCA('client-ca');
 const frontProxyCA = await createCA('front-proxy-ca');

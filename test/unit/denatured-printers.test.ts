@@ -1,9 +1,10 @@
 import t from 'tap';
-import { deepFreeze } from '../../src/storage/json.js';
+import { deepFreeze } from '../../src/kube/json.js';
 import {
-  DEFAULT_PRINTER, humanDuration, printerFor, type TableColumnDefinition,
+  DEFAULT_PRINTER, printerFor, type TableColumnDefinition,
 } from '../../src/storage/denatured-printers.js';
-import type { KubeObject } from '../../src/storage/denatured-translation.js';
+import { humanDuration } from '../../src/kube/duration.js';
+import type { KubeObject } from '../../src/kube/objects.js';
 
 // Expected values below are what a real kube-apiserver v1.33.13 sent (Accept: as=Table) for the
 // same objects; cases marked "Go" come from running its printers on objects it cannot hold

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import { deepFreeze } from '../../src/storage/json.js';
+import { deepFreeze } from '../../src/kube/json.js';
 import {
   fieldSelectorToStored, isEncodedName, listToNative, NATIVE_NAME_ANNOTATION, statusToNative, storedName,
-  toNative, toStored, TranslationError, watchEventToNative, type KubeObject,
+  toNative, toStored, TranslationError, watchEventToNative,
 } from '../../src/storage/denatured-translation.js';
+import type { KubeObject } from '../../src/kube/objects.js';
 
 
 const enc = (n: string) => 'kv-' + createHash('sha256').update(n).digest('hex').slice(0, 40);

@@ -1,7 +1,8 @@
 import t from 'tap';
 import {
-  filterAggregatedDiscovery, filterGroupList, filterResourceList, visibleGroupVersions, type AggregatedDiscovery,
+  filterAggregatedDiscovery, filterGroupList, filterResourceList, visibleGroupVersions,
 } from '../../src/storage/discovery-filter.js';
+import type { AggregatedDiscovery } from '../../src/kube/discovery.js';
 import { KindCategories } from '../../src/storage/kind-categories.js';
 
 const cats = new KindCategories();

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { upstreamHeaders } from '../../src/apiserver/impersonation.js';
-import type { UserInfo } from '../../src/apiserver/user.js';
+import type { UserInfo } from '../../src/kube/user.js';
 
 const incoming = () => ({
   authorization: 'Bearer client-token',

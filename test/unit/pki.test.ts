@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import t from 'tap';
-import { createCA, createSigningKey, issueCert } from '../../src/spaces/pki.js';
+import { createCA, createSigningKey, issueCert } from '../../src/kube/pki.js';
 
 t.test('a CA signs serving and client certificates that chain to it', async (t) => {
   const ca = await createCA('test-ca');

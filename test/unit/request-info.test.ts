@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
-import { assertSafePath, parseRequestInfo } from '../../src/apiserver/request-info.js';
-import { StatusError } from '../../src/apiserver/status.js';
+import { assertSafePath, parseRequestInfo } from '../../src/kube/request-info.js';
+import { StatusError } from '../../src/kube/status.js';
 
 const pick = (path: string) => {
   const i = parseRequestInfo(path);

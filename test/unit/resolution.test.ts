@@ -1,5 +1,5 @@
 import t from 'tap';
-import { isEmptySelector, LabelSelectorError, matchesLabelSelector, validateLabelSelector } from '../../src/controllers/label-selector.js';
+import { isEmptySelector, LabelSelectorError, matchesLabelSelector, validateLabelSelector } from '../../src/kube/label-selector.js';
 import { clauseMatches, policyClusters, resolve, type Cluster, type Policy, type WorkloadRef } from '../../src/controllers/resolution.js';
 
 t.test('label selectors as Kubernetes evaluates them', async (t) => {

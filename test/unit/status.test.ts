@@ -1,5 +1,5 @@
 import t from 'tap';
-import { errors, MAX_BODY_BYTES, StatusError, toStatus } from '../../src/apiserver/status.js';
+import { errors, MAX_BODY_BYTES, StatusError, toStatus } from '../../src/kube/status.js';
 
 const shape = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure' };
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { deepFreeze } from '../../src/storage/json.js';
+import { deepFreeze } from '../../src/kube/json.js';
 import {
   applyStrategicMergePatch,
   NO_PATCH_META,

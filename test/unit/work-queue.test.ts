@@ -1,5 +1,5 @@
 import t from 'tap';
-import { runWorkers, WorkQueue } from '../../src/controllers/work-queue.js';
+import { runWorkers, WorkQueue } from '../../src/kube/work-queue.js';
 
 t.test('dedup: a queued key is queued once', async (t) => {
   const q = new WorkQueue();

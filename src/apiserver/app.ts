@@ -7,15 +7,15 @@ import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { registerBindings, type BindingSource } from './bindings-resource.js';
 import type { KindCategories } from '../storage/kind-categories.js';
-import type { Upstream } from '../storage/upstream.js';
+import type { Upstream } from '../kube/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
 import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
 import { createMetrics, instrument } from './metrics.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
-import { assertSafePath } from './request-info.js';
+import { assertSafePath } from '../kube/request-info.js';
 import { checkIncludeObject, matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
-import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from './status.js';
+import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
 import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
 } from './view-group.js';

@@ -8,9 +8,9 @@
 //   the differences (adds, updates, deletes), so nothing is missed across reconnects.
 // - Cached objects are shared: callers must not mutate them (they are frozen).
 // - `synced` resolves after the first complete list.
-import { jsonLines } from '../storage/json-lines.js';
-import { deepFreeze } from '../storage/json.js';
-import type { Upstream } from '../storage/upstream.js';
+import { jsonLines } from './json-lines.js';
+import { deepFreeze } from './json.js';
+import type { Upstream } from './upstream.js';
 
 export type KubeObj = Record<string, any>;
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';

@@ -5,20 +5,20 @@
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
-import { LeaderElector } from '../controllers/leader-election.js';
+import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
-import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../storage/upstream.js';
-import { loadAuthnConfig, type AuthnConfig } from './authn-config.js';
-import { Authenticator, tokenReviewer } from './authn.js';
-import { Authorizer } from './authz.js';
-import { register } from './registration.js';
-import { buildServer } from './server.js';
-import { viewRoot } from './view-group.js';
-import { ensureServingCert } from './serving-cert.js';
-import { handleUpgrades } from './upgrade-proxy.js';
+import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
+import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
+import { Authorizer } from '../apiserver/authz.js';
+import { register } from '../apiserver/registration.js';
+import { buildServer } from '../apiserver/app.js';
+import { viewRoot } from '../apiserver/view-group.js';
+import { ensureServingCert } from '../apiserver/serving-cert.js';
+import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
 
 export interface ServeOptions {
   wdsKubeconfig: string;

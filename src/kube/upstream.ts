@@ -68,11 +68,28 @@ export async function upstreamRequest(up: Upstream, method: string, path: string
 
 export async function upstreamJson<T>(up: Upstream, method: string, path: string,
   opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<T> {
-  const res = await upstreamRequest(up, method, path, opts);
-  if (res.status < 200 || res.status >= 300) {
-    throw new UpstreamError(res.status, `${method} ${path}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
-  }
+  const res = expectOk(await upstreamRequest(up, method, path, opts), `${method} ${path}`);
   return JSON.parse(res.body.toString('utf8')) as T;
+}
+
+/**
+ * `res` when its status is 2xx or one of `alsoOk` (e.g. 404 for a delete); otherwise an
+ * UpstreamError saying what was done (`what`), the status and the start of the body.
+ */
+export function expectOk(res: UpstreamResponse, what: string, alsoOk: readonly number[] = []): UpstreamResponse {
+  if ((res.status >= 200 && res.status < 300) || alsoOk.includes(res.status)) return res;
+  throw new UpstreamError(res.status, `${what}: ${res.status} ${res.body.toString('utf8').slice(0, 300)}`);
+}
+
+/**
+ * Server-side apply of `obj` at `path` (the object's own URL) under `fieldManager`, forced (the
+ * server's own objects: it owns their fields). Returns the object as stored.
+ */
+export async function serverSideApply<T = unknown>(up: Upstream, path: string, obj: unknown, fieldManager: string): Promise<T> {
+  const res = await upstreamRequest(up, 'PATCH', `${path}?fieldManager=${encodeURIComponent(fieldManager)}&force=true`, {
+    headers: { 'content-type': 'application/apply-patch+yaml' }, body: obj,
+  });
+  return JSON.parse(expectOk(res, `apply ${path}`).body.toString('utf8')) as T;
 }
 
 export class UpstreamError extends Error {

@@ -6,7 +6,7 @@
 // Defaults: lease 10 s, retry 2 s: a standby takes over within about 12 s of the leader's death.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { upstreamRequest, type Upstream } from '../storage/upstream.js';
+import { upstreamRequest, type Upstream } from './upstream.js';
 
 export interface LeaderElectionOptions {
   namespace: string;

@@ -1,0 +1,34 @@
+// The one set of types for Kubernetes objects as JSON: what every room reads and writes. Fields are
+// optional and unknown beyond the few every object has, so code checks what it reads.
+
+/** A JSON object (the parsed form of any Kubernetes object or part of one). */
+export type JsonObject = Record<string, unknown>;
+
+export interface ManagedFieldsEntry {
+  apiVersion?: string;
+  fieldsV1?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  annotations?: Record<string, string>;
+  managedFields?: ManagedFieldsEntry[];
+  [key: string]: unknown;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: unknown;
+}
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, unknown>;
+  items: T[];
+  [key: string]: unknown;
+}
