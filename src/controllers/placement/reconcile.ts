@@ -21,7 +21,7 @@ import { Conflicts } from './conflicts.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
-import type { WorkloadCaches } from './workload.js';
+import type { SentObject, WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
 
 /** What reconciliation reads. */
@@ -86,17 +86,14 @@ export class Reconciler {
     const { caches, wdsName } = this.o;
     const source = encodeKey(k);
     const found = caches.workload.find(k);
-    const policies = caches.policies.list().filter((p) => !p.metadata.deletionTimestamp)
-      .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} })).filter((p) => selectorErrors(p).length === 0);
-    const clusterList = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
-    const resolveRef = (ref: WorkloadRef) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusterList);
+    const resolveRef = this.resolver();
     const resolution = found ? resolveRef(found.ref) : undefined;
     if (k.namespace && this.reach.record(k, resolution && reachOf(resolution))) this.o.enqueue(namespaceKey(k.namespace));
 
-    const desired = new Map<string, ManifestWork>();
+    const selecting = resolution?.policies ?? [];
+    let desired = new Map<string, ManifestWork>();
     const errors = new Map<string, string[]>();
     const addError = (policy: string, message: string) => errors.set(policy, [...(errors.get(policy) ?? []), message]);
-    const selecting = resolution?.policies ?? [];
     if (found && resolution) {
       const clusters = new Set(resolution.clusters);
       const policyNames = new Set(resolution.policies);
@@ -108,21 +105,8 @@ export class Reconciler {
         for (const c of inner.clusters) clusters.add(c);
         for (const p of inner.policies) policyNames.add(p);
       }
-      let manifest = stripServerFields(found.native, found.id);
-      for (const t of caches.transforms.list()) {
-        if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
-      }
-      const expand = found.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
-      for (const cluster of clusters) {
-        try {
-          const mc = caches.clusters.get('', cluster);
-          const content = expand ? expandTemplates(manifest, clusterProperties({ name: cluster, labels: mc?.metadata.labels, annotations: mc?.metadata.annotations })) as JsonObject : manifest;
-          desired.set(cluster, manifestWork(content, { wds: wdsName, cluster, id: found.id, policies: [...policyNames].sort(), createOnly: resolution.createOnly }));
-        } catch (err) {
-          if (!(err instanceof WrapError)) throw err;
-          for (const p of policyNames) addError(p, `${cluster}: ${err.message}`);
-        }
-      }
+      // Most objects go nowhere: they are not copied and stripped for nothing.
+      if (clusters.size > 0) desired = this.wrap(found, clusters, [...policyNames].sort(), resolution.createOnly, addError);
       for (const cluster of desired.keys()) {
         const others = this.conflicts.otherWDSs(cluster, found.id);
         if (others.length === 0) continue;
@@ -144,5 +128,37 @@ export class Reconciler {
     for (const cluster of this.works.clustersOf(workName)) {
       if (!desired.has(cluster)) await this.works.delete(cluster, workName);
     }
+  }
+
+  /** Resolution of objects against the live, well-formed policies and the clusters, as they are now. */
+  private resolver(): (ref: WorkloadRef) => Resolution {
+    const { caches } = this.o;
+    const policies = caches.policies.list().filter((p) => !p.metadata.deletionTimestamp)
+      .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} })).filter((p) => selectorErrors(p).length === 0);
+    const clusters = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
+    return (ref) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusters);
+  }
+
+  /** The work carrying the object to each cluster; a cluster it cannot be wrapped for is an error of each policy. */
+  private wrap(found: SentObject, clusters: Iterable<string>, policies: readonly string[], createOnly: boolean,
+    addError: (policy: string, message: string) => void): Map<string, ManifestWork> {
+    const { caches, wdsName } = this.o;
+    let manifest = stripServerFields(found.native, found.id);
+    for (const t of caches.transforms.list()) {
+      if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
+    }
+    const expand = found.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
+    const out = new Map<string, ManifestWork>();
+    for (const cluster of clusters) {
+      try {
+        const mc = caches.clusters.get('', cluster);
+        const content = expand ? expandTemplates(manifest, clusterProperties({ name: cluster, labels: mc?.metadata.labels, annotations: mc?.metadata.annotations })) as JsonObject : manifest;
+        out.set(cluster, manifestWork(content, { wds: wdsName, cluster, id: found.id, policies, createOnly }));
+      } catch (err) {
+        if (!(err instanceof WrapError)) throw err;
+        for (const p of policies) addError(p, `${cluster}: ${err.message}`);
+      }
+    }
+    return out;
   }
 }
