@@ -5,6 +5,7 @@
 import type { AggregatedDiscovery } from '../kube/discovery.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import type { KindCategories } from '../storage/kind-categories.js';
+import type { KubeObject } from '../kube/objects.js';
 
 export interface WorkloadResource {
   /** Where the objects are listed and watched. */
@@ -51,8 +52,8 @@ export function workloadResources(docs: AggregatedDiscovery[], cats: KindCategor
 }
 
 /** Objects that exist in every cluster by themselves and are never sent. */
-export function isSystemObject(native: { group: string; resource: string }, obj: Record<string, any>): boolean {
-  const name = obj.metadata?.name as string | undefined;
+export function isSystemObject(native: { group: string; resource: string }, obj: KubeObject): boolean {
+  const name = obj.metadata?.name;
   if (native.group !== '') return false;
   if (native.resource === 'configmaps') return name === 'kube-root-ca.crt';
   if (native.resource === 'serviceaccounts') return name === 'default';

@@ -13,8 +13,7 @@
 //   the policies say so). Over OCM's 500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../kube/json.js';
-
-type Json = Record<string, unknown>;
+import type { JsonObject, KubeObject, ObjectMeta } from '../kube/objects.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export const WDS_LABEL = 'view.kubestellar.io/wds';
@@ -53,7 +52,7 @@ function dropLabels(meta: unknown): void {
 }
 
 /** A copy of obj without what the server, not its author, set. */
-export function stripServerFields(obj: Json, id: Pick<ObjectIdentity, 'group' | 'resource'>): Json {
+export function stripServerFields(obj: JsonObject, id: Pick<ObjectIdentity, 'group' | 'resource'>): JsonObject {
   const out = structuredClone(obj);
   delete out.status;
   const meta = isJsonObject(out.metadata) ? out.metadata : undefined;
@@ -111,7 +110,7 @@ export function parseRemovePath(path: string): (string | number)[] {
 }
 
 /** A copy of obj with each path removed (a path that addresses nothing is fine). */
-export function applyRemovals(obj: Json, paths: readonly string[]): Json {
+export function applyRemovals(obj: JsonObject, paths: readonly string[]): JsonObject {
   const out = structuredClone(obj);
   for (const p of paths) {
     const segs = parseRemovePath(p);
@@ -145,7 +144,7 @@ export function expandTemplates(obj: unknown, props: Readonly<Record<string, str
   if (typeof obj === 'string') return expandString(obj, props, where);
   if (Array.isArray(obj)) return obj.map((v, i) => expandTemplates(v, props, `${where}[${i}]`));
   if (isJsonObject(obj)) {
-    const out: Json = {};
+    const out: JsonObject = {};
     for (const [k, v] of Object.entries(obj)) out[k] = expandTemplates(v, props, `${where}.${k}`);
     return out;
   }
@@ -187,15 +186,32 @@ export interface WorkOptions {
   createOnly: boolean;
 }
 
+/** What a manifestConfig names: the object a work carries. */
+export interface ResourceIdentifier {
+  group: string;
+  resource: string;
+  name: string;
+  namespace?: string;
+}
+
+/** An OCM ManifestWork as this controller writes and reads it. */
+export interface ManifestWork extends KubeObject {
+  metadata: ObjectMeta & { name: string; namespace: string };
+  spec?: {
+    workload?: { manifests?: JsonObject[] };
+    manifestConfigs?: { resourceIdentifier?: Partial<ResourceIdentifier>; updateStrategy?: JsonObject }[];
+  };
+}
+
 /** The ManifestWork carrying `manifest` (already stripped, transformed and expanded) to one cluster. */
-export function manifestWork(manifest: Json, o: WorkOptions): Json {
+export function manifestWork(manifest: JsonObject, o: WorkOptions): ManifestWork {
   const size = Buffer.byteLength(JSON.stringify(manifest));
   if (size > MAX_MANIFESTS_BYTES) {
     throw new WrapError(`${o.id.resource}${o.id.group ? `.${o.id.group}` : ''} ${o.id.namespace ? `${o.id.namespace}/` : ''}${o.id.name} is ${size} bytes, over the ManifestWork limit of ${MAX_MANIFESTS_BYTES}`);
   }
   const labels: Record<string, string> = { [WDS_LABEL]: o.wds };
   for (const p of o.policies) labels[policyLabel(p)] = '';
-  const resourceIdentifier: Json = { group: o.id.group, resource: o.id.resource, name: o.id.name };
+  const resourceIdentifier: ResourceIdentifier = { group: o.id.group, resource: o.id.resource, name: o.id.name };
   if (o.id.namespace) resourceIdentifier.namespace = o.id.namespace;
   return {
     apiVersion: 'work.open-cluster-management.io/v1',

@@ -1,35 +1,118 @@
 // A list-and-watch cache of one collection of a kube-apiserver (an informer, written here over the
-// undici pool of ./storage/upstream: client-node's informer needs a KubeConfig per space and stops
-// on any error but 410). Contract:
+// undici pool of ./upstream: client-node's informer needs a KubeConfig per space and stops on any
+// error but 410). Contract:
 // - start() lists (paginated), then watches from the list's resourceVersion with bookmarks; a 410
 //   Gone or an ERROR event relists; a dropped stream re-watches from the last resourceVersion; any
 //   other failure retries with backoff (1 s doubling to 30 s). It never gives up until stop().
-// - Every change to the cache is reported to onChange after the cache holds it; a relist reports
-//   the differences (adds, updates, deletes), so nothing is missed across reconnects.
-// - Cached objects are shared: callers must not mutate them (they are frozen).
+// - Every change to the cache is reported to onChange after the cache holds it, with the object
+//   it replaced on an update; a relist reports the differences (adds, updates, deletes), so
+//   nothing is missed across reconnects.
+// - The cache is a Store (namespace/name → object, plus the indexes the caller asked for), which
+//   unit tests fill directly. Cached objects are shared: callers must not mutate them (frozen).
 // - `synced` resolves after the first complete list.
 import { jsonLines } from './json-lines.js';
 import { deepFreeze } from './json.js';
-import type { Upstream } from './upstream.js';
+import type { KubeObject } from './objects.js';
+import { expectOk, upstreamRequest, type Upstream } from './upstream.js';
 
-export type KubeObj = Record<string, any>;
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
-export interface InformerOptions {
+/** An index function: the values under which an object is found (client-go's IndexFunc). */
+export type Indexer<T extends KubeObject> = (obj: T) => readonly string[];
+
+/** Index of objects by namespace (cluster-scoped objects are under ''). */
+export const byNamespace: Indexer<KubeObject> = (o) => [o.metadata?.namespace ?? ''];
+
+const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+/** Objects by namespace/name, and by the values of each indexer (client-go's ThreadSafeStore). */
+export class Store<T extends KubeObject = KubeObject> {
+  private readonly objects = new Map<string, T>();
+  private readonly indexes = new Map<string, Map<string, Map<string, T>>>();
+
+  constructor(private readonly indexers: Readonly<Record<string, Indexer<T>>> = {}, objects: readonly T[] = []) {
+    for (const name of Object.keys(indexers)) this.indexes.set(name, new Map());
+    for (const o of objects) this.set(o);
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.objects.get(`${namespace}/${name}`);
+  }
+
+  list(): T[] {
+    return [...this.objects.values()];
+  }
+
+  /** The objects whose indexer `index` yields `value`. */
+  byIndex(index: string, value: string): T[] {
+    const idx = this.indexes.get(index);
+    if (!idx) throw new Error(`no index ${index}`);
+    return [...(idx.get(value)?.values() ?? [])];
+  }
+
+  /** Adds or replaces obj (frozen); returns the object it replaced. */
+  set(obj: T): T | undefined {
+    const key = keyOf(obj);
+    const old = this.objects.get(key);
+    if (old) this.unindex(key, old);
+    deepFreeze(obj);
+    this.objects.set(key, obj);
+    for (const [name, fn] of Object.entries(this.indexers)) {
+      const idx = this.indexes.get(name)!;
+      for (const v of fn(obj)) {
+        if (!idx.has(v)) idx.set(v, new Map());
+        idx.get(v)!.set(key, obj);
+      }
+    }
+    return old;
+  }
+
+  /** Removes the object with obj's namespace/name; returns it. */
+  delete(obj: KubeObject): T | undefined {
+    const key = keyOf(obj);
+    const old = this.objects.get(key);
+    if (!old) return undefined;
+    this.unindex(key, old);
+    this.objects.delete(key);
+    return old;
+  }
+
+  private unindex(key: string, obj: T): void {
+    for (const [name, fn] of Object.entries(this.indexers)) {
+      const idx = this.indexes.get(name)!;
+      for (const v of fn(obj)) {
+        const bucket = idx.get(v);
+        bucket?.delete(key);
+        if (bucket?.size === 0) idx.delete(v);
+      }
+    }
+  }
+}
+
+export interface InformerOptions<T extends KubeObject> {
   /** Collection path, e.g. /apis/apps/v1/deployments (all namespaces). */
   path: string;
-  onChange: (type: ChangeType, obj: KubeObj) => void;
+  /** Called after the cache holds the change; `old` is the object an update replaced. */
+  onChange: (type: ChangeType, obj: T, old?: T) => void;
   onError?: (err: Error) => void;
   /** Label selector applied to list and watch. */
   labelSelector?: string;
+  indexers?: Readonly<Record<string, Indexer<T>>>;
 }
-
-const keyOf = (o: KubeObj) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 class GoneError extends Error {}
 
-export class Informer {
-  private readonly cache = new Map<string, KubeObj>();
+interface WatchEvent<T> {
+  type: string;
+  object: T & { code?: number; message?: string };
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T>;
   private resourceVersion = '';
   private stopped = false;
   private abort: AbortController | undefined;
@@ -37,14 +120,16 @@ export class Informer {
   readonly synced: Promise<void> = new Promise((r) => { this.markSynced = r; });
   hasSynced = false;
 
-  constructor(private readonly up: Upstream, private readonly o: InformerOptions) {}
-
-  get(namespace: string, name: string): KubeObj | undefined {
-    return this.cache.get(`${namespace}/${name}`);
+  constructor(private readonly up: Upstream, private readonly o: InformerOptions<T>) {
+    this.store = new Store<T>(o.indexers);
   }
 
-  list(): KubeObj[] {
-    return [...this.cache.values()];
+  get(namespace: string, name: string): T | undefined {
+    return this.store.get(namespace, name);
+  }
+
+  list(): T[] {
+    return this.store.list();
   }
 
   start(): void {
@@ -60,12 +145,6 @@ export class Informer {
     const q = new URLSearchParams(extra);
     if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
     return `${this.o.path}?${q.toString()}`;
-  }
-
-  private headers(): Record<string, string> {
-    const h: Record<string, string> = { accept: 'application/json' };
-    if (this.up.authorization) h.authorization = this.up.authorization;
-    return h;
   }
 
   private async run(): Promise<void> {
@@ -92,35 +171,30 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const items: KubeObj[] = [];
+    const items: T[] = [];
     let cont = '';
     let rv = '';
     do {
-      const res = await this.up.pool.request({ method: 'GET', path: this.up.basePath + this.query({ limit: '500', ...(cont ? { continue: cont } : {}) }), headers: this.headers() });
-      const text = await res.body.text();
-      if (res.statusCode === 410) throw new GoneError('continue token expired');
-      if (res.statusCode !== 200) throw new Error(`list ${this.o.path}: ${res.statusCode} ${text.slice(0, 300)}`);
-      const list = JSON.parse(text) as { metadata?: { resourceVersion?: string; continue?: string }; items?: KubeObj[]; apiVersion?: string; kind?: string };
+      const res = await upstreamRequest(this.up, 'GET', this.query({ limit: '500', ...(cont ? { continue: cont } : {}) }));
+      if (res.status === 410) throw new GoneError('continue token expired');
+      const list = JSON.parse(expectOk(res, `list ${this.o.path}`).body.toString('utf8')) as
+        { metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; apiVersion?: string; kind?: string };
       const itemKind = list.kind?.replace(/List$/, '');
       for (const i of list.items ?? []) items.push({ apiVersion: list.apiVersion, kind: itemKind, ...i });
       cont = list.metadata?.continue ?? '';
       rv = list.metadata?.resourceVersion ?? rv;
     } while (cont);
     const seen = new Set<string>();
-    for (const raw of items) {
-      const obj = deepFreeze(raw);
-      const key = keyOf(obj);
-      seen.add(key);
-      const old = this.cache.get(key);
-      this.cache.set(key, obj);
+    for (const obj of items) {
+      seen.add(keyOf(obj));
+      const old = this.store.set(obj);
       if (!old) this.o.onChange('ADDED', obj);
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.o.onChange('MODIFIED', obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.o.onChange('MODIFIED', obj, old);
     }
-    for (const [key, old] of [...this.cache]) {
-      if (!seen.has(key)) {
-        this.cache.delete(key);
-        this.o.onChange('DELETED', old);
-      }
+    for (const old of this.store.list()) {
+      if (seen.has(keyOf(old))) continue;
+      this.store.delete(old);
+      this.o.onChange('DELETED', old);
     }
     this.resourceVersion = rv;
     if (!this.hasSynced) {
@@ -131,35 +205,35 @@ export class Informer {
 
   private async watch(): Promise<void> {
     this.abort = new AbortController();
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.up.authorization) headers.authorization = this.up.authorization;
     const res = await this.up.pool.request({
       method: 'GET',
       path: this.up.basePath + this.query({ watch: '1', resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: '300' }),
-      headers: this.headers(), signal: this.abort.signal,
+      headers, signal: this.abort.signal,
     });
-    if (res.statusCode === 410) {
-      await res.body.text();
-      throw new GoneError('resourceVersion too old');
+    if (res.statusCode !== 200) {
+      const body = Buffer.from(await res.body.arrayBuffer());
+      if (res.statusCode === 410) throw new GoneError('resourceVersion too old');
+      expectOk({ status: res.statusCode, headers: res.headers, body }, `watch ${this.o.path}`);
+      throw new Error(`watch ${this.o.path}: unexpected status ${res.statusCode}`);
     }
-    if (res.statusCode !== 200) throw new Error(`watch ${this.o.path}: ${res.statusCode} ${(await res.body.text()).slice(0, 300)}`);
-    for await (const e of jsonLines(res.body)) this.apply(e as { type: string; object: KubeObj });
+    for await (const e of jsonLines(res.body)) this.apply(e as WatchEvent<T>);
   }
 
-  private apply(e: { type: string; object: KubeObj }): void {
+  private apply(e: WatchEvent<T>): void {
     if (e.type === 'ERROR') {
       throw e.object?.code === 410 ? new GoneError(String(e.object?.message)) : new Error(`watch ${this.o.path}: ${String(e.object?.message)}`);
     }
     const rv = e.object?.metadata?.resourceVersion;
     if (typeof rv === 'string') this.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
-    const obj = deepFreeze(e.object);
-    const key = keyOf(obj);
     if (e.type === 'DELETED') {
-      this.cache.delete(key);
-      this.o.onChange('DELETED', obj);
+      this.store.delete(e.object);
+      this.o.onChange('DELETED', deepFreeze(e.object));
     } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-      const had = this.cache.has(key);
-      this.cache.set(key, obj);
-      this.o.onChange(had ? 'MODIFIED' : 'ADDED', obj);
+      const old = this.store.set(e.object);
+      this.o.onChange(old ? 'MODIFIED' : 'ADDED', e.object, old);
     }
   }
 }

@@ -6,7 +6,7 @@
 // Defaults: lease 10 s, retry 2 s: a standby takes over within about 12 s of the leader's death.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { upstreamRequest, type Upstream } from './upstream.js';
+import { expectOk, upstreamRequest, type Upstream } from './upstream.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -93,8 +93,7 @@ export class LeaderElector {
       if (created.status === 201) this.renewed();
       return;
     }
-    if (res.status !== 200) throw new Error(`GET lease: ${res.status} ${res.body.toString('utf8').slice(0, 200)}`);
-    const lease = JSON.parse(res.body.toString('utf8')) as Lease;
+    const lease = JSON.parse(expectOk(res, `get Lease ${this.o.namespace}/${this.o.name}`).body.toString('utf8')) as Lease;
     const record = JSON.stringify(lease.spec);
     if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
     const holder = lease.spec.holderIdentity ?? '';
@@ -109,8 +108,8 @@ export class LeaderElector {
       : { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now),
         leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 };
     const put = await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { body: { ...lease, spec } });
-    if (put.status === 200) this.renewed();
-    else if (put.status !== 409) throw new Error(`update lease: ${put.status} ${put.body.toString('utf8').slice(0, 200)}`);
+    // 409: another candidate wrote first; the next try sees its record.
+    if (expectOk(put, `update Lease ${this.o.namespace}/${this.o.name}`, [409]).status === 200) this.renewed();
   }
 
   private renewed(): void {

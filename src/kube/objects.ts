@@ -13,7 +13,14 @@ export interface ManagedFieldsEntry {
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  finalizers?: string[];
   managedFields?: ManagedFieldsEntry[];
   [key: string]: unknown;
 }

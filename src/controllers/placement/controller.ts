@@ -1,0 +1,240 @@
+// The placement controller of one WDS: BindingPolicies resolved into ManifestWorks in the ITS.
+// This file is the wiring: informers over the workload (./workload.ts; every workload resource,
+// rediscovered every 10 s so CRDs that come and go start and stop theirs), the BindingPolicies and
+// CustomTransforms of the WDS, and the ManagedClusters and ManifestWorks (this WDS's and the
+// others') in the ITS; their handlers only turn changes into queue keys (./keys.ts) on one
+// WorkQueue, which workers hand to ./reconcile.ts. What queues what:
+// - a workload object → its own key (its Namespace is queued by reconciliation, only when what the
+//   object adds to it changes); a Namespace whose labels changed → also every object in it;
+// - a policy → its key; a new generation or a deletion → every object's key;
+// - a CustomTransform or a ManagedCluster → every object's key;
+// - one of this WDS's works changed by someone else (not the echo of our own write) → the key of
+//   the object it carries; another WDS's work → the keys of the object of that identity.
+// Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
+// only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
+import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
+import { Informer, type ChangeType } from '../../kube/informer.js';
+import type { KubeList, KubeObject } from '../../kube/objects.js';
+import { upstreamJson, type Upstream } from '../../kube/upstream.js';
+import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
+import { DENATURED_FROM_LABEL } from '../../storage/crd-schema.js';
+import type { KindCategories } from '../../storage/kind-categories.js';
+import { workloadResources, type WorkloadResource } from '../workload-resources.js';
+import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
+import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
+import type { Binding } from './bindings.js';
+import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type QueueKey } from './keys.js';
+import { CLEANUP_FINALIZER } from './policy-status.js';
+import { Reconciler } from './reconcile.js';
+import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
+import { WORK_INDEXERS } from './works.js';
+
+export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
+
+const REDISCOVER_MS = 10_000;
+const WORKLOAD_SYNC_TIMEOUT_MS = 60_000;
+
+export interface PlacementOptions {
+  wdsName: string;
+  wds: Upstream;
+  its: Upstream;
+  cats: KindCategories;
+  workers?: number;
+  log: (msg: string) => void;
+}
+
+const labelsOf = (o: KubeObject | undefined) => JSON.stringify(o?.metadata?.labels ?? {});
+
+export class PlacementController {
+  private readonly queue = new WorkQueue();
+  private readonly workload = new WorkloadCaches();
+  private readonly workloadInformers = new Map<string, Informer<WorkloadObject>>();
+  private readonly policies: Informer<BindingPolicy>;
+  private readonly transforms: Informer<CustomTransform>;
+  private readonly clusters: Informer<ManagedCluster>;
+  private readonly works: Informer<ManifestWork>;
+  private readonly otherWorks: Informer<ManifestWork>;
+  private readonly reconciler: Reconciler;
+  private readonly policyGenerations = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private workersDone: Promise<void> | undefined;
+
+  constructor(private readonly o: PlacementOptions) {
+    const everything = () => this.enqueueAll();
+    const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
+    this.policies = new Informer<BindingPolicy>(o.wds, {
+      path: POLICIES, onError: onError('bindingpolicies'),
+      onChange: (type, p) => {
+        const name = p.metadata.name;
+        this.enqueue(policyKey(name));
+        this.reconciler.bindings.touch(name);
+        // A status write (ours) changes no resolution: only a new generation or a deletion does.
+        const generation = type === 'DELETED' || p.metadata.deletionTimestamp ? -1 : Number(p.metadata.generation ?? 0);
+        if (this.policyGenerations.get(name) === generation) return;
+        if (generation < 0) this.policyGenerations.delete(name);
+        else this.policyGenerations.set(name, generation);
+        everything();
+      },
+    });
+    this.transforms = new Informer<CustomTransform>(o.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
+    this.clusters = new Informer<ManagedCluster>(o.its, {
+      path: CLUSTERS, onError: onError('managedclusters'),
+      onChange: () => {
+        for (const p of this.policies.list()) this.reconciler.bindings.touch(p.metadata.name);
+        everything();
+      },
+    });
+    // A work changed or deleted by someone else, or left by an object deleted while this server
+    // was down: its source object is reconciled again.
+    this.works = new Informer<ManifestWork>(o.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, onError: onError('manifestworks'),
+      onChange: (type, w) => {
+        if (type !== 'DELETED' && this.reconciler.works.isEcho(w)) return;
+        const source = decodeKey(w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '');
+        if (source?.kind === 'object') this.enqueue(source);
+      },
+    });
+    // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
+    this.otherWorks = new Informer<ManifestWork>(o.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, onError: onError('manifestworks of other WDSs'),
+      onChange: (type, w) => {
+        const id = this.reconciler.conflicts.index(type === 'DELETED', w);
+        if (!id.resource || !id.name) return;
+        for (const k of this.workload.keysFor({ group: id.group ?? '', resource: id.resource }, id.namespace ?? '', id.name)) this.enqueue(k);
+      },
+    });
+    this.reconciler = new Reconciler({
+      wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
+      caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, works: this.works.store, workload: this.workload },
+      enqueue: (k, afterMs) => this.enqueue(k, afterMs),
+    });
+  }
+
+  /**
+   * Whether this replica writes (ManifestWorks, policy status): set by leader election. Becoming
+   * leader reconciles everything again, from the ITS as it is now.
+   */
+  setLeading(leading: boolean): void {
+    if (leading === this.reconciler.leading) return;
+    this.reconciler.leading = leading;
+    if (!leading) return;
+    for (const p of this.policies.list()) this.enqueue(policyKey(p.metadata.name));
+    this.enqueueAll();
+  }
+
+  async start(): Promise<void> {
+    const fixed = [this.policies, this.transforms, this.clusters, this.works, this.otherWorks];
+    for (const i of fixed) i.start();
+    await this.rediscover();
+    this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
+    await Promise.all(fixed.map((i) => i.synced));
+    await this.workloadSynced();
+    this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
+      (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
+    this.enqueueAll();
+  }
+
+  /**
+   * Waits (a bounded time: a resource that cannot be listed must not stop placement) until the
+   * workload caches are complete: a Namespace reconciled before the objects in it were listed
+   * would take its works back from clusters they still reach.
+   */
+  private async workloadSynced(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), WORKLOAD_SYNC_TIMEOUT_MS); });
+    const informers = [...this.workloadInformers.values()];
+    const result = await Promise.race([Promise.all(informers.map((i) => i.synced)), timeout]);
+    clearTimeout(timer);
+    if (result === 'timeout') this.o.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    for (const i of [this.policies, this.transforms, this.clusters, this.works, this.otherWorks]) i.stop();
+    for (const informer of this.workloadInformers.values()) informer.stop();
+    this.queue.shutDown();
+    await this.workersDone;
+  }
+
+  /** The resourceVersion of the bindings as a whole (it grows with every change). */
+  bindingsResourceVersion(): string {
+    return this.reconciler.bindings.resourceVersion();
+  }
+
+  /** Calls `cb(policyName)` whenever that policy's Binding may have changed; returns the unsubscriber. */
+  onBindingChange(cb: (policy: string) => void): () => void {
+    return this.reconciler.bindings.onChange(cb);
+  }
+
+  /** The Binding of one BindingPolicy (KubeStellar's shape), or undefined when there is no such policy. */
+  binding(name: string): Binding | undefined {
+    return this.reconciler.bindings.binding(name);
+  }
+
+  bindings(): Binding[] {
+    return this.reconciler.bindings.list();
+  }
+
+  private enqueue(k: QueueKey, afterMs?: number): void {
+    if (afterMs === undefined) this.queue.add(encodeKey(k));
+    else this.queue.addAfter(encodeKey(k), afterMs);
+  }
+
+  private enqueueAll(): void {
+    for (const k of this.workload.allKeys()) this.enqueue(k);
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    const k = decodeKey(key);
+    if (!k) throw new Error(`not a queue key: ${key}`);
+    await this.reconciler.reconcile(k);
+  }
+
+  /** Every workload resource has an informer; resources that went away lose theirs. */
+  private async rediscover(): Promise<void> {
+    const [[core, groups], crds] = await Promise.all([
+      aggregatedDiscoveryOf(this.o.wds),
+      upstreamJson<KubeList>(this.o.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
+    ]);
+    const from = new Map<string, string>();
+    for (const crd of crds.items) {
+      const label = crd.metadata?.labels?.[DENATURED_FROM_LABEL] ?? '';
+      const plural = (crd.spec as { names?: { plural?: string } } | undefined)?.names?.plural;
+      const dot = label.indexOf('.');
+      if (dot > 0 && plural) from.set(plural, label.slice(dot + 1) === 'core' ? '' : label.slice(dot + 1));
+    }
+    const wanted = workloadResources([core, groups], this.o.cats, (plural) => from.get(plural));
+    const keys = new Set(wanted.map(resourceKey));
+    for (const res of this.workload.resources()) {
+      if (keys.has(resourceKey(res))) continue;
+      this.workloadInformers.get(resourceKey(res))?.stop();
+      this.workloadInformers.delete(resourceKey(res));
+      this.workload.remove(res);
+      this.reconciler.forgetResource(res);
+    }
+    for (const res of wanted) {
+      if (this.workload.has(res)) continue;
+      const informer = this.workloadInformer(res);
+      this.workloadInformers.set(resourceKey(res), informer);
+      this.workload.add(res, informer.store);
+      informer.start();
+    }
+  }
+
+  /** The informer of one workload resource: it queues keys, nothing else (it runs on the view's event loop). */
+  private workloadInformer(res: WorkloadResource): Informer<WorkloadObject> {
+    const path = `${res.group === '' ? '/api' : `/apis/${res.group}`}/${res.version}/${res.resource}`;
+    const isNamespaces = resourceKey(res) === resourceKey(NAMESPACES);
+    return new Informer<WorkloadObject>(this.o.wds, {
+      path, indexers: WORKLOAD_INDEXERS,
+      onChange: (type: ChangeType, obj, old) => {
+        this.enqueue(this.workload.keyOf(res, obj));
+        // Namespace selectors read a Namespace's labels: the objects in it resolve anew.
+        if (isNamespaces && type === 'MODIFIED' && labelsOf(old) !== labelsOf(obj)) {
+          for (const k of this.workload.keysInNamespace(obj.metadata.name)) this.enqueue(k);
+        }
+      },
+      onError: (err) => this.o.log(`placement: ${path}: ${err.message}`),
+    });
+  }
+}

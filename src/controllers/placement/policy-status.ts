@@ -1,0 +1,100 @@
+// A BindingPolicy's own reconciliation, done by the leader only:
+// - the cleanup finalizer goes on every live policy; on a deleting one it is removed once no work
+//   of this WDS names the policy any more (every object has been re-resolved without it first);
+// - status.errors = the policy's own selector errors + the errors reconciliation found for the
+//   objects it selects (template, size, WDS conflicts; recorded here per object), sorted, with
+//   observedGeneration; written only when they differ from what the status says.
+import type { Store } from '../../kube/informer.js';
+import { LabelSelectorError, validateLabelSelector } from '../../kube/label-selector.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import type { Policy } from '../resolution.js';
+import { POLICIES, type BindingPolicy } from './api.js';
+import { policyKey, type QueueKey } from './keys.js';
+import type { Works } from './works.js';
+
+/** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
+export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';
+
+/** How soon a deleting policy whose works are not all gone is looked at again. */
+const CLEANUP_RECHECK_MS = 500;
+
+/** The malformed label selectors of a policy (a policy with any selects nothing). */
+export function selectorErrors(p: Policy): string[] {
+  const errors: string[] = [];
+  const check = (sel: unknown, path: string) => {
+    try {
+      validateLabelSelector((sel ?? {}) as never, path);
+    } catch (err) {
+      if (err instanceof LabelSelectorError) errors.push(err.message);
+      else throw err;
+    }
+  };
+  (p.spec.clusterSelectors ?? []).forEach((s, i) => check(s, `spec.clusterSelectors[${i}]`));
+  (p.spec.downsync ?? []).forEach((c, i) => {
+    (c.namespaceSelectors ?? []).forEach((s, j) => check(s, `spec.downsync[${i}].namespaceSelectors[${j}]`));
+    (c.objectSelectors ?? []).forEach((s, j) => check(s, `spec.downsync[${i}].objectSelectors[${j}]`));
+  });
+  return errors;
+}
+
+export class PolicyStatus {
+  /** policy → object key → errors found while reconciling that object. */
+  private readonly objectErrors = new Map<string, Map<string, string[]>>();
+
+  constructor(private readonly wds: Upstream, private readonly policies: Store<BindingPolicy>, private readonly works: Works,
+    private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
+
+  /** The errors one object's reconciliation found, per policy; a policy whose errors changed is queued. */
+  recordErrors(objectKey: string, byPolicy: ReadonlyMap<string, string[]>): void {
+    const touched = new Set<string>(byPolicy.keys());
+    for (const [policy, perObject] of this.objectErrors) if (perObject.has(objectKey)) touched.add(policy);
+    for (const policy of touched) {
+      const perObject = this.objectErrors.get(policy) ?? new Map<string, string[]>();
+      const before = JSON.stringify(perObject.get(objectKey) ?? []);
+      const now = byPolicy.get(policy) ?? [];
+      if (now.length > 0) perObject.set(objectKey, now);
+      else perObject.delete(objectKey);
+      this.objectErrors.set(policy, perObject);
+      if (before !== JSON.stringify(now)) this.enqueue(policyKey(policy));
+    }
+  }
+
+  /** Finalizer, status.errors and observedGeneration of one policy (the caller leads). */
+  async reconcile(name: string): Promise<void> {
+    const p = this.policies.get('', name);
+    if (!p) {
+      this.objectErrors.delete(name);
+      return;
+    }
+    const finalizers = p.metadata.finalizers ?? [];
+    if (p.metadata.deletionTimestamp) {
+      if (!finalizers.includes(CLEANUP_FINALIZER)) return;
+      if (this.works.namePolicy(name)) {
+        this.enqueue(policyKey(name), CLEANUP_RECHECK_MS);
+        return;
+      }
+      await this.setFinalizers(p, finalizers.filter((f) => f !== CLEANUP_FINALIZER));
+      return;
+    }
+    if (!finalizers.includes(CLEANUP_FINALIZER)) await this.setFinalizers(p, [...finalizers, CLEANUP_FINALIZER]);
+    const errors = [...selectorErrors({ name, spec: p.spec ?? {} })];
+    for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) errors.push(...list);
+    errors.sort();
+    const status = p.status ?? {};
+    if (status.observedGeneration === p.metadata.generation && JSON.stringify(status.errors ?? []) === JSON.stringify(errors)) return;
+    const res = await upstreamRequest(this.wds, 'PATCH', `${POLICIES}/${name}/status`, {
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { status: { observedGeneration: p.metadata.generation, errors: errors.length > 0 ? errors : null, conditions: status.conditions ?? [] } },
+    });
+    expectOk(res, `status of BindingPolicy ${name}`, [404]);
+  }
+
+  private async setFinalizers(p: BindingPolicy, finalizers: string[]): Promise<void> {
+    const res = await upstreamRequest(this.wds, 'PATCH', `${POLICIES}/${p.metadata.name}`, {
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { metadata: { finalizers, resourceVersion: p.metadata.resourceVersion } },
+    });
+    if (res.status === 409) throw new Error(`BindingPolicy ${p.metadata.name} changed meanwhile; retrying`);
+    expectOk(res, `finalizers of BindingPolicy ${p.metadata.name}`, [404]);
+  }
+}

@@ -1,0 +1,100 @@
+// The workload caches of one WDS: one Store per workload resource (the controller's informers fill
+// them; unit tests fill them directly), and the reads reconciliation makes of them: an object in
+// the native form it is sent in, with its identity (undefined for objects never sent); a
+// Namespace's labels; the objects of one namespace (by index, not by scanning every object); the
+// queue key of every object. Keys carry native names (a deleted object's works are found by them),
+// the stores hold stored names (a denatured object's name may be encoded).
+import { byNamespace, Store } from '../../kube/informer.js';
+import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../../storage/denatured-translation.js';
+import type { WorkloadRef } from '../resolution.js';
+import { isSystemObject, type WorkloadResource } from '../workload-resources.js';
+import type { ObjectIdentity } from '../wrapping.js';
+import type { WorkloadObject } from './api.js';
+import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
+
+/** An object as it is sent: native form, identity, and what resolution reads of it. */
+export interface SentObject {
+  id: ObjectIdentity;
+  native: WorkloadObject;
+  ref: WorkloadRef;
+}
+
+export interface WorkloadEntry {
+  res: WorkloadResource;
+  store: Store<WorkloadObject>;
+}
+
+export const WORKLOAD_INDEXERS = { namespace: byNamespace };
+
+export class WorkloadCaches {
+  private readonly entries = new Map<string, WorkloadEntry>();
+
+  /** A store with the indexes these caches read. */
+  static newStore(objects: readonly WorkloadObject[] = []): Store<WorkloadObject> {
+    return new Store<WorkloadObject>(WORKLOAD_INDEXERS, objects);
+  }
+
+  has(r: ResourceRef): boolean {
+    return this.entries.has(resourceKey(r));
+  }
+
+  add(res: WorkloadResource, store: Store<WorkloadObject>): void {
+    this.entries.set(resourceKey(res), { res, store });
+  }
+
+  remove(r: ResourceRef): WorkloadEntry | undefined {
+    const e = this.entries.get(resourceKey(r));
+    this.entries.delete(resourceKey(r));
+    return e;
+  }
+
+  resources(): WorkloadResource[] {
+    return [...this.entries.values()].map((e) => e.res);
+  }
+
+  /** The queue key of a cached object. */
+  keyOf(res: WorkloadResource, obj: WorkloadObject): ObjectKey {
+    const name = res.group === res.native.group ? obj.metadata.name : obj.metadata.annotations?.[NATIVE_NAME_ANNOTATION] ?? obj.metadata.name;
+    return objectKey(res, obj.metadata.namespace ?? '', name);
+  }
+
+  allKeys(): ObjectKey[] {
+    return [...this.entries.values()].flatMap(({ res, store }) => store.list().map((o) => this.keyOf(res, o)));
+  }
+
+  /** The keys under which an object of the native kind `native` is queued (one per resource standing for it). */
+  keysFor(native: { group: string; resource: string }, namespace: string, name: string): ObjectKey[] {
+    return [...this.entries.values()].filter(({ res }) => res.native.group === native.group && res.native.resource === native.resource)
+      .map(({ res }) => objectKey(res, namespace, name));
+  }
+
+  /** The object a key names, as it is sent; undefined when it is not cached or never sent. */
+  find(k: ObjectKey): SentObject | undefined {
+    const e = this.entries.get(resourceKey(k.resource));
+    if (!e) return undefined;
+    const cached = e.store.get(k.namespace, e.res.group === e.res.native.group ? k.name : storedName(k.name));
+    return cached ? this.sentForm(e.res, cached) : undefined;
+  }
+
+  /** The keys of the objects of namespaced resources in one namespace. */
+  keysInNamespace(namespace: string): ObjectKey[] {
+    return [...this.entries.values()].filter(({ res }) => res.namespaced)
+      .flatMap(({ res, store }) => store.byIndex('namespace', namespace).map((o) => this.keyOf(res, o)));
+  }
+
+  namespaceLabels(namespace: string): Record<string, string> | undefined {
+    return this.entries.get(resourceKey(NAMESPACES))?.store.get('', namespace)?.metadata.labels;
+  }
+
+  /** The native group of the objects listed under r (r's own group when r is unknown). */
+  nativeGroupOf(r: ResourceRef): string {
+    return this.entries.get(resourceKey(r))?.res.native.group ?? r.group;
+  }
+
+  private sentForm(res: WorkloadResource, obj: WorkloadObject): SentObject | undefined {
+    const native = res.group === res.native.group ? obj : toNative(obj, { group: res.native.group, version: res.version });
+    if (isSystemObject(res.native, native)) return undefined;
+    const id: ObjectIdentity = { group: res.native.group, version: res.version, resource: res.native.resource, namespace: native.metadata.namespace ?? '', name: native.metadata.name };
+    return { id, native, ref: { group: id.group, resource: id.resource, namespace: id.namespace, name: id.name, labels: native.metadata.labels ?? {} } };
+  }
+}

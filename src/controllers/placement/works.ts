@@ -1,0 +1,65 @@
+// This WDS's ManifestWorks in the ITS: their cache (a Store indexed by work name and by the
+// policies their labels name) and the writes. A work is server-side applied (forced, under the
+// WDS's field manager) only when its content differs from what this controller last wrote, or it
+// is gone; the resourceVersion of each write is remembered, so the echo of that write coming back
+// through the informer is recognised and not reconciled a second time.
+import { createHash } from 'node:crypto';
+import { Store } from '../../kube/informer.js';
+import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { POLICY_LABEL_PREFIX, policyLabel, type ManifestWork } from '../wrapping.js';
+import { workPath } from './api.js';
+import { workKey } from './keys.js';
+
+export const WORK_INDEXERS = {
+  name: (w: ManifestWork) => [w.metadata.name],
+  policy: (w: ManifestWork) => Object.keys(w.metadata.labels ?? {}).filter((l) => l.startsWith(POLICY_LABEL_PREFIX)),
+};
+
+export class Works {
+  /** work key → hash of what this controller last applied. */
+  private readonly written = new Map<string, string>();
+  /** work key → resourceVersion of this controller's last write of it. */
+  private readonly ownWrites = new Map<string, string>();
+
+  constructor(private readonly its: Upstream, readonly store: Store<ManifestWork>, private readonly fieldManager: string) {}
+
+  static newStore(works: readonly ManifestWork[] = []): Store<ManifestWork> {
+    return new Store<ManifestWork>(WORK_INDEXERS, works);
+  }
+
+  /** Whether w is what this controller's last write of it stored. */
+  isEcho(w: ManifestWork): boolean {
+    return this.ownWrites.get(workKey(w.metadata.namespace, w.metadata.name)) === w.metadata.resourceVersion;
+  }
+
+  /** The clusters (namespaces) holding a work of that name. */
+  clustersOf(name: string): string[] {
+    return this.store.byIndex('name', name).map((w) => w.metadata.namespace);
+  }
+
+  /** Whether any work still names the policy in its labels. */
+  namePolicy(policy: string): boolean {
+    return this.store.byIndex('policy', policyLabel(policy)).length > 0;
+  }
+
+  /** Forgets what was written: every work is applied again (a new leader, from the ITS as it is). */
+  forgetWrites(): void {
+    this.written.clear();
+  }
+
+  async apply(cluster: string, work: ManifestWork): Promise<void> {
+    const name = work.metadata.name;
+    const hash = createHash('sha256').update(JSON.stringify(work)).digest('hex');
+    const k = workKey(cluster, name);
+    if (this.written.get(k) === hash && this.store.get(cluster, name)) return; // nothing would change
+    const stored = await serverSideApply<ManifestWork>(this.its, workPath(cluster, name), work, this.fieldManager);
+    this.written.set(k, hash);
+    if (stored.metadata?.resourceVersion) this.ownWrites.set(k, stored.metadata.resourceVersion);
+  }
+
+  async delete(cluster: string, name: string): Promise<void> {
+    expectOk(await upstreamRequest(this.its, 'DELETE', workPath(cluster, name)), `delete ManifestWork ${workKey(cluster, name)}`, [404]);
+    this.written.delete(workKey(cluster, name));
+    this.ownWrites.delete(workKey(cluster, name));
+  }
+}

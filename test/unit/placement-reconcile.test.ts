@@ -1,0 +1,271 @@
+// The placement reconcile, run on one key over caches the test fills, checked by the requests it
+// sends to the WDS and the ITS (test/fixtures/controller-fixture.ts).
+import t from 'tap';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
+import { namespaceKey, objectKey, policyKey } from '../../src/controllers/placement/keys.js';
+import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
+import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
+import { controllerFixture, update, type Action } from '../fixtures/controller-fixture.js';
+
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' } };
+const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' } };
+const CLUSTERROLES: WorkloadResource = {
+  group: 'denatured.kubestellar.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false,
+  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+};
+
+const cluster = (name: string, labels: Record<string, string>): ManagedCluster => ({
+  apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels, resourceVersion: '1' },
+});
+const configMap = (namespace: string, name: string, labels: Record<string, string>, data: Record<string, string> = { a: '1' }): WorkloadObject => ({
+  apiVersion: 'v1', kind: 'ConfigMap',
+  metadata: { name, namespace, labels, uid: `uid-${name}`, resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z', managedFields: [{ manager: 'kubectl' }] },
+  data,
+});
+const namespace = (name: string): WorkloadObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: '3' }, spec: { finalizers: ['kubernetes'] } });
+const policy = (name: string, spec: BindingPolicy['spec'], extra: Partial<BindingPolicy['metadata']> = {}, status?: BindingPolicy['status']): BindingPolicy => ({
+  apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy',
+  metadata: { name, uid: `uid-${name}`, generation: 1, resourceVersion: '5', finalizers: [CLEANUP_FINALIZER], ...extra }, spec, ...(status ? { status } : {}),
+});
+
+/** A policy sending the app=nginx objects of namespace demo to the clusters labelled location-group=edge. */
+const EDGE = policy('edge', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ namespaces: ['demo'], objectSelectors: [{ matchLabels: { app: 'nginx' } }] }] },
+  {}, { observedGeneration: 1 });
+const CLUSTERS = [cluster('c1', { 'location-group': 'edge' }), cluster('c2', { 'location-group': 'edge' }), cluster('c3', { 'location-group': 'core' })];
+const SETTINGS = configMap('demo', 'settings', { app: 'nginx' });
+const settingsKey = objectKey(CONFIGMAPS, 'demo', 'settings');
+const settingsId = { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'settings' };
+const settingsWork = manifestWorkName('wds1', settingsId);
+const worksPath = (c: string, name: string) => `/apis/work.open-cluster-management.io/v1/namespaces/${c}/manifestworks/${name}`;
+
+/** The fixture with EDGE, the three clusters, namespace demo and the given ConfigMaps. */
+function fixture(o: { leading?: boolean; configMaps?: WorkloadObject[]; policies?: BindingPolicy[]; works?: ManifestWork[]; otherWorks?: ManifestWork[] } = {}) {
+  return controllerFixture({
+    leading: o.leading, clusters: CLUSTERS, policies: o.policies ?? [EDGE], works: o.works, otherWorks: o.otherWorks,
+    workload: [{ resource: CONFIGMAPS, objects: o.configMaps ?? [SETTINGS] }, { resource: NAMESPACES, objects: [namespace('demo')] }],
+  });
+}
+
+const summary = (as: Action[]) => as.map((a) => `${a.server} ${a.method} ${a.path}`);
+
+t.test('an object a policy selects: one server-side apply of its ManifestWork per selected cluster', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  const writes = f.writes();
+  t.same(summary(writes), [`its PATCH ${worksPath('c1', settingsWork)}`, `its PATCH ${worksPath('c2', settingsWork)}`], 'c1 and c2 (edge), not c3');
+  for (const w of writes) {
+    t.equal(w.contentType, 'application/apply-patch+yaml', 'server-side apply');
+    t.equal(w.query.get('fieldManager'), 'kubestellar-view-wds1');
+    t.equal(w.query.get('force'), 'true');
+  }
+  t.same(writes[0]!.body, {
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: {
+      name: settingsWork, namespace: 'c1',
+      labels: { 'view.kubestellar.io/wds': 'wds1', 'bindingpolicy.view.kubestellar.io/edge': '' },
+      annotations: { 'view.kubestellar.io/source': 'o||v1|configmaps|demo|settings' },
+    },
+    spec: {
+      workload: { manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'demo', labels: { app: 'nginx' } }, data: { a: '1' } }] },
+      manifestConfigs: [{
+        resourceIdentifier: { group: '', resource: 'configmaps', name: 'settings', namespace: 'demo' },
+        updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'work-agent-kubestellar-wds1', force: false } },
+      }],
+    },
+  }, 'the object as its author wrote it (no uid, resourceVersion, managedFields...), labelled and annotated');
+  t.same(f.queued.map((q) => q.key), ['o||v1|namespaces||demo'], 'its Namespace is queued: it now goes to c1 and c2 too');
+  const binding = f.reconciler.bindings.binding('edge')!;
+  t.same(binding.spec.workload.namespaceScope, [{ group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'settings', resourceVersion: '7' }]);
+  t.same(binding.spec.destinations, [{ clusterId: 'c1' }, { clusterId: 'c2' }]);
+});
+
+t.test('reconciled again unchanged: nothing is written, nothing queued', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  t.equal(f.writes().length, 2);
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'no write when the works would not change');
+  t.same(f.queued, [], 'and the Namespace is not queued again: what the object adds to it did not change');
+});
+
+t.test('a changed object is applied again; its works deleted once no policy selects it', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  f.clear();
+  update(f.workloadStore(CONFIGMAPS), configMap('demo', 'settings', { app: 'nginx' }, { a: '2' }));
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', settingsWork)}`, `its PATCH ${worksPath('c2', settingsWork)}`], 'new content: applied again');
+  t.same((f.writes()[0]!.body as ManifestWork).spec!.workload!.manifests![0]!.data, { a: '2' });
+  f.clear();
+
+  update(f.workloadStore(CONFIGMAPS), configMap('demo', 'settings', { app: 'other' }));
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its DELETE ${worksPath('c1', settingsWork)}`, `its DELETE ${worksPath('c2', settingsWork)}`], 'no longer selected: its works are deleted');
+  t.same(f.queued.map((q) => q.key), ['o||v1|namespaces||demo'], 'and its Namespace is queued (it reaches no cluster through it now)');
+  t.same(f.reconciler.bindings.binding('edge')!.spec.workload.namespaceScope, [], 'the Binding lists it no more');
+  f.clear();
+
+  f.workloadStore(CONFIGMAPS).delete(SETTINGS);
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'deleted afterwards: nothing left to delete');
+});
+
+t.test('a deleted object: its works found by name in every cluster are deleted', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  f.clear();
+  f.workloadStore(CONFIGMAPS).delete(SETTINGS);
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()).sort(), [`its DELETE ${worksPath('c1', settingsWork)}`, `its DELETE ${worksPath('c2', settingsWork)}`]);
+});
+
+t.test('a standby (not leading) resolves and serves Bindings but writes nothing', async (t) => {
+  const f = fixture({ leading: false });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  await f.reconcile(namespaceKey('demo'));
+  await f.reconcile(policyKey('edge'));
+  t.same(f.actions(), [], 'no request at all');
+  t.same(f.reconciler.bindings.binding('edge')!.spec.workload.namespaceScope.map((o) => o.name), ['settings'], 'the Binding is current');
+  f.reconciler.leading = true;
+  await f.reconcile(settingsKey);
+  t.equal(f.writes().length, 2, 'once leading, it writes');
+});
+
+t.test('a Namespace goes wherever an object in it goes, with the policies that send them', async (t) => {
+  const f = fixture({ configMaps: [SETTINGS, configMap('demo', 'other', { app: 'none' })] });
+  t.teardown(() => f.close());
+  await f.reconcile(namespaceKey('demo'));
+  const id = { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' };
+  const writes = f.writes();
+  t.same(summary(writes), [`its PATCH ${worksPath('c1', manifestWorkName('wds1', id))}`, `its PATCH ${worksPath('c2', manifestWorkName('wds1', id))}`],
+    'before its objects were reconciled: resolved on the spot');
+  const work = writes[0]!.body as ManifestWork;
+  t.same(work.spec!.workload!.manifests![0], { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' }, spec: { finalizers: ['kubernetes'] } });
+  t.ok('bindingpolicy.view.kubestellar.io/edge' in work.metadata.labels!, 'labelled with the policy sending its object');
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(f.queued, [], 'the object then adds nothing new to its Namespace: not queued');
+
+  update(f.workloadStore(CONFIGMAPS), configMap('demo', 'settings', { app: 'none' }));
+  await f.reconcile(settingsKey);
+  t.same(f.queued.map((q) => q.key), ['o||v1|namespaces||demo']);
+  f.clear();
+  await f.reconcile(namespaceKey('demo'));
+  t.same(summary(f.writes()), [`its DELETE ${worksPath('c1', manifestWorkName('wds1', id))}`, `its DELETE ${worksPath('c2', manifestWorkName('wds1', id))}`],
+    'no object in it goes anywhere: the Namespace goes nowhere');
+});
+
+t.test('system objects are never sent', async (t) => {
+  const f = fixture({ configMaps: [configMap('demo', 'kube-root-ca.crt', { app: 'nginx' })] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'kube-root-ca.crt'));
+  await f.reconcile(namespaceKey('demo'));
+  t.same(f.writes(), []);
+});
+
+t.test('a denatured object travels under its native identity and name', async (t) => {
+  const stored: WorkloadObject = {
+    apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRole',
+    metadata: { name: 'reader', labels: { app: 'nginx' }, uid: 'u', resourceVersion: '9' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+  };
+  const f = controllerFixture({
+    clusters: CLUSTERS, workload: [{ resource: CLUSTERROLES, objects: [stored] }],
+    policies: [policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterroles'] }] })],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CLUSTERROLES, '', 'reader'));
+  const name = manifestWorkName('wds1', { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespace: '', name: 'reader' });
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', name)}`, `its PATCH ${worksPath('c2', name)}`]);
+  const work = f.writes()[0]!.body as ManifestWork;
+  t.same(work.spec!.workload!.manifests![0], { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader', labels: { app: 'nginx' } }, rules: stored.rules });
+  t.same(work.spec!.manifestConfigs![0]!.resourceIdentifier, { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'reader' });
+});
+
+t.test('policy: the leader adds the cleanup finalizer and writes status.errors and observedGeneration', async (t) => {
+  const fresh = policy('fresh', { clusterSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Equals' as never, values: ['b'] }] }], downsync: [{}] }, { finalizers: [], generation: 2 });
+  const f = fixture({ policies: [fresh] });
+  t.teardown(() => f.close());
+  await f.reconcile(policyKey('fresh'));
+  const writes = f.writes();
+  t.same(summary(writes), ['wds PATCH /apis/control.kubestellar.io/v1alpha1/bindingpolicies/fresh', 'wds PATCH /apis/control.kubestellar.io/v1alpha1/bindingpolicies/fresh/status']);
+  t.equal(writes[0]!.contentType, 'application/merge-patch+json');
+  t.same(writes[0]!.body, { metadata: { finalizers: [CLEANUP_FINALIZER], resourceVersion: '5' } }, 'the finalizer, guarded by resourceVersion');
+  t.same(writes[1]!.body, {
+    status: { observedGeneration: 2, errors: ['spec.clusterSelectors[0].matchExpressions[0].operator: Invalid value: "Equals": not a valid selector operator'], conditions: [] },
+  }, 'the malformed selector is reported');
+
+  const g = fixture();
+  t.teardown(() => g.close());
+  await g.reconcile(policyKey('edge'));
+  t.same(g.writes(), [], 'a policy whose finalizer and status are current: no write');
+});
+
+t.test('policy: errors found wrapping the objects it selects go to its status', async (t) => {
+  const broken = configMap('demo', 'broken', { app: 'nginx' }, { x: '{{.nosuchkey}}' });
+  broken.metadata.annotations = { 'control.kubestellar.io/expand-templates': 'true' };
+  const f = fixture({ configMaps: [broken] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'broken'));
+  t.same(f.writes(), [], 'the object is written to no cluster');
+  t.ok(f.queued.some((q) => q.key === 'p|edge'), 'the policy is queued for its status');
+  f.clear();
+  await f.reconcile(policyKey('edge'));
+  const status = f.writes().find((w) => w.path.endsWith('/status'));
+  t.match((status?.body as { status: { errors: string[] } }).status.errors,
+    ['c1: $.data.x: map has no entry for key "nosuchkey"', 'c2: $.data.x: map has no entry for key "nosuchkey"']);
+});
+
+t.test('policy being deleted: the finalizer goes only once no work names it', async (t) => {
+  const deleting = policy('edge', EDGE.spec, { deletionTimestamp: '2026-01-01T00:00:00Z' });
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  update(f.caches.policies, deleting);
+  f.clear();
+  await f.reconcile(policyKey('edge'));
+  t.same(f.writes(), [], 'works still name it: no write');
+  t.same(f.queued, [{ key: 'p|edge', afterMs: 500 }], 'looked at again later');
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its DELETE ${worksPath('c1', settingsWork)}`, `its DELETE ${worksPath('c2', settingsWork)}`], 'a deleting policy selects nothing');
+  f.clear();
+  await f.reconcile(policyKey('edge'));
+  t.same(f.writes().map((w) => w.body), [{ metadata: { finalizers: [], resourceVersion: '5' } }], 'then the finalizer is removed');
+});
+
+t.test('another WDS sending the same object to the same cluster: a conflict on the policy, announced once', async (t) => {
+  const theirs: ManifestWork = {
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: { name: 'wds2-x', namespace: 'c1', labels: { 'view.kubestellar.io/wds': 'wds2' } },
+    spec: { manifestConfigs: [{ resourceIdentifier: { group: '', resource: 'configmaps', namespace: 'demo', name: 'settings' } }] },
+  };
+  const f = fixture({ otherWorks: [theirs] });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  const events = f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events');
+  t.equal(events.length, 1, 'one Warning Event');
+  t.match(events[0]!.body, { reason: 'WDSConflict', type: 'Warning', involvedObject: { kind: 'BindingPolicy', name: 'edge', uid: 'uid-edge' },
+    message: 'conflict: cluster c1 also receives configmaps demo/settings from WDS wds2' });
+  t.ok(f.queued.some((q) => q.key === 'p|edge'), 'the policy is queued for its status');
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'not announced twice');
+});
+
+t.test('a ManifestWork the controller did not expect (left over) is deleted when its object is gone', async (t) => {
+  const leftover: ManifestWork = {
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: { name: manifestWorkName('wds1', { ...settingsId, name: 'gone' }), namespace: 'c3', labels: { 'view.kubestellar.io/wds': 'wds1' } },
+  };
+  const f = fixture({ works: [leftover] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'gone'));
+  t.same(summary(f.writes()), [`its DELETE ${worksPath('c3', leftover.metadata.name)}`]);
+});
