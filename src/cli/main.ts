@@ -24,6 +24,7 @@ interface UpFlags extends DirOption { wecs: number; portBase: number }
  * (a listening socket, timers), so the process is told to end once the error is printed.
  */
 function startFailure(err: unknown, flags: { port: number; bindAddress: string }): unknown {
+  process.exitCode = 1;
   setImmediate(() => process.exit()).unref();
   if (err instanceof UserError) return err;
   const e = err as NodeJS.ErrnoException;
