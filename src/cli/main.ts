@@ -1,52 +1,53 @@
 // The `ksview` command line. Every command returns an exit code; a UserError or a usage mistake is
-// one line on stderr and a non-zero exit, never a stack trace.
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+// one line on stderr and a non-zero exit, never a stack trace. What a command runs is imported
+// when it runs: the Kubernetes client, fastify and node-forge take seconds to load, which
+// `--help`, `--version` and a mistyped flag should not wait for.
+import { Command, CommanderError, Option } from 'commander';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { viewRoot } from '../apiserver/view-group.js';
-import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
-import { repoRoot } from '../util/repo-root.js';
+import { projectVersion, repoRoot } from '../util/repo-root.js';
 import { readState } from '../spaces/state.js';
 import { defaultCacheDir, protojsonPath } from '../spaces/binaries.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
-import { spacesDown, spacesStatus, spacesUp } from '../spaces/spaces.js';
-import { runDemo } from './demo.js';
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
+import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
-
-function intOption(min: number, max: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
-    const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
-    return n;
-  };
-}
-
-/** `clusterroles.rbac.authorization.k8s.io,serviceaccounts` → group/resource pairs. */
-function parseResourceList(value: string): GroupResource[] {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-  return items.map((item) => {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(item)) {
-      throw new InvalidArgumentError(`${JSON.stringify(item)} is not <resource>.<group> (lowercase, e.g. clusterroles.rbac.authorization.k8s.io)`);
-    }
-    const dot = item.indexOf('.');
-    return dot < 0 ? { group: '', resource: item } : { group: item.slice(dot + 1), resource: item.slice(0, dot) };
-  });
-}
+import { dnsLabel, formatResourceList, intOption, ipAddress, resourceList, stateDir } from './options.js';
 
 interface DirOption { dir: string }
 interface UpFlags extends DirOption { wecs: number; portBase: number }
 
+/**
+ * A failed start of `serve`, as the user should see it: what the user can act on becomes a
+ * UserError; anything else is a bug and stays whole. serve() does not unwind a half-done start
+ * (a listening socket, timers), so the process is told to end once the error is printed.
+ */
+function startFailure(err: unknown, flags: { port: number; bindAddress: string }): unknown {
+  process.exitCode = 1;
+  setImmediate(() => process.exit()).unref();
+  if (err instanceof UserError) return err;
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'EADDRINUSE') return new UserError(`port ${flags.port} on ${flags.bindAddress} is already in use`);
+  if (e.syscall === 'listen') return new UserError(`cannot listen on ${flags.bindAddress}:${flags.port}: ${e.message}`);
+  // The spaces answered the preflight, so this is a space refusing a request (e.g. 403: the
+  // kubeconfig's user lacks a right) or going away while the server started.
+  if (e.name === 'UpstreamError' || e.code === 'ECONNREFUSED' || e.code?.startsWith('UND_ERR_')) {
+    return new UserError(`serve could not start: ${e.message.split('\n')[0]}`);
+  }
+  return err;
+}
+
 function buildProgram(): Command {
   const program = new Command('ksview')
     .description('kubestellar-view: multi-cluster delivery with a workload-as-data view of the WDS')
+    .version(projectVersion())
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(`ksview: ${str.replace(/^error: /, '')}`) });
+    // One line per mistake: commander puts its suggestion ("Did you mean ...?") on a line of its own.
+    .configureOutput({ outputError: (str, write) => write(`ksview: ${str.replace(/^error: /, '').trim().replace(/\n+\(Did/g, ' (did')}\n`) });
 
-  const dirOption = ['--dir <path>', 'state folder of the local spaces', defaultSpacesDir()] as const;
+  const dirOption = ['--dir <path>', 'state folder of the local spaces', stateDir, defaultSpacesDir()] as const;
 
   const spaces = program.command('spaces').description('local spaces: real kube-apiservers on loopback');
   spaces.command('up')
@@ -56,6 +57,7 @@ function buildProgram(): Command {
     .option(...dirOption)
     .action(async (flags: UpFlags) => {
       const progress = stderrProgress();
+      const { spacesUp } = await import('../spaces/spaces.js');
       const layout = await spacesUp({ ...flags, cacheDir: defaultCacheDir(), progress });
       progress.step(`spaces up: ${layout.spaces.map((s) => s.name).join(', ')}`);
       process.stdout.write(`kubeconfig: ${layout.kubeconfigPath}\n`);
@@ -64,6 +66,7 @@ function buildProgram(): Command {
     .description('stop every process of the local spaces and remove their state')
     .option(...dirOption)
     .action(async (flags: DirOption) => {
+      const { spacesDown } = await import('../spaces/spaces.js');
       const { stopped } = await spacesDown(flags.dir);
       process.stdout.write(stopped ? `stopped ${stopped} processes; state removed\n` : 'no spaces were running\n');
     });
@@ -71,6 +74,7 @@ function buildProgram(): Command {
     .description("print each space's health")
     .option(...dirOption)
     .action(async (flags: DirOption) => {
+      const { spacesStatus } = await import('../spaces/spaces.js');
       const status = await spacesStatus(flags.dir);
       if (!status) throw new UserError(`no spaces in ${flags.dir}: run 'ksview spaces up'`);
       const rows = [['SPACE', 'ROLE', 'SERVER', 'HEALTH']];
@@ -92,50 +96,60 @@ function buildProgram(): Command {
     .option(...dirOption)
     .option('--view', 'add the context wds1-view, whose server is the view root, and make it current')
     .option('-o, --output <file>', 'write to this file instead of stdout')
-    .action((flags: DirOption & { output?: string; view?: boolean }) => {
+    .action(async (flags: DirOption & { output?: string; view?: boolean }) => {
       const state = readState(path.join(flags.dir, 'state.json'));
       if (!state || !existsSync(path.join(flags.dir, 'kubeconfig'))) {
         throw new UserError(`no kubeconfig in ${flags.dir}: run 'ksview spaces up'`);
       }
+      const { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } = await import('../spaces/kubeconfig.js');
+      const { viewRoot } = await import('../apiserver/view-group.js');
       const layout = spacesLayout({ dir: flags.dir, portBase: state.portBase, wecs: state.wecs });
       const entries = spaceKubeconfigEntries(layout);
       if (flags.view) entries.push(viewKubeconfigEntry(layout, viewRoot));
       const text = renderKubeconfig(entries, flags.view ? entries.at(-1)!.name : undefined);
-      if (flags.output) writeFileSync(flags.output, text, { mode: 0o600 });
-      else process.stdout.write(text);
+      if (!flags.output) {
+        process.stdout.write(text);
+        return;
+      }
+      try {
+        writeFileSync(flags.output, text, { mode: 0o600 });
+      } catch (err) {
+        throw new UserError(`cannot write ${flags.output}: ${fsProblem(err)}`);
+      }
     });
 
   program.command('serve')
     .description('the aggregated API server of one WDS: the workload-as-data view at /apis/view.kubestellar.io/v1alpha1/spaces/<wds>/proxy')
-    .requiredOption('--wds-kubeconfig <file>', 'kubeconfig of the WDS (the server acts with these credentials, and impersonates users)')
+    // Required, but checked in the action: commander checks required options before unknown
+    // ones, and `--wds-kubconfig F` should be answered with the typo, not with "not specified".
+    .option('--wds-kubeconfig <file>', 'kubeconfig of the WDS (required; the server acts with these credentials, and impersonates users)')
     .option('--wds-context <name>', 'context in that kubeconfig (default: its current context)')
-    .option('--wds-name <name>', 'name of the WDS, the space in the view path', 'wds1')
-    .option('--bind-address <ip>', 'address to listen on', '127.0.0.1')
+    .option('--wds-name <name>', 'name of the WDS, the space in the view path', dnsLabel, 'wds1')
+    .option('--bind-address <ip>', 'address to listen on', ipAddress, '127.0.0.1')
     .option('--port <port>', 'HTTPS port', intOption(1, 65535), DEFAULT_PORT_BASE + 5)
-    .option('--cert-dir <path>', 'where the serving certificate and its CA are kept', path.join(repoRoot(), 'certs', 'generated'))
+    .option('--cert-dir <path>', 'where the serving certificate and its CA are kept', stateDir, path.join(repoRoot(), 'certs', 'generated'))
     .option('--register', 'create the ExternalName Service, the APIService and the RBAC the server needs in the WDS')
-    .option('--namespace <ns>', 'namespace of the Service the APIService points at', 'kubestellar-view')
-    .option('--service <name>', 'name of that Service', 'ksview')
+    .option('--namespace <ns>', 'namespace of the Service the APIService points at', dnsLabel, 'kubestellar-view')
+    .option('--service <name>', 'name of that Service', dnsLabel, 'ksview')
     .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
-    .option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none',
-      parseResourceList, DEFAULT_DENATURED)
+    .addOption(new Option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none')
+      .argParser(resourceList).default(DEFAULT_DENATURED, formatResourceList(DEFAULT_DENATURED)))
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
-    .action(async (flags: { wdsKubeconfig: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; itsKubeconfig?: string; itsContext?: string }) => {
-      if (flags.itsKubeconfig && !existsSync(flags.itsKubeconfig)) throw new UserError(`--its-kubeconfig ${flags.itsKubeconfig}: no such file`);
-      if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(flags.wdsName)) throw new UserError(`--wds-name ${JSON.stringify(flags.wdsName)} is not a DNS label`);
-      if (!existsSync(flags.wdsKubeconfig)) throw new UserError(`--wds-kubeconfig ${flags.wdsKubeconfig}: no such file`);
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; itsKubeconfig?: string; itsContext?: string }) => {
+      const { wdsKubeconfig } = flags;
+      if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
+      const { checkSpace } = await import('./preflight.js');
+      await checkSpace('WDS', wdsKubeconfig, flags.wdsContext);
+      if (flags.itsKubeconfig) await checkSpace('ITS', flags.itsKubeconfig, flags.itsContext);
       let server;
       try {
         const { serve } = await import('./serve.js');
-        server = await serve({ ...flags, register: flags.register === true });
+        server = await serve({ ...flags, wdsKubeconfig, register: flags.register === true });
       } catch (err) {
-        const e = err as NodeJS.ErrnoException;
-        if (e.code === 'EADDRINUSE') throw new UserError(`port ${flags.port} on ${flags.bindAddress} is already in use`);
-        if (e.code === 'ECONNREFUSED' || e.name === 'UpstreamError') throw new UserError(`cannot reach the WDS: ${e.message}`);
-        throw err;
+        throw startFailure(err, flags);
       }
       // A request must never take the server down: a stray rejection is logged, not fatal.
       process.on('unhandledRejection', (reason) => {
@@ -153,6 +167,7 @@ function buildProgram(): Command {
     .description('the guided tour: local spaces up, kubectl against each, a Deployment Available in wec1')
     .option(...dirOption)
     .action(async (flags: DirOption) => {
+      const { runDemo } = await import('./demo.js');
       await runDemo({ dir: flags.dir, cacheDir: defaultCacheDir() });
     });
   return program;

@@ -1,9 +1,8 @@
 // A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
 // credentials, an undici pool for streaming passthrough, and small JSON helpers for the server's
 // own calls (discovery, TokenReview, SubjectAccessReview). Watches need no body timeout.
-import { KubeConfig } from '@kubernetes/client-node';
-import type https from 'node:https';
 import { Pool } from 'undici';
+import { loadKubeconfig } from './kubeconfig-file.js';
 
 export interface Upstream {
   /** Origin of the kube-apiserver, e.g. https://127.0.0.1:16410 (no path). */
@@ -22,15 +21,9 @@ export interface UpstreamResponse {
   body: Buffer;
 }
 
+/** The connection a kubeconfig describes; an unusable kubeconfig is a UserError naming the file. */
 export async function upstreamFromKubeconfig(file: string, context?: string): Promise<Upstream> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(file);
-  if (context) kc.setCurrentContext(context);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error(`kubeconfig ${file} has no current cluster`);
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const url = new URL(cluster.server);
+  const { cluster, server: url, https: opts } = await loadKubeconfig(file, context);
   const headers = (opts.headers ?? {}) as Record<string, string>;
   const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
   const pool = new Pool(url.origin, {

@@ -58,9 +58,13 @@ t.test('two replicas: one leader writes; the standby takes over within 15 s of i
     spec: { clusterSelectors: [{ matchLabels: { group: run } }], downsync: [{ namespaces: [ns], resources: ['configmaps'] }] } }));
   t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', run, '--ignore-not-found']); });
   kcOk('wds1', ['-n', ns, 'create', 'configmap', 'before', '--from-literal=x=1']);
-  const work = (name: string) => kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name })]).status === 0;
-  await waitUntil('the leader to write the work', () => work('before'), 60_000);
-  t.pass('the leader wrote the ManifestWork');
+  /** The ConfigMap a ManifestWork of this WDS carries, once there is one. */
+  const sent = (name: string) => {
+    const r = kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name }), '-o', 'json']);
+    return r.status === 0 ? (JSON.parse(r.stdout) as Record<string, any>).spec.workload.manifests[0] as Record<string, any> : undefined;
+  };
+  t.match(await waitUntil('the leader to write the work', () => sent('before'), 60_000), { kind: 'ConfigMap', metadata: { name: 'before', namespace: ns } },
+    'the leader wrote the ManifestWork of the ConfigMap');
 
   const killedAt = Date.now();
   a.kill('SIGKILL');
@@ -68,8 +72,8 @@ t.test('two replicas: one leader writes; the standby takes over within 15 s of i
   const takeover = (Date.now() - killedAt) / 1000;
   t.ok(takeover <= 15, `B took over ${takeover.toFixed(1)} s after A died (at most 15)`);
   kcOk('wds1', ['-n', ns, 'create', 'configmap', 'after', '--from-literal=x=1']);
-  await waitUntil('the new leader to write the work', () => work('after'), 60_000);
-  t.pass('placement went on under the new leader');
+  t.match(await waitUntil('the new leader to write the work', () => sent('after'), 60_000), { kind: 'ConfigMap', metadata: { name: 'after', namespace: ns } },
+    'placement went on under the new leader');
 });
 
 t.test('two WDSs sending one object to one cluster: reported on the policy and as an Event, no overwrite', async (t) => {
@@ -88,9 +92,12 @@ t.test('two WDSs sending one object to one cluster: reported on the policy and a
 
   const id = { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name: 'shared' };
   for (const wdsName of ['wds1', other]) {
-    await waitUntil(`the work of WDS ${wdsName}`, () => kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, id)]).status === 0, 60_000);
+    const w = await waitUntil(`the work of WDS ${wdsName}`, () => {
+      const r = kc('its1', ['-n', run, 'get', 'manifestwork', manifestWorkName(wdsName, id), '-o', 'json']);
+      return r.status === 0 ? JSON.parse(r.stdout) as Record<string, any> : undefined;
+    }, 60_000);
+    t.equal(w.metadata.labels['view.kubestellar.io/wds'], wdsName, `WDS ${wdsName} keeps its own ManifestWork: nothing is overwritten`);
   }
-  t.pass('each WDS keeps its own ManifestWork: nothing is overwritten');
   const event = await waitUntil('the WDSConflict Event of wds1\'s server', () => {
     const events = JSON.parse(kcOk('wds1', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${run},reason=WDSConflict`, '-o', 'json'])) as { items: Record<string, any>[] };
     return events.items.find((e) => String(e.message).includes(`from WDS ${other}`));

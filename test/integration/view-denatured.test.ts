@@ -93,10 +93,10 @@ t.test('a bundle with RBAC, a webhook, a policy, a quota and a ServiceAccount do
 
   // wds1 itself: nothing took effect.
   t.match(kc('wds1', ['auth', 'can-i', '--as', alice, '*', '*']).stdout.trim(), /^no$/, 'alice gained no right in wds1');
-  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'still-possible', '--from-literal=x=1']);
-  t.pass('a ConfigMap can be created in wds1 (no webhook, no quota in effect)');
-  kcOk('wds1', ['-n', ns, 'create', 'secret', 'generic', 'still-possible', '--from-literal=x=1']);
-  t.pass('a Secret can be created in wds1 (no admission policy in effect)');
+  const configMap = kc('wds1', ['-n', ns, 'create', 'configmap', 'still-possible', '--from-literal=x=1']);
+  t.equal(configMap.status, 0, `a ConfigMap can be created in wds1 (no webhook, no quota in effect) ${configMap.stderr.trim()}`);
+  const secret = kc('wds1', ['-n', ns, 'create', 'secret', 'generic', 'still-possible', '--from-literal=x=1']);
+  t.equal(secret.status, 0, `a Secret can be created in wds1 (no admission policy in effect) ${secret.stderr.trim()}`);
   const secrets = getJson('wds1', ['-n', ns, 'get', 'secrets']).items as Obj[];
   t.same(secrets.filter((s) => s.type === 'kubernetes.io/service-account-token').map((s) => s.metadata.name), [], 'no ServiceAccount token Secret appeared');
   t.equal(getJson('wds1', ['-n', ns, 'get', 'deployment', 'web']).spec.replicas, 1, 'the Deployment is a real one in wds1');

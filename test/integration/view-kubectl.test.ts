@@ -103,8 +103,11 @@ t.test('Namespace: create, label, get, delete through the view', async (t) => {
   t.equal(jsonOf('wds1', ['get', 'namespace', ns]).metadata.labels.team, 'blue');
   t.same(jsonOf(VIEW, ['get', 'namespace', ns]).metadata, jsonOf('wds1', ['get', 'namespace', ns]).metadata);
   kcOk(VIEW, ['delete', 'namespace', ns, '--wait=false']);
-  await waitUntil(`namespace ${ns} gone`, () => kc('wds1', ['get', 'namespace', ns]).status !== 0 || undefined, 90_000);
-  t.pass('deleted');
+  const gone = await waitUntil(`namespace ${ns} gone`, () => {
+    const r = kc('wds1', ['get', 'namespace', ns]);
+    return r.status !== 0 ? r : undefined;
+  }, 90_000);
+  t.match(gone.stderr, /NotFound/, 'deleted through the view: gone from wds1');
 });
 
 t.test('a custom resource: CRD applied through the view, then its objects', async (t) => {

@@ -1,5 +1,6 @@
 // kubectl get -w through the view on Deployments, Namespaces and a custom resource: each sees the
-// object created in wds1, with the native apiVersion in the event.
+// object created in wds1, with the native apiVersion in the event. The object is created only once
+// the watch has printed something, so its line comes from the watch, not from the list before it.
 import { spawn } from 'node:child_process';
 import t, { type Test } from 'tap';
 import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
@@ -10,24 +11,24 @@ function watchThroughView(t: Test, args: string[]) {
   t.teardown(() => { child.kill(); });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
-  return { lines: () => out.split('\n').filter(Boolean) };
+  const lines = () => out.split('\n').filter(Boolean);
+  return { lines, line: (suffix: string) => lines().find((l) => l.endsWith(suffix)) };
 }
 
 t.test('Deployments', async (t) => {
   const ns = testNamespace(t, ['wds1'], 'ww-deploy');
   const w = watchThroughView(t, ['-n', ns, 'get', 'deployments']);
-  await new Promise((r) => setTimeout(r, 1500));
+  kcOk('wds1', ['-n', ns, 'create', 'deployment', 'first', '--image=nginx:1.27']);
+  await waitUntil('the watch to print the first Deployment', () => w.line(' first'), 30_000);
   kcOk('wds1', ['-n', ns, 'create', 'deployment', 'web', '--image=nginx:1.27']);
-  await waitUntil('the Deployment event', () => w.lines().includes('apps/v1 Deployment web') || undefined, 30_000);
-  t.pass('watched');
+  t.equal(await waitUntil('the Deployment event', () => w.line(' web'), 30_000), 'apps/v1 Deployment web', 'the event, with the native apiVersion');
 });
 
 t.test('Namespaces', async (t) => {
   const w = watchThroughView(t, ['get', 'namespaces']);
-  await new Promise((r) => setTimeout(r, 1500));
+  await waitUntil('the watch to print the Namespace default', () => w.line(' default'), 30_000);
   const ns = testNamespace(t, ['wds1'], 'ww-ns');
-  await waitUntil('the Namespace event', () => w.lines().includes(`v1 Namespace ${ns}`) || undefined, 30_000);
-  t.pass('watched');
+  t.equal(await waitUntil('the Namespace event', () => w.line(` ${ns}`), 30_000), `v1 Namespace ${ns}`, 'the event, with the native apiVersion');
 });
 
 t.test('a custom resource', async (t) => {
@@ -41,8 +42,9 @@ t.test('a custom resource', async (t) => {
   const ns = testNamespace(t, ['wds1'], 'ww-cr');
   await waitUntil('the view serves the new kind', () => kc('wds1-view', ['-n', ns, 'get', `gadgets.${group}`]).status === 0 || undefined, 60_000);
   const w = watchThroughView(t, ['-n', ns, 'get', `gadgets.${group}`]);
-  await new Promise((r) => setTimeout(r, 1500));
-  kcOk('wds1', ['apply', '-f', '-'], JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g1', namespace: ns } }));
-  await waitUntil('the Gadget event', () => w.lines().includes(`${group}/v1 Gadget g1`) || undefined, 30_000);
-  t.pass('watched');
+  const gadget = (name: string) => JSON.stringify({ apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name, namespace: ns } });
+  kcOk('wds1', ['apply', '-f', '-'], gadget('g0'));
+  await waitUntil('the watch to print the first Gadget', () => w.line(' g0'), 30_000);
+  kcOk('wds1', ['apply', '-f', '-'], gadget('g1'));
+  t.equal(await waitUntil('the Gadget event', () => w.line(' g1'), 30_000), `${group}/v1 Gadget g1`, 'the event, with the native apiVersion');
 });

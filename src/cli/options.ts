@@ -1,0 +1,73 @@
+// Parsers of `ksview` flag values. Each turns the text a user typed into the value the command
+// uses, or throws commander's InvalidArgumentError, which the CLI prints as one line naming the
+// flag (`option '--port <port>' argument 'x' is invalid. must be ...`).
+import { InvalidArgumentError } from 'commander';
+import { accessSync, constants, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { GroupResource } from '../storage/kind-categories.js';
+
+export function intOption(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+export function dnsLabel(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || value.length > 63) {
+    throw new InvalidArgumentError('must be a DNS label: lowercase letters, digits and -, at most 63');
+  }
+  return value;
+}
+
+export function ipAddress(value: string): string {
+  if (!net.isIP(value)) throw new InvalidArgumentError('must be an IP address, e.g. 127.0.0.1 or 0.0.0.0');
+  return value;
+}
+
+/**
+ * A folder ksview may keep state in: an existing folder, or a path whose nearest existing
+ * ancestor is a folder we may write into (the folder is made on first use).
+ */
+export function stateDir(value: string): string {
+  const dir = path.resolve(value);
+  for (let p = dir; ; p = path.dirname(p)) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(p).isDirectory();
+    } catch {
+      if (p === path.dirname(p)) throw new InvalidArgumentError('no part of it exists');
+      continue;
+    }
+    if (!isDir) throw new InvalidArgumentError(`${p} is a file, not a folder`);
+    if (p !== dir) {
+      try {
+        accessSync(p, constants.W_OK);
+      } catch {
+        throw new InvalidArgumentError(`cannot make it: ${p} is not writable`);
+      }
+    }
+    return dir;
+  }
+}
+
+const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** `clusterroles.rbac.authorization.k8s.io,serviceaccounts` → group/resource pairs. */
+export function resourceList(value: string): GroupResource[] {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  return items.map((item) => {
+    if (!RESOURCE.test(item)) {
+      throw new InvalidArgumentError(`${JSON.stringify(item)} is not <resource>.<group> (lowercase, e.g. clusterroles.rbac.authorization.k8s.io)`);
+    }
+    const dot = item.indexOf('.');
+    return dot < 0 ? { group: '', resource: item } : { group: item.slice(dot + 1), resource: item.slice(0, dot) };
+  });
+}
+
+/** The inverse of resourceList: how a list of kinds is written on the command line. */
+export function formatResourceList(list: readonly GroupResource[]): string {
+  return list.map((gr) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource)).join(',');
+}

@@ -1,0 +1,74 @@
+// A kubeconfig a user names is loaded, or refused with one line that names the file and says what
+// is wrong with it (the CLI prints that line; test/integration/cli-errors.test.ts runs the command).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import YAML from 'yaml';
+import { loadKubeconfig } from '../../src/kube/kubeconfig-file.js';
+import { UserError } from '../../src/util/user-error.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-kubeconfig-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, content: string | object): string {
+  const file = path.join(dir, name);
+  writeFileSync(file, typeof content === 'string' ? content : YAML.stringify(content));
+  return file;
+}
+
+function kubeconfig(edit: (kc: Record<string, any>) => void = () => {}): Record<string, any> {
+  const kc: Record<string, any> = {
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'a',
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443/prefix', 'certificate-authority-data': Buffer.from('CA').toString('base64') } }],
+    users: [{ name: 'u', user: { token: 'secret' } }],
+    contexts: [{ name: 'a', context: { cluster: 'c', user: 'u' } }, { name: 'b', context: { cluster: 'c', user: 'u' } }],
+  };
+  edit(kc);
+  return kc;
+}
+
+async function refusal(file: string, context?: string): Promise<string> {
+  try {
+    await loadKubeconfig(file, context);
+  } catch (err) {
+    if (err instanceof UserError) return err.message;
+    throw err;
+  }
+  throw new Error(`${file} was accepted`);
+}
+
+t.test('a usable kubeconfig: server, CA and token of the chosen context', async (t) => {
+  const loaded = await loadKubeconfig(write('good', kubeconfig()), 'b');
+  t.equal(loaded.server.href, 'https://127.0.0.1:6443/prefix');
+  t.equal(String(loaded.https.ca), 'CA');
+  t.equal((loaded.https.headers as Record<string, string>).Authorization, 'Bearer secret');
+});
+
+t.test('every way a kubeconfig is unusable is one line naming the file', async (t) => {
+  const cases: Array<[string, string, string | undefined, RegExp]> = [
+    ['missing', path.join(dir, 'missing'), undefined, /^kubeconfig .*missing: no such file or folder$/],
+    ['a folder', dir, undefined, /^kubeconfig .* it is a folder, not a file$/],
+    ['empty', write('empty', '  \n'), undefined, /^kubeconfig .*empty is empty$/],
+    ['not YAML', write('broken', 'clusters: [\n'), undefined, /^kubeconfig .*broken is not YAML: .* \(line 2\)$/],
+    ['a YAML scalar', write('scalar', 'hello\n'), undefined, /^kubeconfig .*scalar is not a kubeconfig/],
+    ['YAML of something else', write('deployment', { kind: 'Deployment', spec: {} }), undefined, /^kubeconfig .*deployment is not a kubeconfig: it defines no contexts$/],
+    ['a cluster without server', write('noserver', kubeconfig((kc) => { delete kc.clusters[0].cluster.server; })), undefined, /^kubeconfig .*noserver: clusters\[0\]\.cluster\.server is missing$/],
+    ['no current context', write('nocurrent', kubeconfig((kc) => { delete kc['current-context']; })), undefined, /has no current-context: set one or name a context \(its contexts: a, b\)$/],
+    ['a current context not defined', write('stale', kubeconfig((kc) => { kc['current-context'] = 'gone'; })), undefined, /its current-context "gone" is not defined \(its contexts: a, b\)$/],
+    ['an unknown context', write('good2', kubeconfig()), 'prod', /^kubeconfig .*good2 has no context "prod" \(its contexts: a, b\)$/],
+    ['a context naming no cluster', write('nocluster', kubeconfig((kc) => { kc.contexts[0].context.cluster = 'x'; })), undefined, /context "a" names cluster "x", which it does not define$/],
+    ['a context naming no user', write('nouser', kubeconfig((kc) => { kc.contexts[0].context.user = 'x'; })), undefined, /context "a" names user "x", which it does not define$/],
+    ['a server that is no URL', write('badurl', kubeconfig((kc) => { kc.clusters[0].cluster.server = 'wds1:6443'; })), undefined, /cluster "c" has server "wds1:6443", which is not an https:\/\/ URL$/],
+    ['plain http, TLS checked', write('http', kubeconfig((kc) => { kc.clusters[0].cluster.server = 'http://127.0.0.1:8080'; })), undefined, /^kubeconfig .*http: HTTP protocol is not allowed/],
+    ['a CA file that is missing', write('cafile', kubeconfig((kc) => {
+      delete kc.clusters[0].cluster['certificate-authority-data'];
+      kc.clusters[0].cluster['certificate-authority'] = 'no-such-ca.crt';
+    })), undefined, /^kubeconfig .*cafile: .*no-such-ca\.crt/],
+  ];
+  for (const [what, file, context, pattern] of cases) {
+    const message = await refusal(file, context);
+    t.match(message, pattern, what);
+    t.notMatch(message, /\n/, `${what}: one line`);
+  }
+});
