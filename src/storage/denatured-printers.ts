@@ -11,7 +11,8 @@
 //   columns have cells too.
 // Column definitions and printers are shared: callers must not mutate them.
 import { humanDuration } from '../kube/duration.js';
-import type { KubeObject } from '../kube/objects.js';
+import { isJsonObject } from '../kube/json.js';
+import type { JsonObject, KubeObject } from '../kube/objects.js';
 
 export interface TableColumnDefinition {
   name: string;
@@ -45,10 +46,8 @@ const AGE = column('Age', 'string', CREATION_TIMESTAMP_DOC);
 
 // ---- Go-compatible reading of untyped JSON: an absent or mistyped field reads as Go's zero value.
 
-type Json = Record<string, unknown>;
-
-function obj(v: unknown): Json | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+function obj(v: unknown): JsonObject | undefined {
+  return isJsonObject(v) ? v : undefined;
 }
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
@@ -59,7 +58,7 @@ function num(v: unknown): number {
 function list(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
-function spec(o: KubeObject): Json {
+function spec(o: KubeObject): JsonObject {
   return obj(o.spec) ?? {};
 }
 function nameOf(o: KubeObject): string {
@@ -126,7 +125,7 @@ const mutatingAdmissionPolicyPrinter = admissionPolicyPrinter('mutations', 'Muta
   'Mutation indicates the number of mutations rules defined in this configuration');
 
 /** The gogo-protobuf String() of a *metav1.LabelSelector, which the binding printers show as is. */
-function labelSelectorString(sel: Json): string {
+function labelSelectorString(sel: JsonObject): string {
   const labels = obj(sel.matchLabels) ?? {};
   const matchLabels = Object.keys(labels).sort(byteOrder).map((k) => `${k}: ${str(labels[k])},`).join('');
   const matchExpressions = list(sel.matchExpressions).map((e) => {

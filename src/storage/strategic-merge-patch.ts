@@ -46,8 +46,7 @@
 // Multi-key list maps (`x-kubernetes-list-map-keys` with several keys and no patch strategy) cannot be
 // expressed in SMP and are replaced.
 import { isJsonObject } from '../kube/json.js';
-
-type JsonObject = Record<string, unknown>;
+import type { JsonObject } from '../kube/objects.js';
 
 /** An invalid patch (unknown directive, missing merge key, malformed directive list...). */
 export class StrategicMergePatchError extends Error {
