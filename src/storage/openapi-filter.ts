@@ -2,24 +2,13 @@
 // with the schemas only they used; the v3 index limited to visible group versions and its
 // serverRelativeURLs moved under the view root so clients under the prefix fetch them there.
 import type { JsonValue } from '../kube/objects.js';
-import type { KindCategories } from './kind-categories.js';
+import { parseRequestInfo } from '../kube/request-info.js';
+import type { GroupResource, KindCategories } from './kind-categories.js';
 
-/** Splits an OpenAPI path ("/apis/apps/v1/namespaces/{namespace}/deployments") into group and resource. */
-export function pathGroupResource(path: string): { group: string; resource: string } | undefined {
-  let parts = path.split('/').filter(Boolean);
-  let group: string;
-  if (parts[0] === 'api' && parts.length >= 3) {
-    group = '';
-    parts = parts.slice(2);
-  } else if (parts[0] === 'apis' && parts.length >= 4) {
-    group = parts[1]!;
-    parts = parts.slice(3);
-  } else {
-    return undefined;
-  }
-  if (parts[0] === 'watch') parts = parts.slice(1);
-  if (parts[0] === 'namespaces' && parts.length > 2 && !['status', 'finalize'].includes(parts[2]!)) parts = parts.slice(2);
-  return parts[0] ? { group, resource: parts[0] } : undefined;
+/** The group and resource an OpenAPI path ("/apis/apps/v1/namespaces/{namespace}/deployments") operates on. */
+export function pathGroupResource(path: string): GroupResource | undefined {
+  const info = parseRequestInfo(path);
+  return info.resource ? { group: info.group, resource: info.resource } : undefined;
 }
 
 function collectRefs(node: JsonValue, prefix: string, out: Set<string>): void {
