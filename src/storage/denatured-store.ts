@@ -11,6 +11,7 @@
 //   conflicts are the real ones) after a dry run whose result is validated first;
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
+import { isDeepStrictEqual } from 'node:util';
 import { errors, StatusError, statusForCode, type Status, type StatusCause } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
@@ -122,10 +123,6 @@ function withoutNulls(v: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
   return out;
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater, Patcher, Deleter, CollectionDeleter {
@@ -355,7 +352,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     const liveManaged: ManagedFieldsEntry[] | undefined = live?.metadata?.managedFields;
     if (live && out.metadata && liveManaged) {
       const liveNative = this.native(live, version).metadata?.managedFields;
-      if (obj.metadata?.managedFields === undefined || deepEqual(obj.metadata.managedFields, liveNative)) out.metadata.managedFields = liveManaged;
+      if (obj.metadata?.managedFields === undefined || isDeepStrictEqual(obj.metadata.managedFields, liveNative)) out.metadata.managedFields = liveManaged;
     }
     return out;
   }

@@ -45,6 +45,7 @@
 //   extensions, so this matters only for fields that lack them).
 // Multi-key list maps (`x-kubernetes-list-map-keys` with several keys and no patch strategy) cannot be
 // expressed in SMP and are replaced.
+import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject } from '../kube/objects.js';
 
@@ -235,26 +236,6 @@ function kindOf(v: unknown): Kind {
   return t === 'string' || t === 'number' || t === 'boolean' ? t : 'other';
 }
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
-function deepCopy(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(deepCopy);
-  if (isJsonObject(v)) {
-    const out: JsonObject = {};
-    for (const [k, x] of Object.entries(v)) out[k] = deepCopy(x);
-    return out;
-  }
-  return v;
-}
-
 /** The part after "<prefix>/" of a directive key, which must be a field name. */
 function directiveField(key: string, prefix: string, path: string): string {
   const field = key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : '';
@@ -277,7 +258,7 @@ export function applyStrategicMergePatch(original: unknown, patch: unknown, meta
   if (original !== undefined && original !== null && !isJsonObject(original)) {
     fail('', `a strategic merge patch applies to a JSON object, got ${describe(original)}`);
   }
-  return mergeMap(original === undefined || original === null ? {} : (deepCopy(original) as JsonObject), patch, meta, '');
+  return mergeMap(original === undefined || original === null ? {} : (structuredClone(original) as JsonObject), patch, meta, '');
 }
 
 /**
@@ -496,7 +477,7 @@ function deleteFromPrimitiveList(current: unknown[], toDelete: unknown[], path: 
 type KeyFn = (item: unknown) => unknown;
 
 function sameKey(a: unknown, b: unknown): boolean {
-  return a === b || (typeof a === 'object' && deepEqual(a, b));
+  return a === b || (typeof a === 'object' && isDeepStrictEqual(a, b));
 }
 
 /** The identity of a list item: its merge key value, or the item itself for primitives. */
