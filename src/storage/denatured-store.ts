@@ -12,12 +12,12 @@
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
 import { isDeepStrictEqual } from 'node:util';
-import { errors, StatusError, statusForCode, type Status, type StatusCause } from '../kube/status.js';
+import { errors, isStatus, StatusError, statusForText, type FailureStatus, type Status, type StatusCause } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
   fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
-  TranslationError, watchEventToNative, type KubeStatus, type NativeGroupVersionResource, type WatchEvent,
+  TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
@@ -57,7 +57,7 @@ export interface Watcher {
 export interface Creater { create(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
 export interface Updater { update(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
 export interface Patcher { patch(caller: Caller, target: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
-export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | KubeStatus>> }
+export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> }
 export interface CollectionDeleter { deleteCollection(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> }
 
 /** What differs between denatured kinds. */
@@ -136,10 +136,6 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return { group: this.kind.group, version, resource: this.kind.plural };
   }
 
-  private qualifiedKind(): string {
-    return this.kind.group === '' ? this.kind.kind : `${this.kind.kind}.${this.kind.group}`;
-  }
-
   private path(t: Target, name: string, query?: URLSearchParams): string {
     let p = `/apis/${DENATURED_GROUP}/${t.version}`;
     if (this.kind.namespaced && t.namespace) p += `/namespaces/${encodeURIComponent(t.namespace)}`;
@@ -186,10 +182,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private statusError(code: number, json: unknown, text: string, version: string, name?: string): StatusError {
-    if (isJsonObject(json) && json.kind === 'Status') {
-      return new StatusError(statusToNative(json as KubeStatus, this.gvr(version), name || undefined) as unknown as Status);
+    if (isStatus(json)) {
+      // A kube-apiserver's error Status always has its code, reason and message.
+      return new StatusError(statusToNative(json, this.gvr(version), name || undefined) as FailureStatus);
     }
-    return new StatusError(statusForCode(code, text.trim().slice(0, 500) || `HTTP ${code}`));
+    return new StatusError(statusForText(code, text));
   }
 
   private native(obj: unknown, version: string): KubeObject {
@@ -219,12 +216,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private invalid(name: string, causes: StatusCause[]): StatusError {
-    const list = causes.map((c) => `${c.field}: ${c.message}`);
-    const message = `${this.qualifiedKind()} "${name}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`;
-    return new StatusError({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Invalid', code: 422,
-      details: { name, group: this.kind.group || undefined, kind: this.kind.kind, causes },
-    } as Status);
+    return errors.invalid({ group: this.kind.group, kind: this.kind.kind, name }, causes);
   }
 
   /** The object as natively written: defaulted, then validated (422 when invalid). */
@@ -372,12 +364,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private notFound(name: string): StatusError {
-    const g = this.kind.group;
-    return new StatusError({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 404, reason: 'NotFound',
-      message: `${this.kind.plural}${g ? `.${g}` : ''} "${name}" not found`,
-      details: { name, ...(g ? { group: g } : {}), kind: this.kind.plural },
-    } as Status);
+    return errors.notFound({ group: this.kind.group, kind: this.kind.plural, name });
   }
 
   async patch(caller: Caller, t: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
@@ -429,11 +416,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return { value: this.native(a.json, t.version), warnings: a.warnings, created: a.status === 201 };
   }
 
-  async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | KubeStatus>> {
+  async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> {
     const a = await this.request(caller, 'DELETE', t, t.name, query, options);
     const json = a.json;
-    if (isJsonObject(json) && json.kind === 'Status') {
-      return { value: statusToNative(json as KubeStatus, this.gvr(t.version), t.name), warnings: a.warnings };
+    if (isStatus(json)) {
+      return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
     }
     const obj = this.native(json, t.version);
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
@@ -445,7 +432,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return {
       value: {
         kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
-        details: { name: t.name, ...(g ? { group: g } : {}), kind: this.kind.plural, uid: obj.metadata?.uid },
+        details: { name: t.name, ...(g ? { group: g } : {}), kind: this.kind.plural, uid: obj.metadata?.uid as string | undefined },
       },
       warnings: a.warnings,
     };

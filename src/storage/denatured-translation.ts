@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
 import { isJsonObject } from '../kube/json.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
+import type { Status } from '../kube/status.js';
 
 export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
 
@@ -34,25 +35,9 @@ export interface NativeGroupVersionResource extends NativeGroupVersion {
   resource: string;
 }
 
-export interface KubeStatus {
-  kind?: string;
-  apiVersion?: string;
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    causes?: { reason?: string; message?: string; field?: string }[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
-
 export interface WatchEvent {
   type: string;
-  object: KubeObject | KubeStatus;
+  object: KubeObject | Status;
 }
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -186,7 +171,7 @@ export function watchEventToNative(event: WatchEvent, native: NativeGroupVersion
     case 'BOOKMARK':
       return { ...event, object: { ...structuredClone(event.object), apiVersion: nativeApiVersion(native) } };
     case 'ERROR':
-      return { ...event, object: statusToNative(event.object as KubeStatus, native) };
+      return { ...event, object: statusToNative(event.object as Status, native) };
     default:
       return structuredClone(event);
   }
@@ -199,7 +184,7 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * `<details.kind>` qualified by the native group (unqualified for the core group), and the encoded
  * name replaced by originalName (when given and it encodes to the name in the Status).
  */
-export function statusToNative(status: KubeStatus, native: NativeGroupVersionResource, originalName?: string): KubeStatus {
+export function statusToNative<T extends Status>(status: T, native: NativeGroupVersionResource, originalName?: string): T {
   const out = structuredClone(status);
   const encoded = originalName === undefined ? undefined : storedName(originalName);
   const decode = encoded !== undefined && encoded !== originalName;
