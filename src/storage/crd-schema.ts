@@ -9,6 +9,7 @@
 // `metadata` exactly `{type: object}` (bar name/generateName restrictions), `apiVersion`/`kind`
 // strings, no additionalProperties at the root nor next to properties, defaults that validate.
 import { isJsonObject } from '../kube/json.js';
+import { labelValueErrors } from '../kube/names.js';
 
 export const DENATURED_GROUP = 'denatured.kubestellar.io';
 export const DENATURED_FROM_LABEL = 'view.kubestellar.io/denatured-from';
@@ -338,7 +339,7 @@ export function denaturedCRD(doc: OpenAPIV3Doc, kind: NativeKind, schemaName: st
  */
 export function denaturedCRDForVersions(kind: NativeKind, versions: readonly { version: string; doc: OpenAPIV3Doc; schemaName: string }[]): object {
   const from = `${kind.plural}.${kind.group === '' ? 'core' : kind.group}`;
-  if (from.length > 63 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(from)) {
+  if (labelValueErrors(from).length > 0) {
     throw new Error(`cannot label the denatured CRD for ${from}: not a valid label value`);
   }
   if (!versions.some((v) => v.version === kind.version)) throw new Error(`${from}: no schema for the storage version ${kind.version}`);

@@ -21,6 +21,7 @@ import {
 } from './denatured-translation.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
+import { FieldSelectorError } from '../kube/field-selector.js';
 import { jsonLines } from '../kube/json-lines.js';
 import { applyNativeDefaults, presentNative } from './native-defaults.js';
 import { NativeValidator } from './native-validation.js';
@@ -278,7 +279,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
       try {
         q.set('fieldSelector', fieldSelectorToStored(fs));
       } catch (err) {
-        throw errors.badRequest((err as Error).message);
+        if (err instanceof FieldSelectorError) throw errors.badRequest(err.message);
+        throw err;
       }
     }
     return q;

@@ -10,10 +10,12 @@
 //   annotation (toStored rejects it), apart from managedFields, which toNative cleans of what the
 //   annotation added.
 // - Status objects and field selectors are rewritten so clients see native names and groups only.
-// Violations of the contract raise TranslationError.
+// Violations of the contract raise TranslationError (a malformed field selector, FieldSelectorError).
 import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
+import { fieldSelectorTerm, parseFieldSelector } from '../kube/field-selector.js';
 import { isJsonObject } from '../kube/json.js';
+import { isDNS1123Subdomain } from '../kube/names.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 import type { Status } from '../kube/status.js';
 
@@ -40,12 +42,7 @@ export interface WatchEvent {
   object: KubeObject | Status;
 }
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const ENCODED_NAME = /^kv-[0-9a-f]{40}$/;
-
-export function isDNS1123Subdomain(s: string): boolean {
-  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
-}
 
 export function isEncodedName(s: string): boolean {
   return ENCODED_NAME.test(s);
@@ -214,53 +211,9 @@ export function statusToNative<T extends Status>(status: T, native: NativeGroupV
   return out;
 }
 
-/** Field selector terms, split on unescaped ',' (fields.ParseSelector's rules). */
-function splitTerms(selector: string): string[] {
-  const terms: string[] = [];
-  let start = 0;
-  for (let i = 0; i < selector.length; i++) {
-    if (selector[i] === '\\') i++;
-    else if (selector[i] === ',') {
-      terms.push(selector.slice(start, i));
-      start = i + 1;
-    }
-  }
-  terms.push(selector.slice(start));
-  return terms;
-}
-
-function splitTerm(term: string): [string, string, string] | undefined {
-  for (let i = 0; i < term.length; i++) {
-    if (term[i] === '\\') { i++; continue; }
-    for (const op of ['!=', '==', '=']) {
-      if (term.startsWith(op, i)) return [term.slice(0, i), op, term.slice(i + op.length)];
-    }
-  }
-  return undefined;
-}
-
-function unescapeValue(v: string): string {
-  let out = '';
-  for (let i = 0; i < v.length; i++) {
-    const c = v[i]!;
-    if (c !== '\\') { out += c; continue; }
-    const next = v[++i];
-    if (next !== '\\' && next !== ',' && next !== '=') {
-      throw new TranslationError(`field selector value ${JSON.stringify(v)}: invalid escape sequence`);
-    }
-    out += next;
-  }
-  return out;
-}
-
 /** A field selector for the stored form: `metadata.name` terms use storedName; others are kept. */
 export function fieldSelectorToStored(selector: string): string {
-  if (selector === '') return selector;
-  return splitTerms(selector).map((term) => {
-    const parts = splitTerm(term);
-    if (!parts || parts[0] !== 'metadata.name') return term;
-    const [key, op, value] = parts;
-    // A stored name is a DNS-1123 subdomain: it needs no escaping.
-    return `${key}${op}${storedName(unescapeValue(value))}`;
-  }).join(',');
+  return parseFieldSelector(selector)
+    .map((r) => fieldSelectorTerm(r.field === 'metadata.name' ? { ...r, value: storedName(r.value) } : r))
+    .join(',');
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { FieldSelectorError } from '../../src/kube/field-selector.js';
 import { deepFreeze } from '../../src/kube/json.js';
 import {
   fieldSelectorToStored, isEncodedName, listToNative, NATIVE_NAME_ANNOTATION, statusToNative, storedName,
@@ -284,7 +285,9 @@ t.test('fieldSelectorToStored', async (t) => {
     ['metadata.name=a\\,b', `metadata.name=${enc('a,b')}`],
     ['metadata.name=a\\=b,spec.x=y', `metadata.name=${enc('a=b')},spec.x=y`],
     [`metadata.name=kv-${'a'.repeat(40)}`, `metadata.name=${enc('kv-' + 'a'.repeat(40))}`],
+    ['spec.x=a\\,b,,', 'spec.x=a\\,b'],
   ];
   for (const [sel, want] of table) t.equal(fieldSelectorToStored(sel), want, sel);
-  t.throws(() => fieldSelectorToStored('metadata.name=a\\b'), TranslationError);
+  t.throws(() => fieldSelectorToStored('metadata.name=a\\b'), new FieldSelectorError('invalid field selector: invalid escape sequence: \\b'));
+  t.throws(() => fieldSelectorToStored('metadata.name'), new FieldSelectorError("invalid selector: 'metadata.name'; can't understand 'metadata.name'"));
 });
