@@ -17,9 +17,8 @@ import type { Upstream } from '../kube/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { parseAccept, wantsTable } from './negotiation.js';
 import type { RequestInfo } from '../kube/request-info.js';
-import { checkIncludeObject } from './spaces-resource.js';
 import { errors, isStatus, StatusError } from '../kube/status.js';
-import { objectsTable, type TableOptions } from './table.js';
+import { checkIncludeObject, objectsTable, type TableOptions } from './table.js';
 import type { UserInfo } from '../kube/user.js';
 
 const APPLY_PATCH = 'application/apply-patch+yaml';

@@ -22,9 +22,9 @@ export interface TableColumnDefinition {
   priority: number;
 }
 
-export interface KindPrinter {
+export interface KindPrinter<T extends KubeObject = KubeObject> {
   columns: TableColumnDefinition[];
-  cells(obj: KubeObject, now: Date): unknown[];
+  cells(obj: T, now: Date): unknown[];
 }
 
 // metav1.ObjectMeta{}.SwaggerDoc()["name"] and ["creationTimestamp"], as kube-apiserver sends them.
@@ -38,7 +38,8 @@ const CREATION_TIMESTAMP_DOC = 'CreationTimestamp is a timestamp representing th
   'Null for lists. More info: ' +
   'https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
 
-function column(name: string, type: string, description: string, priority = 0): TableColumnDefinition {
+/** A column definition (format '' — only Name columns have one, `name`). */
+export function column(name: string, type: string, description: string, priority = 0): TableColumnDefinition {
   return { name, type, format: '', description, priority };
 }
 const NAME = { ...column('Name', 'string', NAME_DOC), format: 'name' };
