@@ -10,7 +10,7 @@
 // - Server-side printing is always "wide" (printers.GenerateOptions{Wide: true}), so priority-1
 //   columns have cells too.
 // Column definitions and printers are shared: callers must not mutate them.
-import { humanDuration } from '../kube/duration.js';
+import { age as ageSince, GO_ZERO_TIME } from '../kube/duration.js';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject, KubeObject } from '../kube/objects.js';
 
@@ -68,9 +68,6 @@ function nameOf(o: KubeObject): string {
 
 // ---- Timestamps
 
-// The zero time.Time, which JSON null or an absent creationTimestamp decodes to.
-const GO_ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
-
 function creationTime(o: KubeObject): number {
   const ms = Date.parse(str(o.metadata?.creationTimestamp));
   return Number.isNaN(ms) ? GO_ZERO_TIME : ms;
@@ -81,10 +78,9 @@ function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-/** printers.go translateTimestampSince (and the aggregator's ConvertToHumanReadableDateType). */
+/** The AGE cell (the aggregator's ConvertToHumanReadableDateType is the same). */
 function age(o: KubeObject, now: Date): string {
-  const created = creationTime(o);
-  return created === GO_ZERO_TIME ? '<unknown>' : humanDuration(now.getTime() - created);
+  return ageSince(str(o.metadata?.creationTimestamp), now.getTime());
 }
 
 // Go's sort.Strings order (bytewise), which differs from JS's UTF-16 order only beyond the BMP.
