@@ -1,7 +1,7 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
 import { createHash } from 'node:crypto';
-import { column, type KindPrinter } from '../storage/denatured-printers.js';
+import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
 import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
 import { LabelSelectorError, matchesRequirements, parseLabelSelector } from '../kube/label-selector.js';
@@ -29,7 +29,7 @@ export function spaceObject(s: SpaceInfo) {
       name: s.name,
       uid: `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`,
       resourceVersion: SPACE_RESOURCE_VERSION,
-      creationTimestamp: s.startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      creationTimestamp: rfc3339(s.startedAt.getTime()),
       labels: { 'view.kubestellar.io/space-type': 'wds' },
     },
     spec: { type: 'WDS', server: s.wdsServer },

@@ -73,8 +73,8 @@ function creationTime(o: KubeObject): number {
   return Number.isNaN(ms) ? GO_ZERO_TIME : ms;
 }
 
-/** time.Time.UTC().Format(time.RFC3339): whole seconds, `Z` suffix. */
-function rfc3339(ms: number): string {
+/** time.Time.UTC().Format(time.RFC3339), as metav1.Time serializes: whole seconds, `Z` suffix. */
+export function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
