@@ -5,6 +5,7 @@
 // kind the WDS does not serve (e.g. MutatingAdmissionPolicy while its feature gate is off) is
 // left out: the view then has no such kind either.
 import { aggregatedDiscoveryOf, discoveredResources } from '../kube/discovery.js';
+import { groupVersionPath } from '../kube/request-info.js';
 import { findSchemaName, type NativeKind, type OpenAPIV3Doc } from './crd-schema.js';
 import type { GroupResource } from './kind-categories.js';
 import { upstreamJson, type Upstream } from '../kube/upstream.js';
@@ -22,7 +23,7 @@ export interface DenaturedKind extends NativeKind {
   versions: NativeVersion[];
 }
 
-const openAPIPath = (group: string, version: string) => group === '' ? `/openapi/v3/api/${version}` : `/openapi/v3/apis/${group}/${version}`;
+const openAPIPath = (group: string, version: string) => `/openapi/v3${groupVersionPath(group, version)}`;
 
 /** Reads the denatured kinds among `configured` from the WDS. */
 export async function discoverDenaturedKinds(up: Upstream, configured: readonly GroupResource[]): Promise<DenaturedKind[]> {
