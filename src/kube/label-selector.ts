@@ -52,8 +52,9 @@ export function validateLabelSelector(sel: LabelSelector, path = 'selector'): vo
 
 export function matchesLabelSelector(sel: LabelSelector, labels: Labels): boolean {
   validateLabelSelector(sel);
-  const fromLabels = Object.entries(sel.matchLabels ?? {}).map(([key, v]) => ({ key, operator: 'In', values: [v] }));
-  return matchesRequirements([...fromLabels, ...(sel.matchExpressions ?? [])], labels);
+  // matchLabels pairs are `In` requirements of one value: equality.
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  return matchesRequirements(sel.matchExpressions ?? [], labels);
 }
 
 /** A decimal integer as strconv.ParseInt reads it, or undefined. */
