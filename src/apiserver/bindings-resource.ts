@@ -3,58 +3,64 @@
 // stored. Without controllers (no --its-kubeconfig) the list is empty. Access is decided by a
 // SubjectAccessReview on `bindings` in view.kubestellar.io, as for spaces.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { wantsTable } from './negotiation.js';
-import { checkIncludeObject } from './spaces-resource.js';
-import { errors } from '../kube/status.js';
-import { GROUP, GROUP_VERSION } from './view-group.js';
+import { column, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
-
-type Obj = Record<string, any>;
+import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
+import type { KubeObject, ObjectMeta } from '../kube/objects.js';
+import { errors } from '../kube/status.js';
+import { wantsTable } from './negotiation.js';
+import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
+import { GROUP, GROUP_VERSION } from './view-group.js';
 
 /** What serves the Bindings (the placement controller). */
 export interface BindingSource {
-  bindings(): Obj[];
-  binding(name: string): Obj | undefined;
+  bindings(): KubeObject[];
+  binding(name: string): KubeObject | undefined;
   bindingsResourceVersion(): string;
   onBindingChange(cb: (policy: string) => void): () => void;
 }
 
 interface Query { watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string; timeoutSeconds?: string; resourceVersion?: string }
 
-
-function table(items: Obj[], version: 'v1' | 'v1beta1', includeObject: string | undefined, rv: string) {
-  const now = Date.now();
-  return {
-    kind: 'Table', apiVersion: `meta.k8s.io/${version}`, metadata: { resourceVersion: rv },
-    columnDefinitions: [
-      { name: 'Name', type: 'string', format: 'name', description: 'Name of the Binding and of its BindingPolicy', priority: 0 },
-      { name: 'Objects', type: 'integer', format: '', description: 'Workload objects the policy selects', priority: 0 },
-      { name: 'Clusters', type: 'string', format: '', description: 'The clusters the policy selects', priority: 0 },
-      { name: 'Age', type: 'string', format: '', description: 'Age of the BindingPolicy', priority: 0 },
-    ],
-    rows: items.map((b) => ({
-      cells: [b.metadata.name, b.spec.workload.clusterScope.length + b.spec.workload.namespaceScope.length,
-        (b.spec.destinations as Obj[]).map((d) => d.clusterId).join(',') || '<none>', age(b.metadata.creationTimestamp, now)],
-      ...(includeObject === 'None' ? {} : { object: includeObject === 'Object' ? b : { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: b.metadata } }),
-    })),
+/** A Binding as the placement controller makes it: KubeStellar's shape. */
+interface Binding extends KubeObject {
+  metadata: ObjectMeta & { name: string; resourceVersion?: string; creationTimestamp?: string };
+  spec: {
+    workload: { clusterScope: unknown[]; namespaceScope: unknown[] };
+    destinations: Array<{ clusterId: string }>;
   };
 }
 
-/** `metadata.name=x` / `metadata.name!=x` field selectors, the only field kubectl sends here. */
+const BINDING_PRINTER: KindPrinter<Binding> = {
+  columns: [
+    { ...column('Name', 'string', 'Name of the Binding and of its BindingPolicy'), format: 'name' },
+    column('Objects', 'integer', 'Workload objects the policy selects'),
+    column('Clusters', 'string', 'The clusters the policy selects'),
+    column('Age', 'string', 'Age of the BindingPolicy'),
+  ],
+  cells: (b, now) => [b.metadata.name, b.spec.workload.clusterScope.length + b.spec.workload.namespaceScope.length,
+    b.spec.destinations.map((d) => d.clusterId).join(',') || '<none>', age(b.metadata.creationTimestamp, now.getTime())],
+};
+
+function table(items: Binding[], version: TableVersion, includeObject: string | undefined, resourceVersion: string | undefined) {
+  return objectsTable(items, BINDING_PRINTER, { version, includeObject }, { resourceVersion });
+}
+
+/** Field selectors on `metadata.name`, the only field kubectl sends here (others are a 400). */
 function nameFilter(fieldSelector: string | undefined): (name: string) => boolean {
-  if (!fieldSelector) return () => true;
-  const tests = fieldSelector.split(',').map((t) => {
-    const m = /^metadata\.name(==|=|!=)(.*)$/.exec(t.trim());
-    if (!m) throw errors.badRequest(`field label not supported: ${t.split(/[!=]/)[0]}`);
-    return m[1] === '!=' ? (n: string) => n !== m[2] : (n: string) => n === m[2];
-  });
-  return (name) => tests.every((f) => f(name));
+  try {
+    const matches = fieldSelectorMatcher(fieldSelector ?? '', ['metadata.name']);
+    return (name) => matches({ 'metadata.name': name });
+  } catch (err) {
+    if (err instanceof FieldSelectorError) throw errors.badRequest(err.message);
+    throw err;
+  }
 }
 
 export function registerBindings(app: FastifyInstance, source: BindingSource | undefined,
   authorize: (req: FastifyRequest, verb: string, name?: string) => Promise<void>): void {
   const base = `/apis/${GROUP_VERSION}/bindings`;
-  const list = () => source?.bindings() ?? [];
+  const list = () => (source?.bindings() ?? []) as Binding[];
   const rv = () => source?.bindingsResourceVersion() ?? '1';
 
   app.get<{ Querystring: Query }>(base, async (req, reply) => {
@@ -75,7 +81,7 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
   app.get<{ Params: { name: string }; Querystring: Query }>(`${base}/:name`, async (req) => {
     await authorize(req, 'get', req.params.name);
     checkIncludeObject(req.query.includeObject);
-    const b = source?.binding(req.params.name);
+    const b = source?.binding(req.params.name) as Binding | undefined;
     if (!b) throw errors.notFound({ group: GROUP, kind: 'bindings', name: req.params.name });
     const tableVersion = wantsTable(req.headers.accept);
     return tableVersion ? table([b], tableVersion, req.query.includeObject, rv()) : b;
@@ -84,22 +90,22 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
 
 /** Sends every Binding, then an event whenever one changes, until timeoutSeconds or the client leaves. */
 function watchBindings(req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, source: BindingSource | undefined,
-  keep: (name: string) => boolean, tableVersion: 'v1' | 'v1beta1' | undefined, includeObject: string | undefined) {
+  keep: (name: string) => boolean, tableVersion: TableVersion | undefined, includeObject: string | undefined) {
   const raw = reply.raw;
   raw.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache' });
   const sent = new Map<string, string>();
-  const send = (type: string, b: Obj) => {
+  const send = (type: string, b: Binding) => {
     const object = tableVersion ? table([b], tableVersion, includeObject, b.metadata.resourceVersion) : b;
     raw.write(`${JSON.stringify({ type, object })}\n`);
   };
-  for (const b of source?.bindings() ?? []) {
+  for (const b of (source?.bindings() ?? []) as Binding[]) {
     if (!keep(b.metadata.name)) continue;
     sent.set(b.metadata.name, JSON.stringify(b.spec));
     send('ADDED', b);
   }
   const unsubscribe = source?.onBindingChange((name) => {
     if (!keep(name)) return;
-    const b = source.binding(name);
+    const b = source.binding(name) as Binding | undefined;
     if (!b) {
       if (sent.delete(name)) send('DELETED', { apiVersion: GROUP_VERSION, kind: 'Binding', metadata: { name, resourceVersion: source.bindingsResourceVersion() }, spec: { workload: { clusterScope: [], namespaceScope: [] }, destinations: [] } });
       return;

@@ -17,9 +17,8 @@ import type { Upstream } from '../kube/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { parseAccept, wantsTable } from './negotiation.js';
 import type { RequestInfo } from '../kube/request-info.js';
-import { checkIncludeObject } from './spaces-resource.js';
-import { errors, StatusError } from '../kube/status.js';
-import { objectsTable, type TableOptions } from './table.js';
+import { errors, isStatus, StatusError } from '../kube/status.js';
+import { checkIncludeObject, objectsTable, type TableOptions } from './table.js';
 import type { UserInfo } from '../kube/user.js';
 
 const APPLY_PATCH = 'application/apply-patch+yaml';
@@ -175,7 +174,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
     const options = await decodeBody(contentType || 'application/json', raw, ['application/json', 'application/yaml'], ctx.protobuf);
     if (target.name) {
       const r = await store.delete(caller, target, options, query);
-      const pending = (r.value as KubeObject).kind !== 'Status';
+      const pending = !isStatus(r.value);
       return send(reply, pending ? 202 : 200, r.value, encoding, r.warnings);
     }
     if (target.subresource) throw errors.methodNotAllowed(method);

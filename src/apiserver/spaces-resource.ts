@@ -1,9 +1,15 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
 import { createHash } from 'node:crypto';
-import { errors } from '../kube/status.js';
-import { GROUP_VERSION } from './view-group.js';
+import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
+import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
+import { LabelSelectorError, matchesRequirements, parseLabelSelector } from '../kube/label-selector.js';
+import { errors } from '../kube/status.js';
+import { objectsTable, type TableVersion } from './table.js';
+import { GROUP_VERSION } from './view-group.js';
+
+export { checkIncludeObject } from './table.js';
 
 export interface SpaceInfo {
   name: string;
@@ -23,7 +29,7 @@ export function spaceObject(s: SpaceInfo) {
       name: s.name,
       uid: `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`,
       resourceVersion: SPACE_RESOURCE_VERSION,
-      creationTimestamp: s.startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      creationTimestamp: rfc3339(s.startedAt.getTime()),
       labels: { 'view.kubestellar.io/space-type': 'wds' },
     },
     spec: { type: 'WDS', server: s.wdsServer },
@@ -38,56 +44,30 @@ export function spaceList(items: SpaceObject[]) {
 }
 
 
-/** Checks `includeObject` as kube-apiserver does: None, Metadata (the default) or Object. */
-export function checkIncludeObject(v: string | undefined): void {
-  if (v !== undefined && v !== 'None' && v !== 'Metadata' && v !== 'Object') {
-    throw errors.badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
-  }
-}
+const SPACE_PRINTER: KindPrinter<SpaceObject> = {
+  columns: [
+    { ...column('Name', 'string', 'Name of the space'), format: 'name' },
+    column('Type', 'string', 'Kind of space'),
+    column('View URL', 'string', 'Server URL of the view'),
+    column('Age', 'string', 'Time since the server started serving it'),
+    column('WDS', 'string', 'The WDS kube-apiserver', 1),
+  ],
+  cells: (o, now) => [o.metadata.name, o.spec.type, o.status.viewURL, age(o.metadata.creationTimestamp, now.getTime()), o.spec.server],
+};
 
 /** meta.k8s.io Table of spaces, with the columns `kubectl get spaces` prints. */
-export function spaceTable(items: SpaceObject[], version: 'v1' | 'v1beta1', includeObject: string | undefined) {
-  return {
-    kind: 'Table', apiVersion: `meta.k8s.io/${version}`,
-    metadata: { resourceVersion: SPACE_RESOURCE_VERSION },
-    columnDefinitions: [
-      { name: 'Name', type: 'string', format: 'name', description: 'Name of the space', priority: 0 },
-      { name: 'Type', type: 'string', format: '', description: 'Kind of space', priority: 0 },
-      { name: 'View URL', type: 'string', format: '', description: 'Server URL of the view', priority: 0 },
-      { name: 'Age', type: 'string', format: '', description: 'Time since the server started serving it', priority: 0 },
-      { name: 'WDS', type: 'string', format: '', description: 'The WDS kube-apiserver', priority: 1 },
-    ],
-    rows: items.map((o) => ({
-      cells: [o.metadata.name, o.spec.type, o.status.viewURL, age(o.metadata.creationTimestamp), o.spec.server],
-      object: includeObject === 'None'
-        ? undefined
-        : includeObject === 'Object'
-          ? o
-          : { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${version}`, metadata: o.metadata },
-    })),
-  };
+export function spaceTable(items: SpaceObject[], version: TableVersion, includeObject: string | undefined) {
+  return objectsTable(items, SPACE_PRINTER, { version, includeObject }, { resourceVersion: SPACE_RESOURCE_VERSION });
 }
 
-/** Equality-based label and field selectors, enough for kubectl (`metadata.name=` and labels). */
+/** Label and field selectors (fields: `metadata.name`) as kube-apiserver applies them; malformed ones are a 400. */
 export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSelector?: string): boolean {
-  const parse = (sel: string) => sel.split(',').map((t) => t.trim()).filter(Boolean).map((t) => {
-    const m = /^([^!=]+?)\s*(==|!=|=)\s*(.*)$/.exec(t);
-    return m ? { key: m[1]!.trim(), op: m[2]!, value: m[3]!.trim() } : { key: t.replace(/^!/, ''), op: t.startsWith('!') ? 'absent' : 'exists', value: '' };
-  });
-  const labels: Record<string, string> = o.metadata.labels;
-  for (const r of parse(labelSelector ?? '')) {
-    const v = labels[r.key];
-    if (r.op === 'exists' && v === undefined) return false;
-    if (r.op === 'absent' && v !== undefined) return false;
-    if ((r.op === '=' || r.op === '==') && v !== r.value) return false;
-    if (r.op === '!=' && v === r.value) return false;
+  try {
+    const byLabels = parseLabelSelector(labelSelector ?? '');
+    const byFields = fieldSelectorMatcher(fieldSelector ?? '', ['metadata.name'])({ 'metadata.name': o.metadata.name });
+    return byFields && matchesRequirements(byLabels, o.metadata.labels);
+  } catch (err) {
+    if (err instanceof LabelSelectorError || err instanceof FieldSelectorError) throw errors.badRequest(err.message);
+    throw err;
   }
-  const fields: Record<string, string> = { 'metadata.name': o.metadata.name };
-  for (const r of parse(fieldSelector ?? '')) {
-    const v = fields[r.key];
-    if (v === undefined) throw errors.badRequest(`field label not supported: ${r.key}`);
-    if ((r.op === '=' || r.op === '==') && v !== r.value) return false;
-    if (r.op === '!=' && v === r.value) return false;
-  }
-  return true;
 }

@@ -145,20 +145,25 @@ function operations(ref: (n: string) => string, v3: boolean) {
   };
 }
 
+/** The schemas of this group's kinds, for OpenAPI v2 definitions and v3 components alike. */
+function kindSchemas(ref: (n: string) => string) {
+  return {
+    'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
+    'io.kubestellar.view.v1alpha1.SpaceList': listSchema(ref, 'Space'),
+    'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
+    'io.kubestellar.view.v1alpha1.BindingList': listSchema(ref, 'Binding'),
+  };
+}
+
 export function openAPIV2() {
   const ref = (n: string) => `#/definitions/${n}`;
   return {
     swagger: '2.0',
     info: { title: 'kubestellar-view', version: VERSION },
     paths: operations(ref, false),
-    definitions: {
-      'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
-      'io.kubestellar.view.v1alpha1.SpaceList': listSchema(ref, 'Space'),
-      'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
-      'io.kubestellar.view.v1alpha1.BindingList': listSchema(ref, 'Binding'),
-      // ObjectMeta and ListMeta are referenced, not defined: the aggregator merges this document
-      // into kube-apiserver's, where they are, and would rename a differing copy.
-    },
+    // ObjectMeta and ListMeta are referenced, not defined: the aggregator merges this document
+    // into kube-apiserver's, where they are, and would rename a differing copy.
+    definitions: kindSchemas(ref),
   };
 }
 
@@ -170,10 +175,7 @@ export function openAPIV3GroupVersion() {
     paths: operations(ref, true),
     components: {
       schemas: {
-        'io.kubestellar.view.v1alpha1.Space': spaceSchema(ref),
-        'io.kubestellar.view.v1alpha1.SpaceList': listSchema(ref, 'Space'),
-        'io.kubestellar.view.v1alpha1.Binding': bindingSchema(ref),
-        'io.kubestellar.view.v1alpha1.BindingList': listSchema(ref, 'Binding'),
+        ...kindSchemas(ref),
         'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMeta,
         'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta': listMeta,
       },

@@ -33,8 +33,14 @@ export function humanDuration(ms: number): string {
   return `${years}y`;
 }
 
-/** The AGE cell of an object created at `from` (RFC 3339): printers.go translateTimestampSince. */
+/** Go's zero time.Time (in ms), which a JSON null or absent timestamp decodes to. */
+export const GO_ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
+
+/**
+ * The AGE cell of an object created at `from` (RFC 3339): printers.go translateTimestampSince,
+ * `<unknown>` for no time (absent, unparsable, or Go's zero time).
+ */
 export function age(from: string | undefined, now = Date.now()): string {
   const created = from ? Date.parse(from) : NaN;
-  return Number.isNaN(created) ? '<unknown>' : humanDuration(now - created);
+  return Number.isNaN(created) || created === GO_ZERO_TIME ? '<unknown>' : humanDuration(now - created);
 }

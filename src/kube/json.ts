@@ -1,7 +1,8 @@
 // Small helpers over parsed JSON shared by storage, translation and the controllers.
+import type { JsonObject } from './objects.js';
 
 /** A JSON object (not null, not an array). */
-export function isJsonObject(v: unknown): v is Record<string, unknown> {
+export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

@@ -1,8 +1,11 @@
 // The one set of types for Kubernetes objects as JSON: what every room reads and writes. Fields are
 // optional and unknown beyond the few every object has, so code checks what it reads.
 
+/** Any JSON value (a parsed document or any part of it), read by code that checks what it finds. */
+export type JsonValue = unknown;
+
 /** A JSON object (the parsed form of any Kubernetes object or part of one). */
-export type JsonObject = Record<string, unknown>;
+export type JsonObject = Record<string, JsonValue>;
 
 export interface ManagedFieldsEntry {
   apiVersion?: string;

@@ -1,6 +1,7 @@
 // Parses a Kubernetes API path (under the view root) into what it addresses, as kube-apiserver's
 // RequestInfoFactory does: group, version, namespace, resource, name, subresource. Paths with
-// dot segments or encoded slashes are refused: they could address something else upstream.
+// dot segments or encoded slashes are refused: they could address something else upstream. Also
+// the way back: the path of a group version (/api/v1 for the core group, /apis/<group>/<version>).
 import { errors } from './status.js';
 
 export interface RequestInfo {
@@ -32,6 +33,11 @@ export function assertSafePath(rawPath: string): void {
   if (decoded.split('/').some((seg) => seg === '..' || seg === '.')) {
     throw errors.badRequest(`invalid path ${JSON.stringify(rawPath.slice(0, 200))}: dot segments are not allowed`);
   }
+}
+
+/** The root path of a group version: `/api/<version>` for the core group (''), else `/apis/<group>/<version>`. */
+export function groupVersionPath(group: string, version: string): string {
+  return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
 }
 
 /** `path` is the part after the view root, starting with '/', without the query string. */

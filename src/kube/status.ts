@@ -1,5 +1,8 @@
 // The one catalogue of errors a client of `ksview serve` can see: Kubernetes `Status` objects with
-// the code and reason kube-apiserver would use, so kubectl and client-go print them as usual.
+// the code and reason kube-apiserver would use, so kubectl and client-go print them as usual. The
+// Status type is also the shape of any Status a kube-apiserver sends (parsed JSON).
+import { isJsonObject } from './json.js';
+
 export interface StatusCause {
   reason?: string;
   message?: string;
@@ -10,22 +13,43 @@ export interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
+  uid?: string;
   causes?: StatusCause[];
+  retryAfterSeconds?: number;
 }
 
+/**
+ * metav1.Status: a Failure (an error), or a Success (a delete that is done). As a kube-apiserver
+ * sends it, every field but kind may be absent (omitempty).
+ */
 export interface Status {
   kind: 'Status';
+  apiVersion?: string;
+  metadata?: Record<string, unknown>;
+  status?: 'Failure' | 'Success';
+  message?: string;
+  reason?: string;
+  details?: StatusDetails;
+  code?: number;
+}
+
+/** The Status of an error this server answers: a Failure with code, reason and message. */
+export interface FailureStatus extends Status {
   apiVersion: 'v1';
   metadata: Record<string, never>;
   status: 'Failure';
   message: string;
   reason: string;
-  details?: StatusDetails;
   code: number;
 }
 
+/** Whether parsed JSON is a Status (by its kind). */
+export function isStatus(v: unknown): v is Status {
+  return isJsonObject(v) && v.kind === 'Status';
+}
+
 export class StatusError extends Error {
-  constructor(readonly status: Status) {
+  constructor(readonly status: FailureStatus) {
     super(status.message);
     this.name = 'StatusError';
   }
@@ -41,17 +65,26 @@ function status(code: number, reason: string, message: string, details?: StatusD
   });
 }
 
+/** `<kind>.<group>` (just the kind for the core group), as kube-apiserver names a kind or resource in messages. */
+const qualified = (what: { group?: string; kind: string }) => `${what.kind}${what.group ? `.${what.group}` : ''}`;
+
 export const errors = {
   badRequest: (message: string) => status(400, 'BadRequest', message),
   unauthorized: (message = 'Unauthorized') => status(401, 'Unauthorized', message),
   forbidden: (message: string, details?: StatusDetails) => status(403, 'Forbidden', message, details),
   notFound: (what: { group?: string; kind: string; name?: string }, message?: string) => status(404, 'NotFound',
-    message ?? (what.name ? `${what.kind}${what.group ? `.${what.group}` : ''} "${what.name}" not found` : 'the server could not find the requested resource'),
+    message ?? (what.name ? `${qualified(what)} "${what.name}" not found` : 'the server could not find the requested resource'),
     { ...(what.name ? { name: what.name } : {}), ...(what.group ? { group: what.group } : {}), kind: what.kind }),
   pathNotFound: () => status(404, 'NotFound', 'the server could not find the requested resource'),
   methodNotAllowed: (method: string) => status(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource: ${method}`),
   notAcceptable: (message: string) => status(406, 'NotAcceptable', message),
   requestEntityTooLarge: (limit: number) => status(413, 'RequestEntityTooLarge', `the request body is larger than the limit of ${limit} bytes`),
+  /** 422 for an object that fails validation: one cause per field error. */
+  invalid: (what: { group?: string; kind: string; name: string }, causes: StatusCause[]) => {
+    const list = causes.map((c) => `${c.field}: ${c.message}`);
+    return status(422, 'Invalid', `${qualified(what)} "${what.name}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`,
+      { name: what.name, ...(what.group ? { group: what.group } : {}), kind: what.kind, causes });
+  },
   unsupportedMediaType: (type: string) => status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got ${type}`),
   tooManyRequests: (message: string) => status(429, 'TooManyRequests', message),
   internal: (message: string) => status(500, 'InternalError', `Internal error occurred: ${message}`),
@@ -68,12 +101,17 @@ const REASONS: Record<number, string> = {
 };
 
 /** A Status for an HTTP error answered by someone else without one (e.g. a plain-text 404). */
-export function statusForCode(code: number, message: string): Status {
+export function statusForCode(code: number, message: string): FailureStatus {
   return status(code, REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'), message).status;
 }
 
+/** A Status for an error whose body is not a Status (plain text, HTML...): its start is the message. */
+export function statusForText(code: number, text: string): FailureStatus {
+  return statusForCode(code, text.trim().slice(0, 500) || `HTTP ${code}`);
+}
+
 /** Any thrown value as a Status: StatusErrors as they are, fastify's own errors by status code. */
-export function toStatus(err: unknown): Status {
+export function toStatus(err: unknown): FailureStatus {
   if (err instanceof StatusError) return err.status;
   const e = err as { statusCode?: number; code?: string; message?: string };
   const code = typeof e?.statusCode === 'number' ? e.statusCode : 500;

@@ -61,18 +61,23 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
   ];
 }
 
-export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): string[] {
-  const pki = spacePkiFiles(space.dir);
-  const common = [
+/** What kube-controller-manager and kube-scheduler share: one kubeconfig for all, loopback HTTPS on `port`, no leader election. */
+function controlPlaneComponentArgs(kubeconfig: string, port: number, certDir: string): string[] {
+  return [
     `--kubeconfig=${kubeconfig}`,
     `--authentication-kubeconfig=${kubeconfig}`,
     `--authorization-kubeconfig=${kubeconfig}`,
     '--bind-address=127.0.0.1',
-    `--secure-port=${space.controllerManagerPort}`,
-    `--cert-dir=${path.join(space.dir, 'kcm-certs')}`,
+    `--secure-port=${port}`,
+    `--cert-dir=${certDir}`,
     '--leader-elect=false',
     '--profiling=false',
   ];
+}
+
+export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): string[] {
+  const pki = spacePkiFiles(space.dir);
+  const common = controlPlaneComponentArgs(kubeconfig, space.controllerManagerPort, path.join(space.dir, 'kcm-certs'));
   if (space.role !== 'wec') {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller'];
   }
@@ -89,14 +94,5 @@ export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): s
 }
 
 export function schedulerArgs(space: SpaceLayout, kubeconfig: string): string[] {
-  return [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${space.schedulerPort}`,
-    `--cert-dir=${path.join(space.dir, 'scheduler-certs')}`,
-    '--leader-elect=false',
-    '--profiling=false',
-  ];
+  return controlPlaneComponentArgs(kubeconfig, space.schedulerPort, path.join(space.dir, 'scheduler-certs'));
 }

@@ -1,28 +1,40 @@
-// Health probes over HTTPS on loopback: kube-apiserver's /readyz with the admin client cert, and
-// the /healthz that kube-controller-manager and kube-scheduler serve without authentication.
+// Health probes over HTTP(S) on loopback: etcd's /health, kube-apiserver's /readyz with the admin
+// client cert, and the /healthz that kube-controller-manager, kube-scheduler and `ksview serve`
+// serve without authentication. A probe never throws: no answer is a result that is not ok.
+import http from 'node:http';
 import https from 'node:https';
 import type { ProbeResult } from '../kube/wait.js';
 import { readAdminCredentials } from './space-pki.js';
 
-function get(url: string, options: https.RequestOptions, timeoutMs: number): Promise<ProbeResult> {
+/** GETs `url` and judges the status and (the start of) the body. */
+function probe(url: string, options: https.RequestOptions, timeoutMs: number,
+  judge: (status: number | undefined, body: string) => ProbeResult): Promise<ProbeResult> {
   return new Promise((resolve) => {
-    const req = https.get(url, { ...options, timeout: timeoutMs }, (res) => {
+    const req = (url.startsWith('https:') ? https : http).get(url, { ...options, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => { if (body.length < 4096) body += c; });
-      res.on('end', () => resolve({ ok: res.statusCode === 200, detail: `${res.statusCode} ${body.trim().split('\n').pop() ?? ''}` }));
+      res.on('end', () => resolve(judge(res.statusCode, body)));
     });
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) => resolve({ ok: false, detail: err.message }));
   });
 }
 
+/** /readyz and /healthz: 200, with the last line of the body as detail. */
+const healthz = (status: number | undefined, body: string): ProbeResult => ({ ok: status === 200, detail: `${status} ${body.trim().split('\n').pop() ?? ''}` });
+
+export function probeEtcd(port: number, timeoutMs = 2000): Promise<ProbeResult> {
+  return probe(`http://127.0.0.1:${port}/health`, {}, timeoutMs,
+    (status, body) => ({ ok: status === 200 && body.includes('"true"'), detail: body.trim() }));
+}
+
 export function probeApiserver(spaceDir: string, port: number, timeoutMs = 2000): Promise<ProbeResult> {
   const { ca, client } = readAdminCredentials(spaceDir);
-  return get(`https://127.0.0.1:${port}/readyz`, { ca, cert: client.certPem, key: client.keyPem }, timeoutMs);
+  return probe(`https://127.0.0.1:${port}/readyz`, { ca, cert: client.certPem, key: client.keyPem }, timeoutMs, healthz);
 }
 
 /** kube-controller-manager and kube-scheduler serve self-signed certs; only liveness is asked. */
 export function probeComponent(port: number, timeoutMs = 2000): Promise<ProbeResult> {
-  return get(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }, timeoutMs);
+  return probe(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }, timeoutMs, healthz);
 }

@@ -1,8 +1,12 @@
 // Detached child processes that outlive the `ksview spaces up` command: started in their own
 // process group with output to a log file, recognised later by pid plus command line (so a
-// recycled pid is never mistaken for ours), and stopped by group with TERM then KILL.
+// recycled pid is never mistaken for ours), waited on until ready, and stopped by group with
+// TERM then KILL.
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor, type ProbeResult } from '../kube/wait.js';
+import { UserError } from '../util/user-error.js';
 
 export interface ProcessRecord {
   name: string;
@@ -45,8 +49,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Stops the processes: TERM to each group, KILL to what is left after `graceMs`. */
 export async function stopAll(records: ProcessRecord[], graceMs = 10_000): Promise<void> {
   const alive = records.filter(isRunning);
@@ -63,5 +65,20 @@ export function logTail(log: string, lines = 5): string {
     return readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
     return '(no log)';
+  }
+}
+
+/**
+ * Waits until `probe` says the process is ready; a UserError naming `what`, the last detail and
+ * the end of its log when it exits or `timeoutMs` passes first.
+ */
+export async function waitReady(what: string, rec: ProcessRecord, probe: () => Promise<ProbeResult>, timeoutMs: number): Promise<void> {
+  const result = await waitFor(async () => {
+    if (!isRunning(rec)) return { ok: false, detail: 'exited', final: true };
+    return probe();
+  }, timeoutMs);
+  if (!result.ok) {
+    const last = logTail(rec.log, 1).slice(0, 300);
+    throw new UserError(`${what} is not ready after ${Math.round(timeoutMs / 1000)}s (${result.detail.slice(0, 200)}); log ${rec.log}: ${last}`);
   }
 }

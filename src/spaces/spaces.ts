@@ -2,7 +2,6 @@
 // one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
 // what is missing and waits until every space answers; `down` stops every process it started and
 // removes the state it wrote.
-import http from 'node:http';
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
@@ -11,12 +10,12 @@ import { ensureBinaries, type Binaries } from './binaries.js';
 import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
-import { waitFor, type ProbeResult } from '../kube/wait.js';
-import { probeApiserver, probeComponent } from './health.js';
+import type { ProbeResult } from '../kube/wait.js';
+import { probeApiserver, probeComponent, probeEtcd } from './health.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
-import { isRunning, logTail, startDetached, stopAll, type ProcessRecord } from './processes.js';
+import { isRunning, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
 import { readState, writeState, type SpacesState } from './state.js';
 
@@ -28,18 +27,6 @@ export interface UpOptions extends SpacesOptions {
 }
 
 const spaceKubeconfig = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
-
-function probeEtcd(port: number): Promise<ProbeResult> {
-  return new Promise((resolve) => {
-    const req = http.get(`http://127.0.0.1:${port}/health`, { timeout: 2000 }, (res) => {
-      let body = '';
-      res.on('data', (c) => { body += c; });
-      res.on('end', () => resolve({ ok: res.statusCode === 200 && body.includes('"true"'), detail: body.trim() }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', (err) => resolve({ ok: false, detail: err.message }));
-  });
-}
 
 /** Starts components and remembers them, saving the state after each start so `down` can always clean up. */
 class Launcher {
@@ -66,17 +53,6 @@ class Launcher {
     writeState(this.layout.statePath, this.state);
     this.progress.step(`started ${name} (pid ${rec.pid})`);
     return rec;
-  }
-}
-
-async function waitReady(what: string, rec: ProcessRecord, probe: () => Promise<ProbeResult>, timeoutMs: number): Promise<void> {
-  const result = await waitFor(async () => {
-    if (!isRunning(rec)) return { ok: false, detail: 'exited', final: true };
-    return probe();
-  }, timeoutMs);
-  if (!result.ok) {
-    const last = logTail(rec.log, 1).slice(0, 300);
-    throw new UserError(`${what} is not ready after ${Math.round(timeoutMs / 1000)}s (${result.detail.slice(0, 200)}); log ${rec.log}: ${last}`);
   }
 }
 

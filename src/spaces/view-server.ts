@@ -10,7 +10,7 @@ import type { SpacesLayout } from './layout.js';
 import { waitFor } from '../kube/wait.js';
 import { probeComponent } from './health.js';
 import { portFree } from './ports.js';
-import { isRunning, logTail, startDetached, stopAll } from './processes.js';
+import { isRunning, logTail, startDetached, stopAll, waitReady } from './processes.js';
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
@@ -43,9 +43,7 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
   }
   const rec = readState(layout.statePath)!.processes.find((p) => p.name === VIEW_SERVER_PROCESS)!;
   // The server itself first: after a restart the APIService may still say Available from before.
-  const listening = await waitFor(async () => (isRunning(rec) ? probeComponent(layout.viewServerPort) : { ok: false, detail: 'exited', final: true }),
-    opts.timeoutMs ?? 60_000);
-  if (!listening.ok) throw new UserError(`ksview serve is not serving (${listening.detail}); log ${rec.log}: ${logTail(rec.log, 1)}`);
+  await waitReady('ksview serve', rec, () => probeComponent(layout.viewServerPort), opts.timeoutMs ?? 60_000);
   const wds = layout.spaces.find((s) => s.role === 'wds')!;
   const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
   let result;

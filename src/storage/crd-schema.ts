@@ -9,6 +9,7 @@
 // `metadata` exactly `{type: object}` (bar name/generateName restrictions), `apiVersion`/`kind`
 // strings, no additionalProperties at the root nor next to properties, defaults that validate.
 import { isJsonObject } from '../kube/json.js';
+import { labelValueErrors } from '../kube/names.js';
 
 export const DENATURED_GROUP = 'denatured.kubestellar.io';
 export const DENATURED_FROM_LABEL = 'view.kubestellar.io/denatured-from';
@@ -111,6 +112,36 @@ function isZeroDefault(v: unknown): boolean {
   return isJsonObject(v);
 }
 
+/**
+ * A schema with its `$ref` and `allOf: [{$ref}]` wrappers resolved against `schemas`: the
+ * referenced schema with the wrapper's own keywords (description, default, list/map type, ...) on
+ * top, repeatedly. Also returns the names resolved. A missing schema or a reference back to itself
+ * throws.
+ */
+export function resolveSchema(node: OpenAPIV3Schema, schemas: Readonly<Record<string, OpenAPIV3Schema>>): { schema: OpenAPIV3Schema; names: string[] } {
+  let schema = node;
+  const names: string[] = [];
+  for (;;) {
+    let name = refName(schema.$ref);
+    let rest: OpenAPIV3Schema;
+    if (name !== undefined) {
+      const { $ref: _r, ...others } = schema;
+      rest = others;
+    } else if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isJsonObject(schema.allOf[0]) && refName(schema.allOf[0].$ref) !== undefined && Object.keys(schema.allOf[0]).length === 1) {
+      name = refName(schema.allOf[0].$ref)!;
+      const { allOf: _a, ...others } = schema;
+      rest = others;
+    } else {
+      return { schema, names };
+    }
+    if (names.includes(name)) throw new Error(`OpenAPI schema ${name} refers to itself`);
+    names.push(name);
+    const target = schemas[name];
+    if (!target) throw new Error(`OpenAPI schema ${name} not found in components.schemas`);
+    schema = { ...target, ...rest };
+  }
+}
+
 class Converter {
   private readonly schemas: Record<string, OpenAPIV3Schema>;
   private readonly expanding: string[] = [];
@@ -119,36 +150,8 @@ class Converter {
     this.schemas = doc.components?.schemas ?? {};
   }
 
-  private lookup(name: string): OpenAPIV3Schema {
-    const s = this.schemas[name];
-    if (!s) throw new Error(`OpenAPI schema ${name} not found in components.schemas`);
-    return s;
-  }
-
-  /**
-   * Resolves `$ref` and `allOf: [{$ref}]` wrappers: the referenced schema with the wrapper's own
-   * keywords (description, default, list/map type, ...) on top. Returns the names resolved.
-   */
   private resolve(node: OpenAPIV3Schema): { schema: OpenAPIV3Schema; names: string[] } {
-    let schema = node;
-    const names: string[] = [];
-    for (;;) {
-      let name = refName(schema.$ref);
-      let rest: OpenAPIV3Schema;
-      if (name !== undefined) {
-        const { $ref: _r, ...others } = schema;
-        rest = others;
-      } else if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isJsonObject(schema.allOf[0]) && refName(schema.allOf[0].$ref) !== undefined && Object.keys(schema.allOf[0]).length === 1) {
-        name = refName(schema.allOf[0].$ref)!;
-        const { allOf: _a, ...others } = schema;
-        rest = others;
-      } else {
-        return { schema, names };
-      }
-      if (names.includes(name)) throw new Error(`OpenAPI schema ${name} refers to itself`);
-      names.push(name);
-      schema = { ...this.lookup(name), ...rest };
-    }
+    return resolveSchema(node, this.schemas);
   }
 
   convert(node: OpenAPIV3Schema): JSONSchemaProps {
@@ -338,7 +341,7 @@ export function denaturedCRD(doc: OpenAPIV3Doc, kind: NativeKind, schemaName: st
  */
 export function denaturedCRDForVersions(kind: NativeKind, versions: readonly { version: string; doc: OpenAPIV3Doc; schemaName: string }[]): object {
   const from = `${kind.plural}.${kind.group === '' ? 'core' : kind.group}`;
-  if (from.length > 63 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(from)) {
+  if (labelValueErrors(from).length > 0) {
     throw new Error(`cannot label the denatured CRD for ${from}: not a valid label value`);
   }
   if (!versions.some((v) => v.version === kind.version)) throw new Error(`${from}: no schema for the storage version ${kind.version}`);

@@ -4,8 +4,8 @@
 // Read with the server's own identity from aggregated discovery and /openapi/v3. A configured
 // kind the WDS does not serve (e.g. MutatingAdmissionPolicy while its feature gate is off) is
 // left out: the view then has no such kind either.
-import type { AggregatedDiscovery } from '../kube/discovery.js';
-import { aggregatedDiscoveryOf } from '../kube/discovery.js';
+import { aggregatedDiscoveryOf, discoveredResources } from '../kube/discovery.js';
+import { groupVersionPath } from '../kube/request-info.js';
 import { findSchemaName, type NativeKind, type OpenAPIV3Doc } from './crd-schema.js';
 import type { GroupResource } from './kind-categories.js';
 import { upstreamJson, type Upstream } from '../kube/upstream.js';
@@ -23,43 +23,12 @@ export interface DenaturedKind extends NativeKind {
   versions: NativeVersion[];
 }
 
-interface DiscoveredResource {
-  group: string;
-  version: string;
-  resource: string;
-  kind: string;
-  singular: string;
-  namespaced: boolean;
-  hasStatus: boolean;
-}
-
-/** Every (group, version, resource) of aggregated discovery, versions in preference order. */
-function resourcesOf(doc: AggregatedDiscovery): DiscoveredResource[] {
-  const out: DiscoveredResource[] = [];
-  for (const g of doc.items ?? []) {
-    const group = g.metadata?.name ?? '';
-    for (const v of g.versions ?? []) {
-      for (const r of v.resources ?? []) {
-        const kind = r.responseKind?.kind;
-        if (!kind || !r.resource) continue;
-        out.push({
-          group, version: v.version, resource: r.resource, kind,
-          singular: r.singularResource || kind.toLowerCase(),
-          namespaced: r.scope === 'Namespaced',
-          hasStatus: (r.subresources ?? []).some((s) => s.subresource === 'status'),
-        });
-      }
-    }
-  }
-  return out;
-}
-
-const openAPIPath = (group: string, version: string) => group === '' ? `/openapi/v3/api/${version}` : `/openapi/v3/apis/${group}/${version}`;
+const openAPIPath = (group: string, version: string) => `/openapi/v3${groupVersionPath(group, version)}`;
 
 /** Reads the denatured kinds among `configured` from the WDS. */
 export async function discoverDenaturedKinds(up: Upstream, configured: readonly GroupResource[]): Promise<DenaturedKind[]> {
   const [core, groups] = await aggregatedDiscoveryOf(up);
-  const all = [...resourcesOf(core), ...resourcesOf(groups)];
+  const all = [...discoveredResources(core), ...discoveredResources(groups)];
   const docs = new Map<string, Promise<OpenAPIV3Doc>>();
   const docOf = (group: string, version: string) => {
     const key = `${group}/${version}`;

@@ -10,8 +10,9 @@
 // - Server-side printing is always "wide" (printers.GenerateOptions{Wide: true}), so priority-1
 //   columns have cells too.
 // Column definitions and printers are shared: callers must not mutate them.
-import { humanDuration } from '../kube/duration.js';
-import type { KubeObject } from '../kube/objects.js';
+import { age as ageSince, GO_ZERO_TIME } from '../kube/duration.js';
+import { isJsonObject } from '../kube/json.js';
+import type { JsonObject, KubeObject } from '../kube/objects.js';
 
 export interface TableColumnDefinition {
   name: string;
@@ -21,9 +22,9 @@ export interface TableColumnDefinition {
   priority: number;
 }
 
-export interface KindPrinter {
+export interface KindPrinter<T extends KubeObject = KubeObject> {
   columns: TableColumnDefinition[];
-  cells(obj: KubeObject, now: Date): unknown[];
+  cells(obj: T, now: Date): unknown[];
 }
 
 // metav1.ObjectMeta{}.SwaggerDoc()["name"] and ["creationTimestamp"], as kube-apiserver sends them.
@@ -37,7 +38,8 @@ const CREATION_TIMESTAMP_DOC = 'CreationTimestamp is a timestamp representing th
   'Null for lists. More info: ' +
   'https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
 
-function column(name: string, type: string, description: string, priority = 0): TableColumnDefinition {
+/** A column definition (format '' — only Name columns have one, `name`). */
+export function column(name: string, type: string, description: string, priority = 0): TableColumnDefinition {
   return { name, type, format: '', description, priority };
 }
 const NAME = { ...column('Name', 'string', NAME_DOC), format: 'name' };
@@ -45,10 +47,8 @@ const AGE = column('Age', 'string', CREATION_TIMESTAMP_DOC);
 
 // ---- Go-compatible reading of untyped JSON: an absent or mistyped field reads as Go's zero value.
 
-type Json = Record<string, unknown>;
-
-function obj(v: unknown): Json | undefined {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+function obj(v: unknown): JsonObject | undefined {
+  return isJsonObject(v) ? v : undefined;
 }
 function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
@@ -59,7 +59,7 @@ function num(v: unknown): number {
 function list(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
-function spec(o: KubeObject): Json {
+function spec(o: KubeObject): JsonObject {
   return obj(o.spec) ?? {};
 }
 function nameOf(o: KubeObject): string {
@@ -68,23 +68,19 @@ function nameOf(o: KubeObject): string {
 
 // ---- Timestamps
 
-// The zero time.Time, which JSON null or an absent creationTimestamp decodes to.
-const GO_ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
-
 function creationTime(o: KubeObject): number {
   const ms = Date.parse(str(o.metadata?.creationTimestamp));
   return Number.isNaN(ms) ? GO_ZERO_TIME : ms;
 }
 
-/** time.Time.UTC().Format(time.RFC3339): whole seconds, `Z` suffix. */
-function rfc3339(ms: number): string {
+/** time.Time.UTC().Format(time.RFC3339), as metav1.Time serializes: whole seconds, `Z` suffix. */
+export function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-/** printers.go translateTimestampSince (and the aggregator's ConvertToHumanReadableDateType). */
+/** The AGE cell (the aggregator's ConvertToHumanReadableDateType is the same). */
 function age(o: KubeObject, now: Date): string {
-  const created = creationTime(o);
-  return created === GO_ZERO_TIME ? '<unknown>' : humanDuration(now.getTime() - created);
+  return ageSince(str(o.metadata?.creationTimestamp), now.getTime());
 }
 
 // Go's sort.Strings order (bytewise), which differs from JS's UTF-16 order only beyond the BMP.
@@ -126,7 +122,7 @@ const mutatingAdmissionPolicyPrinter = admissionPolicyPrinter('mutations', 'Muta
   'Mutation indicates the number of mutations rules defined in this configuration');
 
 /** The gogo-protobuf String() of a *metav1.LabelSelector, which the binding printers show as is. */
-function labelSelectorString(sel: Json): string {
+function labelSelectorString(sel: JsonObject): string {
   const labels = obj(sel.matchLabels) ?? {};
   const matchLabels = Object.keys(labels).sort(byteOrder).map((k) => `${k}: ${str(labels[k])},`).join('');
   const matchExpressions = list(sel.matchExpressions).map((e) => {

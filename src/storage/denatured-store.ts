@@ -11,15 +11,17 @@
 //   conflicts are the real ones) after a dry run whose result is validated first;
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
-import { errors, StatusError, statusForCode, type Status, type StatusCause } from '../kube/status.js';
+import { isDeepStrictEqual } from 'node:util';
+import { errors, isStatus, StatusError, statusForText, type FailureStatus, type Status, type StatusCause } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
   fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
-  TranslationError, watchEventToNative, type KubeStatus, type NativeGroupVersionResource, type WatchEvent,
+  TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
+import { FieldSelectorError } from '../kube/field-selector.js';
 import { jsonLines } from '../kube/json-lines.js';
 import { applyNativeDefaults, presentNative } from './native-defaults.js';
 import { NativeValidator } from './native-validation.js';
@@ -56,7 +58,7 @@ export interface Watcher {
 export interface Creater { create(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
 export interface Updater { update(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
 export interface Patcher { patch(caller: Caller, target: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
-export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | KubeStatus>> }
+export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> }
 export interface CollectionDeleter { deleteCollection(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> }
 
 /** What differs between denatured kinds. */
@@ -124,10 +126,6 @@ function withoutNulls(v: unknown): unknown {
   return out;
 }
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater, Patcher, Deleter, CollectionDeleter {
   readonly kind: DenaturedKind;
 
@@ -137,10 +135,6 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
 
   private gvr(version: string): NativeGroupVersionResource {
     return { group: this.kind.group, version, resource: this.kind.plural };
-  }
-
-  private qualifiedKind(): string {
-    return this.kind.group === '' ? this.kind.kind : `${this.kind.kind}.${this.kind.group}`;
   }
 
   private path(t: Target, name: string, query?: URLSearchParams): string {
@@ -189,10 +183,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private statusError(code: number, json: unknown, text: string, version: string, name?: string): StatusError {
-    if (isJsonObject(json) && json.kind === 'Status') {
-      return new StatusError(statusToNative(json as KubeStatus, this.gvr(version), name || undefined) as unknown as Status);
+    if (isStatus(json)) {
+      // A kube-apiserver's error Status always has its code, reason and message.
+      return new StatusError(statusToNative(json, this.gvr(version), name || undefined) as FailureStatus);
     }
-    return new StatusError(statusForCode(code, text.trim().slice(0, 500) || `HTTP ${code}`));
+    return new StatusError(statusForText(code, text));
   }
 
   private native(obj: unknown, version: string): KubeObject {
@@ -222,12 +217,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private invalid(name: string, causes: StatusCause[]): StatusError {
-    const list = causes.map((c) => `${c.field}: ${c.message}`);
-    const message = `${this.qualifiedKind()} "${name}" is invalid: ${list.length === 1 ? list[0] : `[${list.join(', ')}]`}`;
-    return new StatusError({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'Invalid', code: 422,
-      details: { name, group: this.kind.group || undefined, kind: this.kind.kind, causes },
-    } as Status);
+    return errors.invalid({ group: this.kind.group, kind: this.kind.kind, name }, causes);
   }
 
   /** The object as natively written: defaulted, then validated (422 when invalid). */
@@ -289,7 +279,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
       try {
         q.set('fieldSelector', fieldSelectorToStored(fs));
       } catch (err) {
-        throw errors.badRequest((err as Error).message);
+        if (err instanceof FieldSelectorError) throw errors.badRequest(err.message);
+        throw err;
       }
     }
     return q;
@@ -355,7 +346,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     const liveManaged: ManagedFieldsEntry[] | undefined = live?.metadata?.managedFields;
     if (live && out.metadata && liveManaged) {
       const liveNative = this.native(live, version).metadata?.managedFields;
-      if (obj.metadata?.managedFields === undefined || deepEqual(obj.metadata.managedFields, liveNative)) out.metadata.managedFields = liveManaged;
+      if (obj.metadata?.managedFields === undefined || isDeepStrictEqual(obj.metadata.managedFields, liveNative)) out.metadata.managedFields = liveManaged;
     }
     return out;
   }
@@ -375,12 +366,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   private notFound(name: string): StatusError {
-    const g = this.kind.group;
-    return new StatusError({
-      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 404, reason: 'NotFound',
-      message: `${this.kind.plural}${g ? `.${g}` : ''} "${name}" not found`,
-      details: { name, ...(g ? { group: g } : {}), kind: this.kind.plural },
-    } as Status);
+    return errors.notFound({ group: this.kind.group, kind: this.kind.plural, name });
   }
 
   async patch(caller: Caller, t: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
@@ -432,11 +418,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return { value: this.native(a.json, t.version), warnings: a.warnings, created: a.status === 201 };
   }
 
-  async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | KubeStatus>> {
+  async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> {
     const a = await this.request(caller, 'DELETE', t, t.name, query, options);
     const json = a.json;
-    if (isJsonObject(json) && json.kind === 'Status') {
-      return { value: statusToNative(json as KubeStatus, this.gvr(t.version), t.name), warnings: a.warnings };
+    if (isStatus(json)) {
+      return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
     }
     const obj = this.native(json, t.version);
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
@@ -448,7 +434,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return {
       value: {
         kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
-        details: { name: t.name, ...(g ? { group: g } : {}), kind: this.kind.plural, uid: obj.metadata?.uid },
+        details: { name: t.name, ...(g ? { group: g } : {}), kind: this.kind.plural, uid: obj.metadata?.uid as string | undefined },
       },
       warnings: a.warnings,
     };

@@ -10,11 +10,14 @@
 //   annotation (toStored rejects it), apart from managedFields, which toNative cleans of what the
 //   annotation added.
 // - Status objects and field selectors are rewritten so clients see native names and groups only.
-// Violations of the contract raise TranslationError.
+// Violations of the contract raise TranslationError (a malformed field selector, FieldSelectorError).
 import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
+import { fieldSelectorTerm, parseFieldSelector } from '../kube/field-selector.js';
 import { isJsonObject } from '../kube/json.js';
+import { isDNS1123Subdomain } from '../kube/names.js';
 import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
+import type { Status } from '../kube/status.js';
 
 export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
 
@@ -34,33 +37,12 @@ export interface NativeGroupVersionResource extends NativeGroupVersion {
   resource: string;
 }
 
-export interface KubeStatus {
-  kind?: string;
-  apiVersion?: string;
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: {
-    name?: string;
-    group?: string;
-    kind?: string;
-    causes?: { reason?: string; message?: string; field?: string }[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
-
 export interface WatchEvent {
   type: string;
-  object: KubeObject | KubeStatus;
+  object: KubeObject | Status;
 }
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const ENCODED_NAME = /^kv-[0-9a-f]{40}$/;
-
-export function isDNS1123Subdomain(s: string): boolean {
-  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
-}
 
 export function isEncodedName(s: string): boolean {
   return ENCODED_NAME.test(s);
@@ -186,7 +168,7 @@ export function watchEventToNative(event: WatchEvent, native: NativeGroupVersion
     case 'BOOKMARK':
       return { ...event, object: { ...structuredClone(event.object), apiVersion: nativeApiVersion(native) } };
     case 'ERROR':
-      return { ...event, object: statusToNative(event.object as KubeStatus, native) };
+      return { ...event, object: statusToNative(event.object as Status, native) };
     default:
       return structuredClone(event);
   }
@@ -199,7 +181,7 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * `<details.kind>` qualified by the native group (unqualified for the core group), and the encoded
  * name replaced by originalName (when given and it encodes to the name in the Status).
  */
-export function statusToNative(status: KubeStatus, native: NativeGroupVersionResource, originalName?: string): KubeStatus {
+export function statusToNative<T extends Status>(status: T, native: NativeGroupVersionResource, originalName?: string): T {
   const out = structuredClone(status);
   const encoded = originalName === undefined ? undefined : storedName(originalName);
   const decode = encoded !== undefined && encoded !== originalName;
@@ -229,53 +211,9 @@ export function statusToNative(status: KubeStatus, native: NativeGroupVersionRes
   return out;
 }
 
-/** Field selector terms, split on unescaped ',' (fields.ParseSelector's rules). */
-function splitTerms(selector: string): string[] {
-  const terms: string[] = [];
-  let start = 0;
-  for (let i = 0; i < selector.length; i++) {
-    if (selector[i] === '\\') i++;
-    else if (selector[i] === ',') {
-      terms.push(selector.slice(start, i));
-      start = i + 1;
-    }
-  }
-  terms.push(selector.slice(start));
-  return terms;
-}
-
-function splitTerm(term: string): [string, string, string] | undefined {
-  for (let i = 0; i < term.length; i++) {
-    if (term[i] === '\\') { i++; continue; }
-    for (const op of ['!=', '==', '=']) {
-      if (term.startsWith(op, i)) return [term.slice(0, i), op, term.slice(i + op.length)];
-    }
-  }
-  return undefined;
-}
-
-function unescapeValue(v: string): string {
-  let out = '';
-  for (let i = 0; i < v.length; i++) {
-    const c = v[i]!;
-    if (c !== '\\') { out += c; continue; }
-    const next = v[++i];
-    if (next !== '\\' && next !== ',' && next !== '=') {
-      throw new TranslationError(`field selector value ${JSON.stringify(v)}: invalid escape sequence`);
-    }
-    out += next;
-  }
-  return out;
-}
-
 /** A field selector for the stored form: `metadata.name` terms use storedName; others are kept. */
 export function fieldSelectorToStored(selector: string): string {
-  if (selector === '') return selector;
-  return splitTerms(selector).map((term) => {
-    const parts = splitTerm(term);
-    if (!parts || parts[0] !== 'metadata.name') return term;
-    const [key, op, value] = parts;
-    // A stored name is a DNS-1123 subdomain: it needs no escaping.
-    return `${key}${op}${storedName(unescapeValue(value))}`;
-  }).join(',');
+  return parseFieldSelector(selector)
+    .map((r) => fieldSelectorTerm(r.field === 'metadata.name' ? { ...r, value: storedName(r.value) } : r))
+    .join(',');
 }

@@ -5,40 +5,35 @@
 // "." for every object. A field set left empty by that goes, as natively it never was.
 // The stored fieldsV1 keep theirs (the WDS's bookkeeping); only what clients see is reshaped.
 // Pure; unknown schema nodes are left alone.
-import type { ManagedFieldsEntry } from '../kube/objects.js';
+import type { JsonObject, ManagedFieldsEntry } from '../kube/objects.js';
 import { isJsonObject } from '../kube/json.js';
+import { resolveSchema, type OpenAPIV3Schema } from './crd-schema.js';
 
-type Schema = Record<string, unknown>;
-type Fields = Record<string, unknown>;
-
-const REF = '#/components/schemas/';
+/** A fieldsV1 set (or a member of one). */
+type Fields = JsonObject;
 
 export class ManagedFieldsShaper {
-  constructor(private readonly schemas: Record<string, Schema>, private readonly rootName: string) {}
+  constructor(private readonly schemas: Record<string, OpenAPIV3Schema>, private readonly rootName: string) {}
 
-  /** The schema with $ref / allOf-of-one-$ref resolved (the wrapper's own keys kept on top). */
-  private resolve(node: Schema): Schema {
-    let s = node;
-    for (let i = 0; i < 20; i++) {
-      const ref = typeof s.$ref === 'string' ? s.$ref
-        : Array.isArray(s.allOf) && s.allOf.length === 1 && isJsonObject(s.allOf[0]) && typeof s.allOf[0].$ref === 'string' ? s.allOf[0].$ref : undefined;
-      if (!ref || !ref.startsWith(REF)) return s;
-      const { $ref: _r, allOf: _a, ...rest } = s;
-      s = { ...(this.schemas[ref.slice(REF.length)] ?? {}), ...rest };
+  /** The schema with its $ref wrappers resolved; a reference that cannot be is left alone. */
+  private resolve(node: OpenAPIV3Schema): OpenAPIV3Schema {
+    try {
+      return resolveSchema(node, this.schemas).schema;
+    } catch {
+      return node;
     }
-    return s;
   }
 
   /** `alwaysThere`: this node exists in an empty object of the kind (the root, and non-pointer structs under it). */
-  private shape(fields: Fields, schemaNode: Schema | undefined, alwaysThere: boolean): Fields {
+  private shape(fields: Fields, schemaNode: OpenAPIV3Schema | undefined, alwaysThere: boolean): Fields {
     const schema = schemaNode ? this.resolve(schemaNode) : undefined;
-    const props = schema && isJsonObject(schema.properties) ? schema.properties as Record<string, Schema> : undefined;
-    const additional = schema && isJsonObject(schema.additionalProperties) ? schema.additionalProperties as Schema : undefined;
-    const items = schema && isJsonObject(schema.items) ? schema.items as Schema : undefined;
+    const props = schema && isJsonObject(schema.properties) ? schema.properties as Record<string, OpenAPIV3Schema> : undefined;
+    const additional = schema && isJsonObject(schema.additionalProperties) ? schema.additionalProperties as OpenAPIV3Schema : undefined;
+    const items = schema && isJsonObject(schema.items) ? schema.items as OpenAPIV3Schema : undefined;
     const out: Fields = {};
     for (const [k, v] of Object.entries(fields)) {
       if (!isJsonObject(v)) { out[k] = v; continue; }
-      let child: Schema | undefined;
+      let child: OpenAPIV3Schema | undefined;
       let childThere = false;
       if (k.startsWith('f:')) {
         const declared = props?.[k.slice(2)];

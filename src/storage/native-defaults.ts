@@ -5,11 +5,10 @@
 // does). Written by hand: the defaulters exist only as Go code. Applied to what is written (so the
 // writer owns the defaulted fields, as natively) and to what is read (server-side apply results,
 // which the WDS merges without them). Pure: returns a copy.
-import type { KubeObject } from '../kube/objects.js';
+import type { JsonObject, KubeObject } from '../kube/objects.js';
 import { isJsonObject } from '../kube/json.js';
 
-type Json = Record<string, unknown>;
-const setDefault = (o: Json, k: string, v: unknown) => { if (o[k] === undefined || o[k] === null) o[k] = v; };
+const setDefault = (o: JsonObject, k: string, v: unknown) => { if (o[k] === undefined || o[k] === null) o[k] = v; };
 
 const NO_GENERATION = new Set([
   'clusterroles.rbac.authorization.k8s.io', 'clusterrolebindings.rbac.authorization.k8s.io', 'roles.rbac.authorization.k8s.io',
@@ -17,7 +16,7 @@ const NO_GENERATION = new Set([
 ]);
 
 /** admissionregistration v1: SetDefaults_ValidatingWebhook / _MutatingWebhook / _Rule. */
-function defaultWebhook(w: Json, mutating: boolean): void {
+function defaultWebhook(w: JsonObject, mutating: boolean): void {
   setDefault(w, 'failurePolicy', 'Fail');
   setDefault(w, 'matchPolicy', 'Equivalent');
   setDefault(w, 'namespaceSelector', {});
@@ -28,7 +27,7 @@ function defaultWebhook(w: Json, mutating: boolean): void {
 }
 
 /** SetDefaults_MatchResources (policies and their bindings). */
-function defaultMatchResources(m: Json): void {
+function defaultMatchResources(m: JsonObject): void {
   setDefault(m, 'matchPolicy', 'Equivalent');
   setDefault(m, 'namespaceSelector', {});
   setDefault(m, 'objectSelector', {});
@@ -39,7 +38,7 @@ function defaultMatchResources(m: Json): void {
 }
 
 /** flowcontrol v1: SetDefaults_PriorityLevelConfiguration (Limited) and _QueuingConfiguration. */
-function defaultPriorityLevel(spec: Json): void {
+function defaultPriorityLevel(spec: JsonObject): void {
   const limited = spec.limited;
   if (!isJsonObject(limited)) return;
   setDefault(limited, 'nominalConcurrencyShares', 30);
@@ -53,14 +52,14 @@ function defaultPriorityLevel(spec: Json): void {
 }
 
 /** core v1: SetDefaults_LimitRangeItem — Container limits default to max, requests to default or min. */
-function defaultLimitRangeItem(item: Json): void {
+function defaultLimitRangeItem(item: JsonObject): void {
   if (item.type !== 'Container') return;
   const max = isJsonObject(item.max) ? item.max : {};
   const min = isJsonObject(item.min) ? item.min : {};
-  const dflt: Json = isJsonObject(item.default) ? item.default : {};
+  const dflt: JsonObject = isJsonObject(item.default) ? item.default : {};
   for (const [k, v] of Object.entries(max)) if (dflt[k] === undefined) dflt[k] = v;
   if (Object.keys(dflt).length > 0) item.default = dflt;
-  const request: Json = isJsonObject(item.defaultRequest) ? item.defaultRequest : {};
+  const request: JsonObject = isJsonObject(item.defaultRequest) ? item.defaultRequest : {};
   for (const [k, v] of Object.entries(dflt)) if (request[k] === undefined) request[k] = v;
   for (const [k, v] of Object.entries(min)) if (request[k] === undefined) request[k] = v;
   if (Object.keys(request).length > 0) item.defaultRequest = request;
@@ -68,7 +67,7 @@ function defaultLimitRangeItem(item: Json): void {
 
 /** The Go defaulters of the kind applied to a copy of `obj`. */
 export function applyNativeDefaults(group: string, resource: string, obj: KubeObject): KubeObject {
-  const out = structuredClone(obj) as Json;
+  const out = structuredClone(obj) as JsonObject;
   const spec = isJsonObject(out.spec) ? out.spec : undefined;
   switch (`${resource}.${group}`) {
     case 'validatingwebhookconfigurations.admissionregistration.k8s.io':

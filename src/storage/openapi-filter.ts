@@ -1,29 +1,17 @@
 // OpenAPI documents of the WDS as the view shows them: operations on hidden resources removed,
 // with the schemas only they used; the v3 index limited to visible group versions and its
 // serverRelativeURLs moved under the view root so clients under the prefix fetch them there.
-import type { KindCategories } from './kind-categories.js';
+import type { JsonValue } from '../kube/objects.js';
+import { parseRequestInfo } from '../kube/request-info.js';
+import type { GroupResource, KindCategories } from './kind-categories.js';
 
-type Json = unknown;
-
-/** Splits an OpenAPI path ("/apis/apps/v1/namespaces/{namespace}/deployments") into group and resource. */
-export function pathGroupResource(path: string): { group: string; resource: string } | undefined {
-  let parts = path.split('/').filter(Boolean);
-  let group: string;
-  if (parts[0] === 'api' && parts.length >= 3) {
-    group = '';
-    parts = parts.slice(2);
-  } else if (parts[0] === 'apis' && parts.length >= 4) {
-    group = parts[1]!;
-    parts = parts.slice(3);
-  } else {
-    return undefined;
-  }
-  if (parts[0] === 'watch') parts = parts.slice(1);
-  if (parts[0] === 'namespaces' && parts.length > 2 && !['status', 'finalize'].includes(parts[2]!)) parts = parts.slice(2);
-  return parts[0] ? { group, resource: parts[0] } : undefined;
+/** The group and resource an OpenAPI path ("/apis/apps/v1/namespaces/{namespace}/deployments") operates on. */
+export function pathGroupResource(path: string): GroupResource | undefined {
+  const info = parseRequestInfo(path);
+  return info.resource ? { group: info.group, resource: info.resource } : undefined;
 }
 
-function collectRefs(node: Json, prefix: string, out: Set<string>): void {
+function collectRefs(node: JsonValue, prefix: string, out: Set<string>): void {
   if (Array.isArray(node)) {
     for (const n of node) collectRefs(n, prefix, out);
   } else if (node && typeof node === 'object') {
@@ -35,7 +23,7 @@ function collectRefs(node: Json, prefix: string, out: Set<string>): void {
 }
 
 /** Names reachable from `roots` through $refs into `schemas`. */
-function reachable(roots: Json[], schemas: Record<string, Json>, prefix: string): Set<string> {
+function reachable(roots: JsonValue[], schemas: Record<string, JsonValue>, prefix: string): Set<string> {
   const seen = new Set<string>();
   const queue: string[] = [];
   const first = new Set<string>();
@@ -53,10 +41,10 @@ function reachable(roots: Json[], schemas: Record<string, Json>, prefix: string)
 }
 
 interface Doc {
-  paths?: Record<string, Json>;
-  definitions?: Record<string, Json>;
-  components?: { schemas?: Record<string, Json>; [k: string]: Json };
-  [k: string]: Json;
+  paths?: Record<string, JsonValue>;
+  definitions?: Record<string, JsonValue>;
+  components?: { schemas?: Record<string, JsonValue>; [k: string]: JsonValue };
+  [k: string]: JsonValue;
 }
 
 /** Works on OpenAPI v2 (definitions) and v3 (components.schemas) documents alike. */
@@ -64,8 +52,8 @@ export function filterOpenAPIDocument(doc: Doc, cats: KindCategories): Doc {
   const v3 = doc.components !== undefined;
   const schemas = (v3 ? doc.components?.schemas : doc.definitions) ?? {};
   const prefix = v3 ? '#/components/schemas/' : '#/definitions/';
-  const kept: Record<string, Json> = {};
-  const dropped: Json[] = [];
+  const kept: Record<string, JsonValue> = {};
+  const dropped: JsonValue[] = [];
   for (const [p, item] of Object.entries(doc.paths ?? {})) {
     const gr = pathGroupResource(p);
     if (gr && cats.categorize(gr) === 'hidden') dropped.push(item);
@@ -75,7 +63,7 @@ export function filterOpenAPIDocument(doc: Doc, cats: KindCategories): Doc {
   // Drop a schema only if hidden operations used it and nothing visible still reaches it.
   const usedByHidden = reachable(dropped, schemas, prefix);
   const stillUsed = reachable([...Object.values(kept), ...Object.entries(schemas).filter(([n]) => !usedByHidden.has(n)).map(([, s]) => s)], schemas, prefix);
-  const keptSchemas: Record<string, Json> = {};
+  const keptSchemas: Record<string, JsonValue> = {};
   for (const [name, s] of Object.entries(schemas)) {
     if (!usedByHidden.has(name) || stillUsed.has(name)) keptSchemas[name] = s;
   }
@@ -85,8 +73,8 @@ export function filterOpenAPIDocument(doc: Doc, cats: KindCategories): Doc {
 }
 
 interface V3Index {
-  paths?: Record<string, { serverRelativeURL?: string; [k: string]: Json }>;
-  [k: string]: Json;
+  paths?: Record<string, { serverRelativeURL?: string; [k: string]: JsonValue }>;
+  [k: string]: JsonValue;
 }
 
 /** The /openapi/v3 index: group versions the view hides are removed, URLs moved under `root`. */

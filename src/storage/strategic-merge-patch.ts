@@ -45,9 +45,10 @@
 //   extensions, so this matters only for fields that lack them).
 // Multi-key list maps (`x-kubernetes-list-map-keys` with several keys and no patch strategy) cannot be
 // expressed in SMP and are replaced.
+import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
-
-type JsonObject = Record<string, unknown>;
+import type { JsonObject } from '../kube/objects.js';
+import type { OpenAPIV3Schema } from './crd-schema.js';
 
 /** An invalid patch (unknown directive, missing merge key, malformed directive list...). */
 export class StrategicMergePatchError extends Error {
@@ -91,12 +92,11 @@ const PATCH_MERGE_KEY = 'x-kubernetes-patch-merge-key';
 const LIST_TYPE = 'x-kubernetes-list-type';
 const LIST_MAP_KEYS = 'x-kubernetes-list-map-keys';
 
-type SchemaNode = Record<string, unknown>;
 type RefResolver = (ref: string) => object | undefined;
 
 
 /** The schema itself followed by what its `$ref` and `allOf` members resolve to, depth first. */
-function flatten(schema: SchemaNode, resolveRef: RefResolver, seen = new Set<object>()): SchemaNode[] {
+function flatten(schema: OpenAPIV3Schema, resolveRef: RefResolver, seen = new Set<object>()): OpenAPIV3Schema[] {
   if (seen.has(schema)) return [];
   seen.add(schema);
   const out = [schema];
@@ -129,12 +129,12 @@ class SchemaPatchMeta implements PatchMeta {
   readonly strategy: 'merge' | 'replace' | undefined;
   readonly retainKeys: boolean;
   readonly mergeKey: string | undefined;
-  private readonly chain: SchemaNode[];
+  private readonly chain: OpenAPIV3Schema[];
   private readonly fields = new Map<string, PatchMeta>();
   private itemMeta: PatchMeta | undefined;
 
   constructor(
-    schema: SchemaNode,
+    schema: OpenAPIV3Schema,
     private readonly resolveRef: RefResolver,
   ) {
     this.chain = flatten(schema, resolveRef);
@@ -174,10 +174,10 @@ class SchemaPatchMeta implements PatchMeta {
       meta = NO_PATCH_META;
       const declared = this.chain.find((s) => isJsonObject(s.properties) && isJsonObject(s.properties[field]));
       if (declared) {
-        meta = new SchemaPatchMeta((declared.properties as JsonObject)[field] as SchemaNode, this.resolveRef);
+        meta = new SchemaPatchMeta((declared.properties as JsonObject)[field] as OpenAPIV3Schema, this.resolveRef);
       } else {
         const additional = this.chain.find((s) => isJsonObject(s.additionalProperties));
-        if (additional) meta = new SchemaPatchMeta(additional.additionalProperties as SchemaNode, this.resolveRef);
+        if (additional) meta = new SchemaPatchMeta(additional.additionalProperties as OpenAPIV3Schema, this.resolveRef);
       }
       this.fields.set(field, meta);
     }
@@ -187,7 +187,7 @@ class SchemaPatchMeta implements PatchMeta {
   items(): PatchMeta {
     if (!this.itemMeta) {
       const list = this.chain.find((s) => isJsonObject(s.items));
-      this.itemMeta = list ? new SchemaPatchMeta(list.items as SchemaNode, this.resolveRef) : NO_PATCH_META;
+      this.itemMeta = list ? new SchemaPatchMeta(list.items as OpenAPIV3Schema, this.resolveRef) : NO_PATCH_META;
     }
     return this.itemMeta;
   }
@@ -199,7 +199,7 @@ class SchemaPatchMeta implements PatchMeta {
  * Lookups are lazy and memoized; an unresolvable `$ref` or a malformed patch extension throws when reached.
  */
 export function schemaPatchMeta(schema: object, resolveRef: (ref: string) => object | undefined): PatchMeta {
-  return new SchemaPatchMeta(schema as SchemaNode, resolveRef);
+  return new SchemaPatchMeta(schema as OpenAPIV3Schema, resolveRef);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,26 +236,6 @@ function kindOf(v: unknown): Kind {
   return t === 'string' || t === 'number' || t === 'boolean' ? t : 'other';
 }
 
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
-  if (isJsonObject(a) && isJsonObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
-  }
-  return false;
-}
-
-function deepCopy(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(deepCopy);
-  if (isJsonObject(v)) {
-    const out: JsonObject = {};
-    for (const [k, x] of Object.entries(v)) out[k] = deepCopy(x);
-    return out;
-  }
-  return v;
-}
-
 /** The part after "<prefix>/" of a directive key, which must be a field name. */
 function directiveField(key: string, prefix: string, path: string): string {
   const field = key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1) : '';
@@ -278,7 +258,7 @@ export function applyStrategicMergePatch(original: unknown, patch: unknown, meta
   if (original !== undefined && original !== null && !isJsonObject(original)) {
     fail('', `a strategic merge patch applies to a JSON object, got ${describe(original)}`);
   }
-  return mergeMap(original === undefined || original === null ? {} : (deepCopy(original) as JsonObject), patch, meta, '');
+  return mergeMap(original === undefined || original === null ? {} : (structuredClone(original) as JsonObject), patch, meta, '');
 }
 
 /**
@@ -497,7 +477,7 @@ function deleteFromPrimitiveList(current: unknown[], toDelete: unknown[], path: 
 type KeyFn = (item: unknown) => unknown;
 
 function sameKey(a: unknown, b: unknown): boolean {
-  return a === b || (typeof a === 'object' && deepEqual(a, b));
+  return a === b || (typeof a === 'object' && isDeepStrictEqual(a, b));
 }
 
 /** The identity of a list item: its merge key value, or the item itself for primitives. */

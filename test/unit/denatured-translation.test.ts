@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { FieldSelectorError } from '../../src/kube/field-selector.js';
 import { deepFreeze } from '../../src/kube/json.js';
 import {
   fieldSelectorToStored, isEncodedName, listToNative, NATIVE_NAME_ANNOTATION, statusToNative, storedName,
   toNative, toStored, TranslationError, watchEventToNative,
 } from '../../src/storage/denatured-translation.js';
 import type { KubeObject } from '../../src/kube/objects.js';
+import type { Status } from '../../src/kube/status.js';
 
 
 const enc = (n: string) => 'kv-' + createHash('sha256').update(n).digest('hex').slice(0, 40);
@@ -231,7 +233,7 @@ t.test('watchEventToNative', async (t) => {
 
 t.test('statusToNative', async (t) => {
   const name = 'system:controller:foo';
-  const notFound = deepFreeze({
+  const notFound = deepFreeze<Status>({
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'NotFound', code: 404,
     message: `clusterroles.denatured.kubestellar.io "${enc(name)}" not found`,
     details: { name: enc(name), group: 'denatured.kubestellar.io', kind: 'clusterroles' },
@@ -246,7 +248,7 @@ t.test('statusToNative', async (t) => {
   // An original name that does not encode to the name in the Status is not substituted.
   t.equal(statusToNative(notFound, rbac, 'other:name').details?.name, enc(name));
 
-  const exists = deepFreeze({
+  const exists = deepFreeze<Status>({
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'AlreadyExists', code: 409,
     message: 'serviceaccounts.denatured.kubestellar.io "builder" already exists',
     details: { name: 'builder', group: 'denatured.kubestellar.io', kind: 'serviceaccounts' },
@@ -257,7 +259,7 @@ t.test('statusToNative', async (t) => {
     details: { name: 'builder', kind: 'serviceaccounts' },
   });
 
-  const invalid = deepFreeze({
+  const invalid = deepFreeze<Status>({
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
     message: `ClusterRole.denatured.kubestellar.io "${enc(name)}" is invalid: rules[0].verbs: Required value`,
     details: {
@@ -267,7 +269,7 @@ t.test('statusToNative', async (t) => {
   });
   const inv = statusToNative(invalid, rbac, name);
   t.equal(inv.message, 'ClusterRole.rbac.authorization.k8s.io "system:controller:foo" is invalid: rules[0].verbs: Required value');
-  t.same(inv.details?.causes, invalid.details.causes);
+  t.same(inv.details?.causes, invalid.details!.causes);
 });
 
 t.test('fieldSelectorToStored', async (t) => {
@@ -283,7 +285,9 @@ t.test('fieldSelectorToStored', async (t) => {
     ['metadata.name=a\\,b', `metadata.name=${enc('a,b')}`],
     ['metadata.name=a\\=b,spec.x=y', `metadata.name=${enc('a=b')},spec.x=y`],
     [`metadata.name=kv-${'a'.repeat(40)}`, `metadata.name=${enc('kv-' + 'a'.repeat(40))}`],
+    ['spec.x=a\\,b,,', 'spec.x=a\\,b'],
   ];
   for (const [sel, want] of table) t.equal(fieldSelectorToStored(sel), want, sel);
-  t.throws(() => fieldSelectorToStored('metadata.name=a\\b'), TranslationError);
+  t.throws(() => fieldSelectorToStored('metadata.name=a\\b'), new FieldSelectorError('invalid field selector: invalid escape sequence: \\b'));
+  t.throws(() => fieldSelectorToStored('metadata.name'), new FieldSelectorError("invalid selector: 'metadata.name'; can't understand 'metadata.name'"));
 });

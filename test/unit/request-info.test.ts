@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { assertSafePath, parseRequestInfo } from '../../src/kube/request-info.js';
+import { assertSafePath, groupVersionPath, parseRequestInfo } from '../../src/kube/request-info.js';
 import { StatusError } from '../../src/kube/status.js';
 
 const pick = (path: string) => {
@@ -86,5 +86,14 @@ t.test('assertSafePath accepts ordinary paths, including names with dots', async
   for (const p of ['/api/v1/namespaces/default/pods', '/apis/apps/v1/deployments', '/api/v1/configmaps/a..b',
     '/api/v1/namespaces/ns1/configmaps/.hidden', '/api/v1/namespaces/ns1/configmaps/my%20cm', '/']) {
     t.doesNotThrow(() => assertSafePath(p), p);
+  }
+});
+
+t.test('groupVersionPath is the way back', async (t) => {
+  t.equal(groupVersionPath('', 'v1'), '/api/v1');
+  t.equal(groupVersionPath('apps', 'v1'), '/apis/apps/v1');
+  for (const [g, v] of [['', 'v1'], ['rbac.authorization.k8s.io', 'v1']] as const) {
+    const info = parseRequestInfo(`${groupVersionPath(g, v)}/things`);
+    t.strictSame([info.group, info.version, info.resource], [g, v, 'things']);
   }
 });

@@ -32,8 +32,8 @@ t.test('spaceTable', async (t) => {
   const tbl = spaceTable([o], 'v1', 'Object');
   t.equal(tbl.kind, 'Table');
   t.equal(tbl.apiVersion, 'meta.k8s.io/v1');
-  t.strictSame(tbl.columnDefinitions.map((c) => [c.name, c.priority]), [['Name', 0], ['Type', 0], ['View URL', 0], ['Age', 0], ['WDS', 1]]);
-  t.equal(tbl.columnDefinitions[0]!.format, 'name');
+  t.strictSame(tbl.columnDefinitions!.map((c) => [c.name, c.priority]), [['Name', 0], ['Type', 0], ['View URL', 0], ['Age', 0], ['WDS', 1]]);
+  t.equal(tbl.columnDefinitions![0]!.format, 'name');
   t.equal(tbl.rows.length, 1);
   t.strictSame(tbl.rows[0]!.cells, ['wds1', 'WDS', `https://127.0.0.1:6443${VIEW_PATH}`, '3h', 'https://127.0.0.1:6443']);
   t.equal(tbl.rows[0]!.object, o, 'includeObject=Object: the whole object');
@@ -79,4 +79,11 @@ t.test('matchesSelectors', async (t) => {
   yes(undefined, 'metadata.name!=wds2');
   no('view.kubestellar.io/space-type=wds', 'metadata.name=wds2');
   t.throws(() => matchesSelectors(o, undefined, 'spec.type=WDS'), { name: 'StatusError', message: 'field label not supported: spec.type' }, 'an unsupported field label is a 400, as kube-apiserver answers');
+  t.throws(() => matchesSelectors(o, 'other', 'spec.type=WDS'), { name: 'StatusError', message: 'field label not supported: spec.type' }, 'whether or not the labels match');
+  yes('view.kubestellar.io/space-type in (its,wds)');
+  no('view.kubestellar.io/space-type notin (wds)');
+  t.throws(() => matchesSelectors(o, 'a b'), { name: 'StatusError', message: "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt" },
+    'a malformed label selector is a 400 with kube\'s message');
+  t.throws(() => matchesSelectors(o, undefined, 'metadata.name'), { name: 'StatusError', message: "invalid selector: 'metadata.name'; can't understand 'metadata.name'" },
+    'a malformed field selector too');
 });

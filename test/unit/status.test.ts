@@ -1,5 +1,5 @@
 import t from 'tap';
-import { errors, StatusError, toStatus } from '../../src/kube/status.js';
+import { errors, isStatus, statusForText, StatusError, toStatus } from '../../src/kube/status.js';
 
 const shape = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure' };
 
@@ -48,6 +48,30 @@ t.test('notFound and forbidden details', async (t) => {
   t.strictSame(f.details, { kind: 'pods', name: 'p' });
   t.equal(errors.forbidden('denied').status.details, undefined);
   t.notOk('details' in errors.badRequest('x').status, 'no details key when none given');
+});
+
+t.test('invalid: one cause per field, the native wording', async (t) => {
+  const one = errors.invalid({ group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'r' },
+    [{ reason: 'FieldValueRequired', field: 'rules[0].verbs', message: 'Required value' }]);
+  t.equal(one.code, 422);
+  t.equal(one.status.reason, 'Invalid');
+  t.equal(one.message, 'ClusterRole.rbac.authorization.k8s.io "r" is invalid: rules[0].verbs: Required value');
+  t.strictSame(one.status.details, { name: 'r', group: 'rbac.authorization.k8s.io', kind: 'ClusterRole',
+    causes: [{ reason: 'FieldValueRequired', field: 'rules[0].verbs', message: 'Required value' }] });
+  const two = errors.invalid({ group: '', kind: 'ServiceAccount', name: 's' },
+    [{ field: 'a', message: 'x' }, { field: 'b', message: 'y' }]).status;
+  t.equal(two.message, 'ServiceAccount "s" is invalid: [a: x, b: y]');
+  t.notOk('group' in two.details!, 'no group for the core group');
+});
+
+t.test('statusForText and isStatus', async (t) => {
+  t.match(statusForText(404, '  404 page not found\n'), { ...shape, code: 404, reason: 'NotFound', message: '404 page not found' });
+  t.equal(statusForText(502, '').message, 'HTTP 502');
+  t.equal(statusForText(500, 'x'.repeat(600)).message.length, 500);
+  t.ok(isStatus({ kind: 'Status', status: 'Success' }));
+  t.notOk(isStatus({ kind: 'ConfigMap' }));
+  t.notOk(isStatus([{ kind: 'Status' }]));
+  t.notOk(isStatus(null));
 });
 
 t.test('toStatus', async (t) => {
