@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { kubectl } from './kubectl.js';
 import { stderrProgress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
+import { waitFor } from '../kube/wait.js';
 
 const DEMO_DEPLOYMENT = `apiVersion: apps/v1
 kind: Deployment
@@ -154,11 +155,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
       `apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: ${wec.name}\n  labels: {location-group: edge, name: ${wec.name}}\nspec:\n  hubAcceptsClient: true\n`);
   }
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_BINDING_POLICY);
-  const deadline = Date.now() + 60_000;
   const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);
   const worksOf = (ns: string) => kubectl(kc, ['--context', 'its1', '-n', ns, 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx', '-o', 'name']).stdout.split('\n').filter(Boolean);
-  while (Date.now() < deadline && !wecs.every((w) => worksOf(w).length >= 3)) await new Promise((r) => setTimeout(r, 500));
-  if (!wecs.every((w) => worksOf(w).length >= 3)) throw new UserError('the BindingPolicy demo-nginx did not produce its ManifestWorks within 60 s (see the ksview serve log)');
+  const placed = await waitFor(async () => ({ ok: wecs.every((w) => worksOf(w).length >= 3), detail: 'works missing' }), 60_000, 500);
+  if (!placed.ok) throw new UserError('the BindingPolicy demo-nginx did not produce its ManifestWorks within 60 s (see the ksview serve log)');
   show(['--context', 'its1', 'get', 'manifestworks', '-A', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx',
     '-o', 'custom-columns=CLUSTER:.metadata.namespace,WORK:.metadata.name,KIND:.spec.workload.manifests[0].kind,OBJECT:.spec.workload.manifests[0].metadata.name']);
   // --raw: right after ksview serve (re)starts, kube-apiserver's discovery of the group may lag a minute.

@@ -5,6 +5,7 @@ import { InvalidArgumentError } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
 import type { GroupResource } from '../storage/kind-categories.js';
 
 export function intOption(min: number, max: number) {
@@ -16,7 +17,7 @@ export function intOption(min: number, max: number) {
 }
 
 export function dnsLabel(value: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value) || value.length > 63) {
+  if (!isDNS1123Label(value)) {
     throw new InvalidArgumentError('must be a DNS label: lowercase letters, digits and -, at most 63');
   }
   return value;
@@ -53,13 +54,11 @@ export function stateDir(value: string): string {
   }
 }
 
-const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
 /** `clusterroles.rbac.authorization.k8s.io,serviceaccounts` → group/resource pairs. */
 export function resourceList(value: string): GroupResource[] {
   const items = value.split(',').map((s) => s.trim()).filter(Boolean);
   return items.map((item) => {
-    if (!RESOURCE.test(item)) {
+    if (!isDNS1123Subdomain(item)) {
       throw new InvalidArgumentError(`${JSON.stringify(item)} is not <resource>.<group> (lowercase, e.g. clusterroles.rbac.authorization.k8s.io)`);
     }
     const dot = item.indexOf('.');

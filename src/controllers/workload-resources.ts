@@ -2,7 +2,7 @@
 // watchable resource (preferred version) of aggregated discovery, minus hidden kinds and groups,
 // minus the native denatured kinds (the WDS's own RBAC, webhooks... are not workload), plus the
 // denatured.kubestellar.io resources, which stand for their native kinds. Pure over discovery.
-import type { AggregatedDiscovery } from '../kube/discovery.js';
+import { discoveredResources, type AggregatedDiscovery } from '../kube/discovery.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { KubeObject } from '../kube/objects.js';
@@ -18,35 +18,22 @@ export interface WorkloadResource {
   native: { group: string; resource: string };
 }
 
-interface VersionDoc {
-  version: string;
-  resources?: { resource: string; scope?: string; verbs?: string[]; responseKind?: { kind?: string } }[];
-}
-
 /**
  * The workload resources; `denaturedFrom(resource)` maps a denatured.kubestellar.io plural to the
  * native group it stands for (undefined: not one of ours).
  */
 export function workloadResources(docs: AggregatedDiscovery[], cats: KindCategories, denaturedFrom: (plural: string) => string | undefined): WorkloadResource[] {
   const out: WorkloadResource[] = [];
-  for (const doc of docs) {
-    for (const g of doc.items ?? []) {
-      const group = g.metadata?.name ?? '';
-      const preferred = (g.versions ?? [])[0] as VersionDoc | undefined;
-      if (!preferred) continue;
-      for (const r of preferred.resources ?? []) {
-        const verbs = r.verbs ?? [];
-        if (!verbs.includes('list') || !verbs.includes('watch')) continue;
-        const base = { group, version: preferred.version, resource: r.resource, kind: r.responseKind?.kind ?? '', namespaced: r.scope === 'Namespaced' };
-        if (group === DENATURED_GROUP) {
-          const nativeGroup = denaturedFrom(r.resource);
-          if (nativeGroup !== undefined) out.push({ ...base, native: { group: nativeGroup, resource: r.resource } });
-          continue;
-        }
-        if (cats.categorize({ group, resource: r.resource }) !== 'natured') continue;
-        out.push({ ...base, native: { group, resource: r.resource } });
-      }
+  for (const r of docs.flatMap(discoveredResources)) {
+    if (!r.preferred || !r.verbs.includes('list') || !r.verbs.includes('watch')) continue;
+    const base = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced };
+    if (r.group === DENATURED_GROUP) {
+      const nativeGroup = denaturedFrom(r.resource);
+      if (nativeGroup !== undefined) out.push({ ...base, native: { group: nativeGroup, resource: r.resource } });
+      continue;
     }
+    if (cats.categorize({ group: r.group, resource: r.resource }) !== 'natured') continue;
+    out.push({ ...base, native: { group: r.group, resource: r.resource } });
   }
   return out;
 }

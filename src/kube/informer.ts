@@ -10,6 +10,7 @@
 // - The cache is a Store (namespace/name → object, plus the indexes the caller asked for), which
 //   unit tests fill directly. Cached objects are shared: callers must not mutate them (frozen).
 // - `synced` resolves after the first complete list.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jsonLines } from './json-lines.js';
 import { deepFreeze } from './json.js';
 import type { KubeObject } from './objects.js';
@@ -164,7 +165,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         this.o.onError?.(err as Error);
         needList = true;
-        await new Promise((r) => setTimeout(r, backoff));
+        await sleep(backoff);
         backoff = Math.min(backoff * 2, 30_000);
       }
     }

@@ -34,6 +34,13 @@ export function isDNS1123Subdomain(value: string): boolean {
   return dns1123SubdomainErrors(value).length === 0;
 }
 
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** validation.IsDNS1123Label (namespace and Service names): at most 63 characters, no dots. */
+export function isDNS1123Label(value: string): boolean {
+  return value.length <= 63 && DNS1123_LABEL.test(value);
+}
+
 /** validation.IsQualifiedName: `[prefix/]name`, which is what a label key is. */
 export function qualifiedNameErrors(value: string): string[] {
   const parts = value.split('/');

@@ -1,5 +1,6 @@
 // Waiting on a condition with a deadline: the one polling loop for "until ready" everywhere
 // (spaces' components, CRDs Established, the APIService Available).
+import { setTimeout } from 'node:timers/promises';
 
 export interface ProbeResult {
   ok: boolean;
@@ -8,8 +9,6 @@ export interface ProbeResult {
   final?: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Polls `probe` until it is ok or `timeoutMs` passes; returns the last result. */
 export async function waitFor(probe: () => Promise<ProbeResult>, timeoutMs: number, everyMs = 250): Promise<ProbeResult> {
   const deadline = Date.now() + timeoutMs;
@@ -17,7 +16,7 @@ export async function waitFor(probe: () => Promise<ProbeResult>, timeoutMs: numb
   while (Date.now() < deadline) {
     last = await probe();
     if (last.ok || last.final) return last;
-    await sleep(everyMs);
+    await setTimeout(everyMs);
   }
   return last;
 }
