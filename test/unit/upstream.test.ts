@@ -104,5 +104,5 @@ t.test('upstreamFromKubeconfig: origin, base path, TLS material and token of the
 
   const empty = path.join(dir, 'empty');
   writeFileSync(empty, YAML.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [], users: [], contexts: [] }));
-  await t.rejects(upstreamFromKubeconfig(empty), { message: `kubeconfig ${empty} has no current cluster` });
+  await t.rejects(upstreamFromKubeconfig(empty), { name: 'UserError', message: `kubeconfig ${empty} is not a kubeconfig: it defines no contexts` });
 });
