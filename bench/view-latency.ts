@@ -1,9 +1,10 @@
 // Benchmark (not a test): latency of the workload-as-data view against the WDS itself.
 //
-//   npx tsc -p . && node dist/bench/view-latency.js [--json FILE]
+//   npx tsc -p . && node dist/bench/view-latency.js [--json FILE] [--restart-server]
 //
 // Ensures the local demo spaces (default state dir, port base, 2 WECs) and `ksview serve` for wds1
-// are up, then sends the same requests on two paths with the same client (one undici Pool each,
+// are up (`--restart-server`: restarted from this build first, so the run measures this code rather
+// than whichever build started the running one), then sends the same requests on two paths with the same client (one undici Pool each,
 // keep-alive, the admin client certificate from the spaces' kubeconfig):
 //   DIRECT  https://127.0.0.1:16410                                               (wds1 kube-apiserver)
 //   VIEW    https://127.0.0.1:16410/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy
@@ -70,8 +71,10 @@ interface Reply {
 const progress = stderrProgress();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function parseArgs(argv: string[]): { json?: string } {
-  const out: { json?: string } = {};
+const USAGE = 'usage: node dist/bench/view-latency.js [--json FILE] [--restart-server]';
+
+function parseArgs(argv: string[]): { json?: string; restartServer: boolean } {
+  const out: { json?: string; restartServer: boolean } = { restartServer: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--json') {
@@ -80,11 +83,13 @@ function parseArgs(argv: string[]): { json?: string } {
       out.json = f;
     } else if (a.startsWith('--json=')) {
       out.json = a.slice('--json='.length);
+    } else if (a === '--restart-server') {
+      out.restartServer = true;
     } else if (a === '-h' || a === '--help') {
-      process.stdout.write('usage: node dist/bench/view-latency.js [--json FILE]\n');
+      process.stdout.write(`${USAGE}\n`);
       process.exit(0);
     } else {
-      throw new Error(`unknown argument ${a} (usage: node dist/bench/view-latency.js [--json FILE])`);
+      throw new Error(`unknown argument ${a} (${USAGE})`);
     }
   }
   return out;
@@ -300,7 +305,7 @@ async function main(): Promise<number> {
   const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
   progress.step(`ensuring the demo spaces in ${dir}`);
   await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
-  await ensureViewServer(layout, progress);
+  await ensureViewServer(layout, progress, { restart: args.restartServer });
 
   // 2. Clients: the admin certificate of wds1 from the spaces' kubeconfig.
   const kc = new KubeConfig();
