@@ -50,10 +50,6 @@ export function passThrough(up: Upstream, req: PassthroughRequest, reply: Fastif
   }
 }
 
-function sendStatus(reply: FastifyReply, status: Status): void {
-  void reply.code(status.code).header('content-type', 'application/json').send(status);
-}
-
 /** The answer's headers without hop-by-hop ones (and those its Connection header names). */
 function responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const named = headers.connection ? new Set(String(headers.connection).split(',').map((h) => h.trim().toLowerCase())) : undefined;
@@ -72,7 +68,8 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   private controller?: Dispatcher.DispatchController;
   /** Set while an error answer in plain text is collected for its Status. */
   private errorText?: { code: number; text: string };
-  private started = false;
+  /** The WDS answered (its status line and headers came). */
+  private answered = false;
   private done = false;
 
   constructor(private readonly reply: FastifyReply) {
@@ -87,21 +84,42 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
   private readonly onDrain = () => this.controller?.resume();
 
+  /** Answers with a Status; once the answer has begun, only breaking the connection can tell the client. */
+  private fail(status: Status): void {
+    if (this.res.destroyed) return;
+    if (this.res.headersSent) {
+      this.res.destroy();
+      return;
+    }
+    void this.reply.code(status.code).header('content-type', 'application/json').send(status);
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.res.removeListener('close', this.onClientClose);
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.res.destroyed) controller.abort(new Error('the client closed the connection'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     if (statusCode < 200) return; // informational: the final answer follows
-    this.started = true;
+    this.answered = true;
     if (statusCode >= 400 && !isStructured(headers['content-type'])) {
       // kube-apiserver answers some errors in plain text; a client of the view always gets a Status.
       this.errorText = { code: statusCode, text: '' };
       return;
     }
+    try {
+      this.res.writeHead(statusCode, responseHeaders(headers));
+    } catch (err) {
+      // A header Node will not write: nothing was sent yet, so the client still gets a Status.
+      controller.abort(err as Error);
+      return;
+    }
     this.reply.hijack();
-    this.res.writeHead(statusCode, responseHeaders(headers));
     // A streaming answer (watch, logs -f): the headers go out now, not with the first event.
     if (headers['content-length'] === undefined) this.res.flushHeaders();
   }
@@ -118,30 +136,24 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.done = true;
-    this.res.removeListener('close', this.onClientClose);
+    this.finish();
     if (this.errorText) {
       const { code, text } = this.errorText;
-      sendStatus(this.reply, statusForCode(code, text.trim().slice(0, ERROR_MESSAGE_LIMIT) || `HTTP ${code}`));
+      this.fail(statusForCode(code, text.trim().slice(0, ERROR_MESSAGE_LIMIT) || `HTTP ${code}`));
       return;
     }
     this.res.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
-    this.done = true;
-    this.res.removeListener('close', this.onClientClose);
-    if (this.res.destroyed) return;
     if (this.errorText) {
       // The rest of a plain-text error answer is lost; what came is still the best message.
       this.onResponseEnd();
       return;
     }
-    if (this.started && this.res.headersSent) {
-      // Mid-answer: the client can only learn of it by the connection breaking.
-      this.res.destroy(error);
-      return;
-    }
-    sendStatus(this.reply, errors.serviceUnavailable(`the WDS did not answer: ${error.message}`).status);
+    this.finish();
+    this.fail(this.answered
+      ? errors.internal(`the answer of the WDS could not be passed on: ${error.message}`).status
+      : errors.serviceUnavailable(`the WDS did not answer: ${error.message}`).status);
   }
 }
