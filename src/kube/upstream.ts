@@ -1,6 +1,7 @@
 // A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
-// credentials, an undici pool for streaming passthrough, and small JSON helpers for the server's
-// own calls (discovery, TokenReview, SubjectAccessReview). Watches need no body timeout.
+// credentials, an undici pool (the view's passthrough dispatches on it directly), and small JSON
+// helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview). Watches need no
+// body timeout.
 import { KubeConfig } from '@kubernetes/client-node';
 import type https from 'node:https';
 import { Pool } from 'undici';
@@ -33,6 +34,9 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
   const url = new URL(cluster.server);
   const headers = (opts.headers ?? {}) as Record<string, string>;
   const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
+  // One pool per kube-apiserver, shared by the view's passthrough and the server's own calls.
+  // No pipelining: a watch or a slow LIST at the head of a pipeline would hold every request
+  // queued behind it on that connection; concurrency comes from connections instead.
   const pool = new Pool(url.origin, {
     connections: 256,
     pipelining: 1,
