@@ -73,7 +73,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
 
   /** A GET to the WDS as the user, JSON only (this server rewrites the answer). */
   const fetchAsUser = async (req: FastifyRequest, path: string) => {
-    const headers = upstreamHeaders(req.headers, userOf(req), up.authorization) as Record<string, string>;
+    const headers = upstreamHeaders(req.headers, userOf(req), up.authorization);
     headers.accept = jsonOnlyAccept(req.headers.accept);
     delete headers['content-length'];
     delete headers['accept-encoding'];

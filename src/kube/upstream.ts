@@ -56,8 +56,8 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
 
 /** A request with the server's own identity (never an end user's). */
 export async function upstreamRequest(up: Upstream, method: string, path: string,
-  opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<UpstreamResponse> {
-  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+  opts: { headers?: Record<string, string | string[]>; body?: unknown } = {}): Promise<UpstreamResponse> {
+  const headers: Record<string, string | string[]> = { accept: 'application/json', ...opts.headers };
   const contentType = headers['content-type'];
   if (up.authorization) headers.authorization = up.authorization;
   let body: string | undefined;
