@@ -1,7 +1,10 @@
-// `ksview serve`'s HTTPS server: fastify with TLS client certificates requested (front proxy and
-// client CAs from the WDS), authentication on every request but health checks, the group
-// view.kubestellar.io (discovery, OpenAPI, the virtual `spaces`), /metrics, and the view.
-// Every error is a Kubernetes Status; no request can crash the process.
+// The HTTP app of `ksview serve` (the apiserver room; the process around it — connections,
+// controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
+// client certificates requested (front proxy and client CAs from the WDS), authentication on every
+// request but health checks, the group view.kubestellar.io (discovery, OpenAPI, the virtual
+// `spaces` and `bindings`), /metrics, and the view under its root. Every error is a Kubernetes
+// Status; no request can crash the process. Tests build it with a stub Authenticator/Authorizer
+// and drive it with `inject`.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
@@ -14,16 +17,18 @@ import type { Authorizer } from './authz.js';
 import { createMetrics, instrument } from './metrics.js';
 import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
 import { assertSafePath } from '../kube/request-info.js';
-import { checkIncludeObject, matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
+import { matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
+import { checkIncludeObject } from './table.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
 import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
 } from './view-group.js';
 import { registerView } from './view-proxy.js';
+import { decorateRequests, userOf } from './request-state.js';
 import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
 
-export interface ServerOptions {
+export interface AppOptions {
   wdsName: string;
   up: Upstream;
   cats: KindCategories;
@@ -34,8 +39,8 @@ export interface ServerOptions {
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
-  authenticator: Authenticator;
-  authorizer: Authorizer;
+  authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown'>;
+  authorizer: Pick<Authorizer, 'authorize'>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
   startedAt?: Date;
@@ -44,7 +49,12 @@ export interface ServerOptions {
 
 const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
 
-export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+/** The paths of the group's own API, composed once; the view root (viewRoot) lies under SPACES_PATH. */
+const GROUP_PATH = `/apis/${GROUP}`;
+const GROUP_VERSION_PATH = `/apis/${GROUP_VERSION}`;
+const SPACES_PATH = `${GROUP_VERSION_PATH}/spaces`;
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const root = viewRoot(opts.wdsName);
   const cfg = opts.authnConfig();
   const app = Fastify({
@@ -80,6 +90,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       socket.end(`HTTP/1.1 ${s.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     },
   });
+  decorateRequests(app);
   const metrics = createMetrics();
   instrument(app, metrics, root);
 
@@ -96,11 +107,30 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     void reply.code(404).header('content-type', 'application/json').send(s);
   });
 
-  app.addHook('onRequest', async (req) => {
-    rejectOversizedBody(req.raw);
-    assertSafePath(req.url.split('?')[0]!);
-    if (UNAUTHENTICATED.test(req.url)) return;
-    req.user = await opts.authenticator.authenticate(req.raw);
+  // Callback style: this runs on every request, and an async hook costs a promise more.
+  app.addHook('onRequest', (req, _reply, done) => {
+    try {
+      rejectOversizedBody(req.raw);
+      const q = req.url.indexOf('?');
+      assertSafePath(q < 0 ? req.url : req.url.slice(0, q));
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (UNAUTHENTICATED.test(req.url)) {
+      done();
+      return;
+    }
+    const known = opts.authenticator.authenticateKnown(req.raw);
+    if (known) {
+      req.user = known;
+      done();
+      return;
+    }
+    opts.authenticator.authenticate(req.raw).then((user) => {
+      req.user = user;
+      done();
+    }, done);
   });
 
   const info: SpaceInfo = {
@@ -116,7 +146,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     return reply.type('text/plain').send('ok');
   });
   app.get('/metrics', async (req, reply) => {
-    await opts.authorizer.authorize(req.user!, { nonResource: { verb: 'get', path: '/metrics' } });
+    await opts.authorizer.authorize(userOf(req), { nonResource: { verb: 'get', path: '/metrics' } });
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
@@ -126,19 +156,19 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (v) return sendExact(reply.header('vary', 'Accept'), v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, aggregatedDiscovery(v));
     return apiGroupList();
   });
-  app.get(`/apis/${GROUP}`, async () => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup }));
-  app.get(`/apis/${GROUP_VERSION}`, async () => apiResourceList());
+  app.get(GROUP_PATH, async () => ({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup }));
+  app.get(GROUP_VERSION_PATH, async () => apiResourceList());
   app.get('/openapi/v2', async () => openAPIV2());
   const v3doc = openAPIV3GroupVersion();
   const v3hash = createHash('sha512').update(JSON.stringify(v3doc)).digest('hex').slice(0, 32).toUpperCase();
   app.get('/openapi/v3', async () => openAPIV3Index(v3hash));
-  app.get(`/openapi/v3/apis/${GROUP_VERSION}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
+  app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
 
   // spaces: get, list, watch.
   const authorizeSpaces = (req: FastifyRequest, verb: string, name?: string) =>
-    opts.authorizer.authorize(req.user!, { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } });
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } });
   type SpacesQuery = { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string };
-  app.get<{ Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces`, async (req, reply) => {
+  app.get<{ Querystring: SpacesQuery }>(SPACES_PATH, async (req, reply) => {
     const watch = req.query.watch === 'true' || req.query.watch === '1';
     await authorizeSpaces(req, watch ? 'watch' : 'list');
     checkIncludeObject(req.query.includeObject);
@@ -147,7 +177,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
     return watchSpaces(req, reply, items, table);
   });
-  app.get<{ Params: { name: string }; Querystring: SpacesQuery }>(`/apis/${GROUP_VERSION}/spaces/:name`, async (req, reply) => {
+  app.get<{ Params: { name: string }; Querystring: SpacesQuery }>(`${SPACES_PATH}/:name`, async (req, reply) => {
     await authorizeSpaces(req, 'get', req.params.name);
     if (req.params.name !== opts.wdsName) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
     checkIncludeObject(req.query.includeObject);
@@ -157,7 +187,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
 
   registerBindings(app, opts.bindings, (req, verb, name) =>
-    opts.authorizer.authorize(req.user!, { resource: { verb, group: GROUP, resource: 'bindings', ...(name ? { name } : {}) } }));
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'bindings', ...(name ? { name } : {}) } }));
 
   await registerView(app, { root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf });
   return app;

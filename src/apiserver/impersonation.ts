@@ -1,20 +1,32 @@
 // Request headers that make the WDS act as the end user: Impersonate-User/-Uid/-Group/-Extra-*.
 // Whatever identity or impersonation headers the client sent are dropped first, so a request can
-// never carry more than the user that authenticated here.
+// never carry more than the user that authenticated here. These run on every passthrough request:
+// a user's impersonation headers are built once per UserInfo object (the authenticator hands out
+// the same object for a connection's certificate and a cached token), and headers are copied once.
 import type { UserInfo } from '../kube/user.js';
 
-const DROPPED = /^(authorization|impersonate-.*|x-remote-.*|connection|keep-alive|proxy-.*|te|trailer|transfer-encoding|upgrade|host)$/i;
+/**
+ * Credentials, identity, hop-by-hop headers, Host (the upstream's own) and Expect (the body is
+ * already here; undici refuses the header).
+ */
+const DROPPED = /^(authorization|impersonate-.*|x-remote-.*|connection|keep-alive|proxy-.*|te|trailer|transfer-encoding|upgrade|host|expect)$/i;
 
 /** Extra keys are percent-encoded in header names, as kube-apiserver expects. */
 const encodeExtraKey = (k: string) => encodeURIComponent(k).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-export function impersonationHeaders(user: UserInfo): Record<string, string | string[]> {
+const built = new WeakMap<UserInfo, Readonly<Record<string, string | string[]>>>();
+
+/** The Impersonate-* headers for `user` (shared: do not modify). */
+export function impersonationHeaders(user: UserInfo): Readonly<Record<string, string | string[]>> {
+  const known = built.get(user);
+  if (known) return known;
   const h: Record<string, string | string[]> = { 'impersonate-user': user.username };
   if (user.uid) h['impersonate-uid'] = user.uid;
   if (user.groups.length > 0) h['impersonate-group'] = user.groups;
   for (const [k, values] of Object.entries(user.extra)) {
     if (values.length > 0) h[`impersonate-extra-${encodeExtraKey(k)}`] = values;
   }
+  built.set(user, h);
   return h;
 }
 
@@ -26,11 +38,13 @@ export function upstreamHeaders(incoming: Record<string, string | string[] | und
   serverAuthorization?: string): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   // Headers the client named in Connection: are hop-by-hop too (RFC 9110 §7.6.1).
-  const named = new Set(String(incoming.connection ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean));
-  for (const [k, v] of Object.entries(incoming)) {
-    if (v === undefined || DROPPED.test(k) || named.has(k.toLowerCase())) continue;
+  const connection = incoming.connection;
+  const named = connection ? new Set(String(connection).split(',').map((h) => h.trim().toLowerCase())) : undefined;
+  for (const k in incoming) {
+    const v = incoming[k];
+    if (v === undefined || DROPPED.test(k) || named?.has(k.toLowerCase())) continue;
     out[k] = v;
   }
   if (serverAuthorization) out.authorization = serverAuthorization;
-  return { ...out, ...impersonationHeaders(user) };
+  return Object.assign(out, impersonationHeaders(user));
 }

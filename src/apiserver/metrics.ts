@@ -1,5 +1,6 @@
 // Prometheus metrics of `ksview serve` (prom-client): requests by verb, route kind and code, and
-// their latency, plus Node's process metrics.
+// their latency, plus Node's process metrics. Recorded on every request: the labelled children
+// are looked up once per (method, scope, code), not hashed from label objects each time.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -20,10 +21,24 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
+type Scope = 'view' | 'group' | 'other';
+
 export function instrument(app: FastifyInstance, metrics: Metrics, viewRoot: string): void {
-  app.addHook('onResponse', async (req, reply) => {
-    const scope = req.url.startsWith(viewRoot) ? 'view' : req.url.startsWith('/apis') ? 'group' : 'other';
-    metrics.requests.inc({ method: req.method, scope, code: String(reply.statusCode) });
-    metrics.duration.observe({ method: req.method, scope }, reply.elapsedTime / 1000);
+  const children = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
+  const childrenOf = (method: string, scope: Scope, code: number) => {
+    const key = `${method} ${scope} ${code}`;
+    let c = children.get(key);
+    if (!c) {
+      c = { requests: metrics.requests.labels(method, scope, String(code)), duration: metrics.duration.labels(method, scope) };
+      children.set(key, c);
+    }
+    return c;
+  };
+  app.addHook('onResponse', (req, reply, done) => {
+    const scope: Scope = req.url.startsWith(viewRoot) ? 'view' : req.url.startsWith('/apis') ? 'group' : 'other';
+    const c = childrenOf(req.method, scope, reply.statusCode);
+    c.requests.inc();
+    c.duration.observe(reply.elapsedTime / 1000);
+    done();
   });
 }

@@ -9,7 +9,6 @@ import { errors } from '../kube/status.js';
 import { objectsTable, type TableVersion } from './table.js';
 import { GROUP_VERSION } from './view-group.js';
 
-export { checkIncludeObject } from './table.js';
 
 export interface SpaceInfo {
   name: string;

@@ -1,12 +1,14 @@
-// `ksview serve`: wires the aggregated API server for one WDS: the connection to the WDS, the
-// authentication configuration it publishes (re-read every minute; the TLS client CAs follow),
+// The process wiring of `ksview serve` (the cli room; the HTTP app itself is
+// src/apiserver/app.ts): the connection to the WDS (and the ITS), the authentication
+// configuration the WDS publishes (re-read every minute; the TLS client CAs follow),
 // authentication, authorization, the serving certificate, the denatured kinds' CRDs, optional
-// registration, the HTTPS server and its upgrade passthrough. Resolves once listening; `close()` stops it.
+// registration, the app and its upgrade passthrough listening, and the placement controllers
+// under leader election. Resolves once listening; `close()` stops everything it started.
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
 import { LeaderElector } from '../kube/leader-election.js';
-import { PlacementController } from '../controllers/placement.js';
+import { PlacementController } from '../controllers/placement/controller.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
@@ -15,7 +17,7 @@ import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js'
 import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
 import { Authorizer } from '../apiserver/authz.js';
 import { register } from '../apiserver/registration.js';
-import { buildServer } from '../apiserver/app.js';
+import { buildApp } from '../apiserver/app.js';
 import { viewRoot } from '../apiserver/view-group.js';
 import { ensureServingCert } from '../apiserver/serving-cert.js';
 import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
@@ -79,7 +81,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
     : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
-  const app = await buildServer({
+  const app = await buildApp({
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready,
   });

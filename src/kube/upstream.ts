@@ -1,6 +1,7 @@
 // A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
-// credentials, an undici pool for streaming passthrough, and small JSON helpers for the server's
-// own calls (discovery, TokenReview, SubjectAccessReview). Watches need no body timeout.
+// credentials, an undici pool (the view's passthrough dispatches on it directly), and small JSON
+// helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview). Watches need no
+// body timeout.
 import { Pool } from 'undici';
 import { loadKubeconfig } from './kubeconfig-file.js';
 
@@ -26,6 +27,9 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
   const { cluster, server: url, https: opts } = await loadKubeconfig(file, context);
   const headers = (opts.headers ?? {}) as Record<string, string>;
   const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
+  // One pool per kube-apiserver, shared by the view's passthrough and the server's own calls.
+  // No pipelining: a watch or a slow LIST at the head of a pipeline would hold every request
+  // queued behind it on that connection; concurrency comes from connections instead.
   const pool = new Pool(url.origin, {
     connections: 256,
     pipelining: 1,
@@ -45,8 +49,8 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
 
 /** A request with the server's own identity (never an end user's). */
 export async function upstreamRequest(up: Upstream, method: string, path: string,
-  opts: { headers?: Record<string, string>; body?: unknown } = {}): Promise<UpstreamResponse> {
-  const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+  opts: { headers?: Record<string, string | string[]>; body?: unknown } = {}): Promise<UpstreamResponse> {
+  const headers: Record<string, string | string[]> = { accept: 'application/json', ...opts.headers };
   const contentType = headers['content-type'];
   if (up.authorization) headers.authorization = up.authorization;
   let body: string | undefined;
