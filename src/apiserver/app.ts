@@ -15,10 +15,9 @@ import type { AuthnConfig } from './authn-config.js';
 import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
 import { createMetrics, instrument } from './metrics.js';
-import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from './negotiation.js';
+import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './negotiation.js';
 import { assertSafePath } from '../kube/request-info.js';
-import { matchesSelectors, spaceList, spaceObject, spaceTable, SPACE_RESOURCE_VERSION, type SpaceInfo } from './spaces-resource.js';
-import { checkIncludeObject } from './table.js';
+import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
 import {
   aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
@@ -49,10 +48,9 @@ export interface AppOptions {
 
 const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
 
-/** The paths of the group's own API, composed once; the view root (viewRoot) lies under SPACES_PATH. */
+/** The paths of the group's own API, composed once (spaces and bindings are under GROUP_VERSION_PATH, the view root under spaces). */
 const GROUP_PATH = `/apis/${GROUP}`;
 const GROUP_VERSION_PATH = `/apis/${GROUP_VERSION}`;
-const SPACES_PATH = `${GROUP_VERSION_PATH}/spaces`;
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const root = viewRoot(opts.wdsName);
@@ -164,28 +162,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi/v3', async () => openAPIV3Index(v3hash));
   app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
 
-  // spaces: get, list, watch.
-  const authorizeSpaces = (req: FastifyRequest, verb: string, name?: string) =>
-    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } });
-  type SpacesQuery = { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string };
-  app.get<{ Querystring: SpacesQuery }>(SPACES_PATH, async (req, reply) => {
-    const watch = req.query.watch === 'true' || req.query.watch === '1';
-    await authorizeSpaces(req, watch ? 'watch' : 'list');
-    checkIncludeObject(req.query.includeObject);
-    const items = [spaceObject(info)].filter((o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector));
-    const table = wantsTable(req.headers.accept);
-    if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
-    return watchSpaces(req, reply, items, table);
-  });
-  app.get<{ Params: { name: string }; Querystring: SpacesQuery }>(`${SPACES_PATH}/:name`, async (req, reply) => {
-    await authorizeSpaces(req, 'get', req.params.name);
-    if (req.params.name !== opts.wdsName) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
-    checkIncludeObject(req.query.includeObject);
-    const o = spaceObject(info);
-    const table = wantsTable(req.headers.accept);
-    return reply.send(table ? spaceTable([o], table, req.query.includeObject) : o);
-  });
-
+  registerSpaces(app, info, (req, verb, name) =>
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } }));
   registerBindings(app, opts.bindings, (req, verb, name) =>
     opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'bindings', ...(name ? { name } : {}) } }));
 
@@ -211,26 +189,4 @@ function rejectOversizedBody(raw: import('node:http').IncomingMessage): void {
   });
   raw.resume();
   throw errors.requestEntityTooLarge(MAX_BODY_BYTES);
-}
-
-/** A watch on spaces: the one item (unless the client is already at its resourceVersion), then quiet until timeout or close. */
-function watchSpaces(req: FastifyRequest<{ Querystring: { timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string } }>,
-  reply: FastifyReply, items: ReturnType<typeof spaceObject>[], table: 'v1' | 'v1beta1' | undefined) {
-  const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache' });
-  const rv = req.query.resourceVersion;
-  const sendInitial = req.query.sendInitialEvents === 'true' || !rv || rv === '0';
-  if (sendInitial && rv !== SPACE_RESOURCE_VERSION) {
-    for (const o of items) {
-      const object = table ? spaceTable([o], table, req.query.includeObject) : o;
-      raw.write(`${JSON.stringify({ type: 'ADDED', object })}\n`);
-    }
-  }
-  if (req.query.sendInitialEvents === 'true') {
-    raw.write(`${JSON.stringify({ type: 'BOOKMARK', object: { apiVersion: GROUP_VERSION, kind: 'Space', metadata: { resourceVersion: SPACE_RESOURCE_VERSION, annotations: { 'k8s.io/initial-events-end': 'true' } } } })}\n`);
-  }
-  const timeout = Math.min(Number(req.query.timeoutSeconds ?? 1800) || 1800, 3600);
-  const timer = setTimeout(() => raw.end(), timeout * 1000);
-  raw.on('close', () => clearTimeout(timer));
-  return reply.hijack();
 }

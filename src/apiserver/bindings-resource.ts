@@ -11,6 +11,7 @@ import { errors } from '../kube/status.js';
 import { wantsTable } from './negotiation.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
+import { openWatchStream, queryBool } from './watch-stream.js';
 
 /** What serves the Bindings (the placement controller). */
 export interface BindingSource {
@@ -64,7 +65,7 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
   const rv = () => source?.bindingsResourceVersion() ?? '1';
 
   app.get<{ Querystring: Query }>(base, async (req, reply) => {
-    const watch = req.query.watch === 'true' || req.query.watch === '1';
+    const watch = queryBool(req.query.watch);
     await authorize(req, watch ? 'watch' : 'list');
     checkIncludeObject(req.query.includeObject);
     if (req.query.labelSelector) throw errors.badRequest('label selectors are not supported on bindings');
@@ -91,13 +92,10 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
 /** Sends every Binding, then an event whenever one changes, until timeoutSeconds or the client leaves. */
 function watchBindings(req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, source: BindingSource | undefined,
   keep: (name: string) => boolean, tableVersion: TableVersion | undefined, includeObject: string | undefined) {
-  const raw = reply.raw;
-  raw.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache' });
+  const stream = openWatchStream(reply, req.query.timeoutSeconds);
   const sent = new Map<string, string>();
-  const send = (type: string, b: Binding) => {
-    const object = tableVersion ? table([b], tableVersion, includeObject, b.metadata.resourceVersion) : b;
-    raw.write(`${JSON.stringify({ type, object })}\n`);
-  };
+  const send = (type: 'ADDED' | 'MODIFIED' | 'DELETED', b: Binding) =>
+    stream.send(type, tableVersion ? table([b], tableVersion, includeObject, b.metadata.resourceVersion) : b);
   for (const b of (source?.bindings() ?? []) as Binding[]) {
     if (!keep(b.metadata.name)) continue;
     sent.set(b.metadata.name, JSON.stringify(b.spec));
@@ -116,8 +114,6 @@ function watchBindings(req: FastifyRequest<{ Querystring: Query }>, reply: Fasti
     sent.set(name, spec);
     send(type, b);
   });
-  const timeout = Math.min(Number(req.query.timeoutSeconds ?? 1800) || 1800, 3600);
-  const timer = setTimeout(() => raw.end(), timeout * 1000);
-  raw.on('close', () => { clearTimeout(timer); unsubscribe?.(); });
-  return reply.hijack();
+  if (unsubscribe) stream.onClose(unsubscribe);
+  return reply;
 }

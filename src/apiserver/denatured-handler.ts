@@ -20,6 +20,7 @@ import type { RequestInfo } from '../kube/request-info.js';
 import { errors, isStatus, StatusError } from '../kube/status.js';
 import { checkIncludeObject, objectsTable, type TableOptions } from './table.js';
 import type { UserInfo } from '../kube/user.js';
+import { queryBool } from './watch-stream.js';
 
 const APPLY_PATCH = 'application/apply-patch+yaml';
 const BODY_HEADERS = /^(content-type|content-length|content-encoding|accept|accept-encoding)$/i;
@@ -77,7 +78,6 @@ function send(reply: FastifyReply, code: number, value: unknown, encoding: Encod
   return reply.code(code).header('content-type', 'application/json').send(JSON.stringify(value));
 }
 
-const truthy = (v: string | null) => v === 'true' || v === '1';
 
 /** kube-apiserver prints FlowSchemas by matching precedence, then name; other kinds in list order. */
 function tableOrder(resource: string, group: string, items: KubeObject[]): KubeObject[] {
@@ -127,11 +127,11 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
     query.delete('includeObject');
     const printer = printerFor(kind.group, kind.plural) ?? DEFAULT_PRINTER;
     const tableOpts: TableOptions | undefined = table ? { version: table, includeObject } : undefined;
-    if (target.name && !info.legacyWatch && !truthy(query.get('watch'))) {
+    if (target.name && !info.legacyWatch && !queryBool(query.get('watch'))) {
       const r = await store.get(caller, target, query);
       return send(reply, 200, tableOpts ? objectsTable([r.value], printer, tableOpts) : r.value, encoding, r.warnings);
     }
-    if (info.legacyWatch || truthy(query.get('watch'))) {
+    if (info.legacyWatch || queryBool(query.get('watch'))) {
       if (target.name) {
         // A watch of one object is a watch of the collection narrowed to its name.
         const fs = query.get('fieldSelector');

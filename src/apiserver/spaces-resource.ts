@@ -1,13 +1,17 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
+// Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's `authorize`).
 import { createHash } from 'node:crypto';
 import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
 import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
 import { LabelSelectorError, matchesRequirements, parseLabelSelector } from '../kube/label-selector.js';
 import { errors } from '../kube/status.js';
-import { objectsTable, type TableVersion } from './table.js';
-import { GROUP_VERSION } from './view-group.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { wantsTable } from './negotiation.js';
+import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
+import { GROUP, GROUP_VERSION } from './view-group.js';
+import { openWatchStream, queryBool } from './watch-stream.js';
 
 
 export interface SpaceInfo {
@@ -69,4 +73,38 @@ export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSe
     if (err instanceof LabelSelectorError || err instanceof FieldSelectorError) throw errors.badRequest(err.message);
     throw err;
   }
+}
+
+interface Query { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string }
+
+export function registerSpaces(app: FastifyInstance, info: SpaceInfo,
+  authorize: (req: FastifyRequest, verb: string, name?: string) => Promise<void>): void {
+  const base = `/apis/${GROUP_VERSION}/spaces`;
+  app.get<{ Querystring: Query }>(base, async (req, reply) => {
+    const watch = queryBool(req.query.watch);
+    await authorize(req, watch ? 'watch' : 'list');
+    checkIncludeObject(req.query.includeObject);
+    const items = [spaceObject(info)].filter((o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector));
+    const table = wantsTable(req.headers.accept);
+    if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
+    // The one item (unless the client is already at its resourceVersion), then quiet until the end.
+    const stream = openWatchStream(reply, req.query.timeoutSeconds);
+    const rv = req.query.resourceVersion;
+    const sendInitial = queryBool(req.query.sendInitialEvents);
+    if ((sendInitial || !rv || rv === '0') && rv !== SPACE_RESOURCE_VERSION) {
+      for (const o of items) stream.send('ADDED', table ? spaceTable([o], table, req.query.includeObject) : o);
+    }
+    if (sendInitial) {
+      stream.send('BOOKMARK', { apiVersion: GROUP_VERSION, kind: 'Space', metadata: { resourceVersion: SPACE_RESOURCE_VERSION, annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    }
+    return reply;
+  });
+  app.get<{ Params: { name: string }; Querystring: Query }>(`${base}/:name`, async (req) => {
+    await authorize(req, 'get', req.params.name);
+    if (req.params.name !== info.name) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
+    checkIncludeObject(req.query.includeObject);
+    const o = spaceObject(info);
+    const table = wantsTable(req.headers.accept);
+    return table ? spaceTable([o], table, req.query.includeObject) : o;
+  });
 }
