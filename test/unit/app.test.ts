@@ -73,6 +73,26 @@ t.test('spaces: the one WDS for a user the authorizer allows, 403 otherwise, 404
   t.match(other.json(), { kind: 'Status', code: 404, reason: 'NotFound', details: { name: 'other', kind: 'spaces' } });
 });
 
+t.test('spaces: a watch sends the space unless the client is at its resourceVersion, and ends at timeoutSeconds', async (t) => {
+  const { app, close } = await testApp();
+  t.teardown(close);
+  const headers = { 'x-test-user': 'admin' };
+  const events = (body: string) => body.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; object: { kind: string; metadata: { name?: string; annotations?: Record<string, string> } } });
+  const url = '/apis/view.kubestellar.io/v1alpha1/spaces?timeoutSeconds=1&watch=';
+  for (const truth of ['true', '1', 'T']) {
+    const res = await app.inject({ url: url + truth, headers });
+    t.equal(res.statusCode, 200, `watch=${truth}`);
+    t.same(events(res.body).map((e) => [e.type, e.object.metadata.name]), [['ADDED', WDS]], `watch=${truth}: the one space, then the end`);
+  }
+  const current = await app.inject({ url: `${url}true&resourceVersion=1`, headers });
+  t.same(events(current.body), [], 'a client at the current resourceVersion gets nothing new');
+  const initial = await app.inject({ url: `${url}true&resourceVersion=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`, headers });
+  t.same(events(initial.body).map((e) => e.type), ['BOOKMARK'], 'sendInitialEvents: the end-of-initial-events bookmark');
+  t.equal(events(initial.body)[0]?.object.metadata.annotations?.['k8s.io/initial-events-end'], 'true');
+  const notAllowed = await app.inject({ url: `${url}true`, headers: { 'x-test-user': 'alice' } });
+  t.equal(notAllowed.statusCode, 403, 'watching needs the watch verb');
+});
+
 t.test('unknown paths, bad paths and oversized bodies are Status objects', async (t) => {
   const { app, close } = await testApp();
   t.teardown(close);
