@@ -40,12 +40,25 @@ export function groupVersionPath(group: string, version: string): string {
   return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
 }
 
-/** `path` is the part after the view root, starting with '/', without the query string. */
+/** A path segment as kube-apiserver routes it: percent-decoded (a malformed escape stays as sent). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * `path` is the part after the view root, starting with '/', without the query string. Segments
+ * are decoded, as kube-apiserver decodes them before routing: `clusterrole%73` is `clusterroles`,
+ * so classification by group and resource cannot be side-stepped by percent-encoding.
+ */
 export function parseRequestInfo(path: string): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false, path, group: '', version: '', namespace: '', resource: '', name: '', subresource: '', legacyWatch: false,
   };
-  let parts = path.split('/').filter((p) => p !== '');
+  let parts = path.split('/').filter((p) => p !== '').map(decodeSegment);
   if (parts[0] === 'api') {
     if (parts.length < 2) return info;
     info.version = parts[1]!;

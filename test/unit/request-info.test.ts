@@ -97,3 +97,13 @@ t.test('groupVersionPath is the way back', async (t) => {
     t.strictSame([info.group, info.version, info.resource], [g, v, 'things']);
   }
 });
+
+t.test('segments are decoded as kube-apiserver routes them, so percent-encoding cannot change what a path addresses', async (t) => {
+  const roles = parseRequestInfo('/apis/rbac.authorization.k8s.io/v1/clusterrole%73/a%3Ab');
+  t.strictSame([roles.group, roles.resource, roles.name], ['rbac.authorization.k8s.io', 'clusterroles', 'a:b']);
+  const group = parseRequestInfo('/apis/control%2Ekubestellar.io/v1alpha1/bindingpolicies');
+  t.equal(group.group, 'control.kubestellar.io');
+  const ns = parseRequestInfo('/api/v1/namespaces/n%73/configmaps/my%20cm');
+  t.strictSame([ns.namespace, ns.resource, ns.name], ['ns', 'configmaps', 'my cm']);
+  t.equal(parseRequestInfo('/api/v1/configmaps/100%').name, '100%', 'a malformed escape stays as sent');
+});
