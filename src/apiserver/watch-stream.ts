@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 
 export interface WatchStream {
   send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: unknown): void;
-  /** Called once when the stream ends, whichever side ends it. */
+  /** Called once when the stream ends, whichever side ends it (at once if it has ended). */
   onClose(fn: () => void): void;
 }
 
@@ -15,12 +15,30 @@ export function openWatchStream(reply: FastifyReply, timeoutSeconds: string | un
   reply.hijack();
   raw.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked', 'cache-control': 'no-cache' });
   raw.flushHeaders();
+  const closers: Array<() => void> = [];
+  let ended = false;
+  // Ending is one step, whichever side ends: no event is written after it (a write after end is
+  // an 'error' on the response, which nothing would handle) and subscriptions go at once, not
+  // when a slow client's socket finally closes.
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(timer);
+    for (const fn of closers.splice(0)) fn();
+    if (!raw.writableEnded) raw.end();
+  };
   const timeout = Math.min(Number(timeoutSeconds ?? 1800) || 1800, 3600);
-  const timer = setTimeout(() => raw.end(), timeout * 1000);
-  raw.on('close', () => clearTimeout(timer));
+  const timer = setTimeout(end, timeout * 1000);
+  raw.on('close', end);
   return {
-    send: (type, object) => { raw.write(`${JSON.stringify({ type, object })}\n`); },
-    onClose: (fn) => { raw.on('close', fn); },
+    send: (type, object) => {
+      if (ended || raw.destroyed) return;
+      raw.write(`${JSON.stringify({ type, object })}\n`);
+    },
+    onClose: (fn) => {
+      if (ended) fn();
+      else closers.push(fn);
+    },
   };
 }
 
