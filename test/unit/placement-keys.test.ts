@@ -84,6 +84,11 @@ t.test('namespace reach: a record changes only when what the object adds to its 
   t.same([[...u.clusters].sort(), [...u.policies].sort()], [['c1', 'c2'], ['p', 'q']]);
   t.same(resolved, ['two'], 'only the object without a record is resolved');
   t.notOk(reach.record(other, { clusters: ['c2'], policies: ['q'] }), 'the union recorded it');
+  reach.clear();
+  resolved.length = 0;
+  const fresh = reach.union([k, other], (x) => { resolved.push(x.name); return { clusters: ['c3'], policies: ['r'] }; });
+  t.same(resolved, ['one', 'two'], 'after clear (resolution inputs changed) every object is resolved afresh');
+  t.same([...fresh.clusters], ['c3'], 'and no old record counts');
   t.same([...reach.forgetResource(CONFIGMAPS)], ['a'], 'forgetting a resource names the namespaces it reached into');
   t.notOk(reach.record(k, undefined), 'after which the object has no record to lose');
 });

@@ -180,7 +180,9 @@ export class PlacementController {
     else this.queue.addAfter(encodeKey(k), afterMs);
   }
 
+  /** Every object again: called when what resolution reads changed. */
   private enqueueAll(): void {
+    this.reconciler.resolutionInputsChanged();
     for (const k of this.workload.allKeys()) this.enqueue(k);
   }
 

@@ -50,6 +50,11 @@ export class NamespaceReach {
     return { clusters, policies };
   }
 
+  /** Forgets every record (they were made under resolution inputs that changed). */
+  clear(): void {
+    this.byResource.clear();
+  }
+
   /** Forgets every object of a resource no longer watched; returns the namespaces they reached into. */
   forgetResource(r: ResourceRef): Set<string> {
     const objects = this.byResource.get(resourceKey(r));

@@ -77,6 +77,15 @@ export class Reconciler {
     if (this.leader) await this.status.reconcile(k.name);
   }
 
+  /**
+   * What resolution reads changed (a policy, a CustomTransform, a cluster, leadership): every
+   * object is queued again, and what each recorded for its Namespace is stale until then, so a
+   * Namespace reconciled before its objects resolves them afresh instead of using old records.
+   */
+  resolutionInputsChanged(): void {
+    this.reach.clear();
+  }
+
   /** A resource is no longer watched: its objects reach no Namespace any more. */
   forgetResource(r: ResourceRef): void {
     for (const ns of this.reach.forgetResource(r)) this.o.enqueue(namespaceKey(ns));
