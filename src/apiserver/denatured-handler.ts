@@ -20,6 +20,7 @@ import type { RequestInfo } from '../kube/request-info.js';
 import { errors, isStatus, StatusError } from '../kube/status.js';
 import { checkIncludeObject, objectsTable, type TableOptions } from './table.js';
 import type { UserInfo } from '../kube/user.js';
+import { bodyOf } from './request-state.js';
 import { queryBool } from './watch-stream.js';
 
 const APPLY_PATCH = 'application/apply-patch+yaml';
@@ -116,7 +117,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
   const caller: Caller = { headers: upstreamHeaders(incoming, user, ctx.up.authorization) };
   const target: Target = { version: info.version, namespace: info.namespace, name: info.name, subresource: info.subresource };
   const contentType = String(req.headers['content-type'] ?? '');
-  const raw = req.rawBody;
+  const raw = bodyOf(req);
   const method = req.method.toUpperCase();
 
   if (method === 'GET') {

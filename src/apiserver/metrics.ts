@@ -12,7 +12,7 @@ export function createMetrics() {
     labelNames: ['method', 'scope', 'code'], registers: [registry],
   });
   const duration = new Histogram({
-    name: 'ksview_apiserver_request_duration_seconds', help: 'Time to the response headers, by method and kind of route.',
+    name: 'ksview_apiserver_request_duration_seconds', help: 'Time until the response ended (a watch: its whole life), by method and kind of route.',
     labelNames: ['method', 'scope'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
     registers: [registry],
   });

@@ -21,7 +21,7 @@ import { parseRequestInfo } from '../kube/request-info.js';
 import { sendExact } from './send-exact.js';
 import { errors, MAX_BODY_BYTES } from '../kube/status.js';
 import { passThrough } from './passthrough.js';
-import { userOf } from './request-state.js';
+import { bodyOf, userOf } from './request-state.js';
 
 export interface ViewOptions {
   root: string;
@@ -64,7 +64,6 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   view.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (req, body, done) => {
     try {
       checkBody(String(req.headers['content-type'] ?? ''), body as Buffer);
-      req.rawBody = body as Buffer;
       done(null, body);
     } catch (err) {
       done(err as Error, undefined);
@@ -175,7 +174,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
       throw errors.pathNotFound();
     }
     passThrough(up, {
-      method: req.method, path: up.basePath + (rest.startsWith('/') ? rest : `/${rest}`), headers: req.headers, body: req.rawBody, user: userOf(req),
+      method: req.method, path: up.basePath + (rest.startsWith('/') ? rest : `/${rest}`), headers: req.headers, body: bodyOf(req), user: userOf(req),
     }, reply);
     return undefined;
   };

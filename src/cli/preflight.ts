@@ -3,6 +3,7 @@
 // PROBE_TIMEOUT_MS and accepts the credentials. Checking all of them first means a mistake in any
 // flag is one line naming the space and its server, and nothing was half-started.
 import { upstreamFromKubeconfig, upstreamRequest, type UpstreamResponse } from '../kube/upstream.js';
+import { withTimeout } from '../kube/wait.js';
 import { UserError } from '../util/user-error.js';
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -17,17 +18,12 @@ function reason(err: unknown): string {
 export async function checkSpace(role: 'WDS' | 'ITS', kubeconfig: string, context?: string): Promise<void> {
   const up = await upstreamFromKubeconfig(kubeconfig, context);
   const where = `the ${role} at ${up.origin}${up.basePath}`;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`)), PROBE_TIMEOUT_MS);
-  });
   let res: UpstreamResponse;
   try {
-    res = await Promise.race([upstreamRequest(up, 'GET', '/version'), timeout]);
+    res = await withTimeout(upstreamRequest(up, 'GET', '/version'), PROBE_TIMEOUT_MS);
   } catch (err) {
     throw new UserError(`cannot reach ${where}: ${reason(err)}`);
   } finally {
-    clearTimeout(timer);
     await up.pool.destroy();
   }
   if (res.status === 401) throw new UserError(`${where} does not accept the credentials of kubeconfig ${kubeconfig} (401 Unauthorized)`);

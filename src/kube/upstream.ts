@@ -47,7 +47,10 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
   };
 }
 
-/** A request with the server's own identity (never an end user's). */
+/**
+ * A request with the server's own credential; a caller acting for an end user adds the
+ * impersonation headers itself (the view's discovery reads), so the WDS authorizes that user.
+ */
 export async function upstreamRequest(up: Upstream, method: string, path: string,
   opts: { headers?: Record<string, string | string[]>; body?: unknown } = {}): Promise<UpstreamResponse> {
   const headers: Record<string, string | string[]> = { accept: 'application/json', ...opts.headers };

@@ -1,6 +1,6 @@
 // Waiting on a condition with a deadline: the one polling loop for "until ready" everywhere
 // (spaces' components, CRDs Established, the APIService Available).
-import { setTimeout } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProbeResult {
   ok: boolean;
@@ -16,7 +16,25 @@ export async function waitFor(probe: () => Promise<ProbeResult>, timeoutMs: numb
   while (Date.now() < deadline) {
     last = await probe();
     if (last.ok || last.final) return last;
-    await setTimeout(everyMs);
+    await sleep(everyMs);
   }
   return last;
+}
+
+export class TimeoutError extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms / 1000} s`);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** `promise`'s outcome, or a TimeoutError once `ms` pass first (the work itself is not stopped). */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new TimeoutError(ms)), ms); });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

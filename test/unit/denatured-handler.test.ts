@@ -6,7 +6,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
-import type {} from '../../src/apiserver/view-proxy.js'; // FastifyRequest.rawBody
 import { handleDenatured } from '../../src/apiserver/denatured-handler.js';
 import { parseRequestInfo } from '../../src/kube/request-info.js';
 import { toStatus } from '../../src/kube/status.js';
@@ -51,10 +50,7 @@ async function view(t: Test, opts: { sync?: 'ok' | 'none' | 'failed'; protobuf?:
   }
   const app = Fastify();
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
-    req.rawBody = body as Buffer;
-    done(null, undefined);
-  });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.setErrorHandler((err, _req, reply) => {
     const s = toStatus(err);
     void reply.code(s.code).header('content-type', 'application/json').send(s);

@@ -16,6 +16,8 @@ import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
 import { Informer, type ChangeType } from '../../kube/informer.js';
 import type { KubeList, KubeObject } from '../../kube/objects.js';
 import { upstreamJson, type Upstream } from '../../kube/upstream.js';
+import { groupVersionPath } from '../../kube/request-info.js';
+import { TimeoutError, withTimeout } from '../../kube/wait.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import { DENATURED_FROM_LABEL } from '../../storage/crd-schema.js';
 import type { KindCategories } from '../../storage/kind-categories.js';
@@ -140,12 +142,13 @@ export class PlacementController {
    * would take its works back from clusters they still reach.
    */
   private async workloadSynced(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), WORKLOAD_SYNC_TIMEOUT_MS); });
     const informers = [...this.workloadInformers.values()];
-    const result = await Promise.race([Promise.all(informers.map((i) => i.synced)), timeout]);
-    clearTimeout(timer);
-    if (result === 'timeout') this.o.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
+    try {
+      await withTimeout(Promise.all(informers.map((i) => i.synced)), WORKLOAD_SYNC_TIMEOUT_MS);
+    } catch (err) {
+      if (!(err instanceof TimeoutError)) throw err;
+      this.o.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
+    }
   }
 
   async stop(): Promise<void> {
@@ -225,7 +228,7 @@ export class PlacementController {
 
   /** The informer of one workload resource: it queues keys, nothing else (it runs on the view's event loop). */
   private workloadInformer(res: WorkloadResource): Informer<WorkloadObject> {
-    const path = `${res.group === '' ? '/api' : `/apis/${res.group}`}/${res.version}/${res.resource}`;
+    const path = `${groupVersionPath(res.group, res.version)}/${res.resource}`;
     const isNamespaces = resourceKey(res) === resourceKey(NAMESPACES);
     return new Informer<WorkloadObject>(this.o.wds, {
       path, indexers: WORKLOAD_INDEXERS,
