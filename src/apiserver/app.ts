@@ -162,10 +162,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi/v3', async () => openAPIV3Index(v3hash));
   app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
 
-  registerSpaces(app, info, (req, verb, name) =>
-    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'spaces', ...(name ? { name } : {}) } }));
-  registerBindings(app, opts.bindings, (req, verb, name) =>
-    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource: 'bindings', ...(name ? { name } : {}) } }));
+  // The group's own resources: a SubjectAccessReview of the user on each.
+  const authorizeOn = (resource: string) => (req: FastifyRequest, verb: string, name?: string) =>
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource, ...(name ? { name } : {}) } });
+  registerSpaces(app, info, authorizeOn('spaces'));
+  registerBindings(app, opts.bindings, authorizeOn('bindings'));
 
   await registerView(app, { root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf });
   return app;

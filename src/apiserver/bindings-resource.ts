@@ -5,10 +5,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { column, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
-import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import { errors } from '../kube/status.js';
 import { wantsTable } from './negotiation.js';
+import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
 import { openWatchStream, queryBool } from './watch-stream.js';
@@ -49,13 +49,8 @@ function table(items: Binding[], version: TableVersion, includeObject: string | 
 
 /** Field selectors on `metadata.name`, the only field kubectl sends here (others are a 400). */
 function nameFilter(fieldSelector: string | undefined): (name: string) => boolean {
-  try {
-    const matches = fieldSelectorMatcher(fieldSelector ?? '', ['metadata.name']);
-    return (name) => matches({ 'metadata.name': name });
-  } catch (err) {
-    if (err instanceof FieldSelectorError) throw errors.badRequest(err.message);
-    throw err;
-  }
+  const matches = objectFilter(undefined, fieldSelector, ['metadata.name']);
+  return (name) => matches({}, { 'metadata.name': name });
 }
 
 export function registerBindings(app: FastifyInstance, source: BindingSource | undefined,

@@ -4,11 +4,10 @@
 import { createHash } from 'node:crypto';
 import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
-import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
-import { LabelSelectorError, matchesRequirements, parseLabelSelector } from '../kube/label-selector.js';
 import { errors } from '../kube/status.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { wantsTable } from './negotiation.js';
+import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
 import { openWatchStream, queryBool } from './watch-stream.js';
@@ -65,14 +64,7 @@ export function spaceTable(items: SpaceObject[], version: TableVersion, includeO
 
 /** Label and field selectors (fields: `metadata.name`) as kube-apiserver applies them; malformed ones are a 400. */
 export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSelector?: string): boolean {
-  try {
-    const byLabels = parseLabelSelector(labelSelector ?? '');
-    const byFields = fieldSelectorMatcher(fieldSelector ?? '', ['metadata.name'])({ 'metadata.name': o.metadata.name });
-    return byFields && matchesRequirements(byLabels, o.metadata.labels);
-  } catch (err) {
-    if (err instanceof LabelSelectorError || err instanceof FieldSelectorError) throw errors.badRequest(err.message);
-    throw err;
-  }
+  return objectFilter(labelSelector, fieldSelector, ['metadata.name'])(o.metadata.labels, { 'metadata.name': o.metadata.name });
 }
 
 interface Query { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string }
