@@ -27,20 +27,32 @@ export function impersonationHeaders(user: UserInfo): Record<string, string | st
 }
 
 /**
+ * `headers` without those `drop` names and those their own Connection header names (hop-by-hop
+ * too, RFC 9110 §7.6.1): for requests to the WDS and for the WDS's answers. Node gives header
+ * names in lower case.
+ */
+export function withoutHeaders(headers: Record<string, string | string[] | undefined>,
+  drop: (name: string) => boolean): Record<string, string | string[]> {
+  const connection = headers.connection;
+  const named = connection ? new Set(String(connection).split(',').map((h) => h.trim().toLowerCase())) : undefined;
+  const out: Record<string, string | string[]> = {};
+  for (const k in headers) {
+    const v = headers[k];
+    if (v === undefined || drop(k) || named?.has(k.toLowerCase())) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+const dropped = (name: string) => DROPPED.test(name);
+
+/**
  * The headers to send upstream for `user`: the client's headers minus credentials, hop-by-hop and
  * impersonation headers, plus the server's own credential (if a token) and impersonation.
  */
 export function upstreamHeaders(incoming: Record<string, string | string[] | undefined>, user: UserInfo,
   serverAuthorization?: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  // Headers the client named in Connection: are hop-by-hop too (RFC 9110 §7.6.1).
-  const connection = incoming.connection;
-  const named = connection ? new Set(String(connection).split(',').map((h) => h.trim().toLowerCase())) : undefined;
-  for (const k in incoming) {
-    const v = incoming[k];
-    if (v === undefined || DROPPED.test(k) || named?.has(k.toLowerCase())) continue;
-    out[k] = v;
-  }
+  const out = withoutHeaders(incoming, dropped);
   if (serverAuthorization) out.authorization = serverAuthorization;
   return Object.assign(out, impersonationHeaders(user));
 }

@@ -15,7 +15,7 @@ import type { Dispatcher } from 'undici';
 import type { Upstream } from '../kube/upstream.js';
 import { errors, statusForText, type FailureStatus } from '../kube/status.js';
 import type { UserInfo } from '../kube/user.js';
-import { upstreamHeaders } from './impersonation.js';
+import { upstreamHeaders, withoutHeaders } from './impersonation.js';
 
 /** Hop-by-hop headers of an answer: Node frames the response to the client itself. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings', 'trailer']);
@@ -49,17 +49,7 @@ export function passThrough(up: Upstream, req: PassthroughRequest, reply: Fastif
   }
 }
 
-/** The answer's headers without hop-by-hop ones (and those its Connection header names). */
-function responseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const named = headers.connection ? new Set(String(headers.connection).split(',').map((h) => h.trim().toLowerCase())) : undefined;
-  const out: Record<string, string | string[]> = {};
-  for (const k in headers) {
-    const v = headers[k];
-    if (v === undefined || HOP_BY_HOP.has(k) || named?.has(k)) continue;
-    out[k] = v;
-  }
-  return out;
-}
+const hopByHop = (name: string) => HOP_BY_HOP.has(name);
 
 /** undici's dispatch handler: one per request, writing straight to the client's ServerResponse. */
 class ResponseHandler implements Dispatcher.DispatchHandler {
@@ -112,7 +102,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
       return;
     }
     try {
-      this.res.writeHead(statusCode, responseHeaders(headers));
+      this.res.writeHead(statusCode, withoutHeaders(headers, hopByHop));
     } catch (err) {
       // A header Node will not write: nothing was sent yet, so the client still gets a Status.
       controller.abort(err as Error);
