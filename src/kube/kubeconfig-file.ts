@@ -67,7 +67,7 @@ export async function loadKubeconfig(file: string, context?: string): Promise<Lo
   const cluster = selectContext(file, kc, context);
   const server = URL.canParse(cluster.server) ? new URL(cluster.server) : undefined;
   if (!server || !['https:', 'http:'].includes(server.protocol) || !server.host) {
-    throw new UserError(`kubeconfig ${file}: cluster ${JSON.stringify(cluster.name)} has server ${JSON.stringify(cluster.server)}, which is not an http(s):// URL`);
+    throw new UserError(`kubeconfig ${file}: cluster ${JSON.stringify(cluster.name)} has server ${JSON.stringify(cluster.server)}, which is not an https:// URL`);
   }
   const opts: https.RequestOptions = {};
   try {
