@@ -9,9 +9,13 @@
 //   Namespace's labels, a cluster-scoped one needs one that is `{}`;
 // - objectSelectors: empty matches all, else one must match the object's labels;
 // - clusterSelectors: a cluster is picked when any matches its labels (none: no cluster).
-// Across policies clusters are unioned, createOnly is OR-ed, statusCollectors are unioned,
-// wantSingletonReportedState (clause or spec) on any matching policy keeps only the first
-// cluster in name order. Pure functions; malformed selectors throw LabelSelectorError.
+// Across policies clusters are unioned, createOnly is OR-ed, statusCollectors are unioned.
+// Each selecting policy also gets its own modulation (KubeStellar's DownsyncModulation: what its
+// matching clauses ask, OR-ed and unioned over them; the spec's wantSingletonReportedState counts
+// for every clause), which its Binding shows per object. wantSingletonReportedState never narrows
+// the clusters (KubeStellar since v0.25): the object goes to every selected cluster, and more than
+// one is reported, not silently withheld. Pure functions; malformed selectors throw
+// LabelSelectorError.
 import { isEmptySelector, matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
 
 export interface WorkloadRef {
@@ -51,15 +55,22 @@ export interface Cluster {
   labels: Labels;
 }
 
-export interface Resolution {
+/** How the clauses selecting an object ask for it to be handled (KubeStellar's DownsyncModulation). */
+export interface Modulation {
+  createOnly: boolean;
+  wantSingletonReportedState: boolean;
+  wantMultiWECReportedState: boolean;
+  /** Sorted. */
+  statusCollectors: string[];
+}
+
+export interface Resolution extends Modulation {
   /** Destination clusters, sorted by name. */
   clusters: string[];
   /** The policies selecting the object, sorted by name. */
   policies: string[];
-  createOnly: boolean;
-  wantSingletonReportedState: boolean;
-  wantMultiWECReportedState: boolean;
-  statusCollectors: string[];
+  /** Each selecting policy's own modulation of the object, and the clusters it picks. */
+  byPolicy: Record<string, Modulation & { clusters: string[] }>;
 }
 
 const listMatches = (list: string[] | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
@@ -91,31 +102,29 @@ export function policyClusters(spec: BindingPolicySpec, clusters: readonly Clust
 
 export function resolve(obj: WorkloadRef, namespaceLabels: Labels | undefined, policies: readonly Policy[], clusters: readonly Cluster[]): Resolution {
   const picked = new Set<string>();
-  const names: string[] = [];
-  const collectors = new Set<string>();
-  let createOnly = false;
-  let singleton = false;
-  let multi = false;
+  const byPolicy: Resolution['byPolicy'] = {};
   for (const p of policies) {
     const clauses = (p.spec.downsync ?? []).filter((c) => clauseMatches(c, obj, namespaceLabels));
     if (clauses.length === 0) continue;
-    names.push(p.name);
-    for (const c of policyClusters(p.spec, clusters)) picked.add(c);
-    for (const c of clauses) {
-      createOnly ||= c.createOnly === true;
-      singleton ||= c.wantSingletonReportedState === true;
-      multi ||= c.wantMultiWECReportedState === true;
-      for (const s of c.statusCollectors ?? []) collectors.add(s);
-    }
-    singleton ||= p.spec.wantSingletonReportedState === true;
+    const collectors = new Set(clauses.flatMap((c) => c.statusCollectors ?? []));
+    const own = {
+      createOnly: clauses.some((c) => c.createOnly === true),
+      wantSingletonReportedState: p.spec.wantSingletonReportedState === true || clauses.some((c) => c.wantSingletonReportedState === true),
+      wantMultiWECReportedState: clauses.some((c) => c.wantMultiWECReportedState === true),
+      statusCollectors: [...collectors].sort(),
+      clusters: policyClusters(p.spec, clusters),
+    };
+    byPolicy[p.name] = own;
+    for (const c of own.clusters) picked.add(c);
   }
-  const sorted = [...picked].sort();
+  const mods = Object.values(byPolicy);
   return {
-    clusters: singleton ? sorted.slice(0, 1) : sorted,
-    policies: names.sort(),
-    createOnly,
-    wantSingletonReportedState: singleton,
-    wantMultiWECReportedState: multi,
-    statusCollectors: [...collectors].sort(),
+    clusters: [...picked].sort(),
+    policies: Object.keys(byPolicy).sort(),
+    byPolicy,
+    createOnly: mods.some((m) => m.createOnly),
+    wantSingletonReportedState: mods.some((m) => m.wantSingletonReportedState),
+    wantMultiWECReportedState: mods.some((m) => m.wantMultiWECReportedState),
+    statusCollectors: [...new Set(mods.flatMap((m) => m.statusCollectors))].sort(),
   };
 }

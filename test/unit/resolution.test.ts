@@ -62,25 +62,33 @@ t.test('clusters: any clusterSelector; none selects nothing', async (t) => {
   t.same(policyClusters({}, clusters), [], 'no selector picks none');
 });
 
-t.test('resolve: policies merged, modulations combined, singleton', async (t) => {
+t.test('resolve: policies merged, modulations combined and per policy, singleton without narrowing', async (t) => {
   const edge: Policy = { name: 'edge', spec: { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }],
     downsync: [{ objectSelectors: [{ matchLabels: { app: 'nginx' } }], namespaces: ['demo'], statusCollectors: ['replicas'] }] } };
   const core: Policy = { name: 'core', spec: { clusterSelectors: [{ matchLabels: { 'location-group': 'core' } }],
     downsync: [{ resources: ['deployments'], createOnly: true, statusCollectors: ['ready', 'replicas'] }] } };
   const none: Policy = { name: 'none', spec: { clusterSelectors: [{}], downsync: [{ resources: ['secrets'] }] } };
   const r = resolve(deploy, {}, [edge, core, none], clusters);
-  t.same(r, { clusters: ['core', 'wec1', 'wec2'], policies: ['core', 'edge'], createOnly: true,
-    wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['ready', 'replicas'] });
+  t.same(r, {
+    clusters: ['core', 'wec1', 'wec2'], policies: ['core', 'edge'], createOnly: true,
+    wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['ready', 'replicas'],
+    byPolicy: {
+      core: { createOnly: true, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['ready', 'replicas'], clusters: ['core'] },
+      edge: { createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['replicas'], clusters: ['wec1', 'wec2'] },
+    },
+  });
   t.same(resolve(cm, {}, [edge, core, none], clusters).clusters, [], 'an object no clause selects goes nowhere');
 
   const single: Policy = { name: 'single', spec: { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }],
     downsync: [{ objectNames: ['web'], wantSingletonReportedState: true }] } };
-  t.same(resolve(deploy, {}, [single], clusters).clusters, ['wec1'], 'singleton: the first cluster in name order');
+  t.same(resolve(deploy, {}, [single], clusters).clusters, ['wec1', 'wec2'], 'singleton narrows nothing: every selected cluster');
   const merged = resolve(deploy, {}, [single, core], clusters);
-  t.same(merged.clusters, ['core'], 'singleton applies to the merged set');
+  t.same(merged.clusters, ['core', 'wec1', 'wec2'], 'a plain policy keeps its cluster');
   t.equal(merged.wantSingletonReportedState, true);
+  t.equal(merged.byPolicy.single?.wantSingletonReportedState, true, 'per policy: the one that asks');
+  t.equal(merged.byPolicy.core?.wantSingletonReportedState, false, 'and not the other');
   const specLevel: Policy = { name: 'spec', spec: { ...edge.spec, wantSingletonReportedState: true } };
-  t.same(resolve(deploy, {}, [specLevel], clusters).clusters, ['wec1'], 'the spec-level flag too');
+  t.equal(resolve(deploy, {}, [specLevel], clusters).byPolicy.spec?.wantSingletonReportedState, true, 'the spec-level flag too');
   const multi: Policy = { name: 'multi', spec: { clusterSelectors: [{}], downsync: [{ objectNames: ['web'], wantMultiWECReportedState: true }] } };
   t.equal(resolve(deploy, {}, [multi], clusters).wantMultiWECReportedState, true);
 });

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
 import type { KubeObject } from '../../kube/objects.js';
-import { policyClusters } from '../resolution.js';
+import { policyClusters, type Modulation } from '../resolution.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { BindingPolicy, ManagedCluster } from './api.js';
 
@@ -16,6 +16,8 @@ export interface Placement {
   resourceVersion: string;
   /** The policies selecting it, sorted. */
   policies: string[];
+  /** Each selecting policy's modulation of it (shown per object in that policy's Binding). */
+  modulations: Record<string, Modulation>;
 }
 
 interface WorkloadEntry {

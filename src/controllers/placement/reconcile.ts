@@ -10,7 +10,7 @@
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject } from '../../kube/objects.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
+import { resolve, type Cluster, type Modulation, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
 import {
   applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, stripServerFields, WrapError,
   type ManifestWork,
@@ -45,6 +45,9 @@ export interface ReconcilerOptions {
 }
 
 const reachOf = (r: Resolution): Reach => ({ clusters: r.clusters, policies: r.policies });
+
+const modulationsOf = (r: Resolution): Record<string, Modulation> => Object.fromEntries(Object.entries(r.byPolicy)
+  .map(([p, m]) => [p, { createOnly: m.createOnly, wantSingletonReportedState: m.wantSingletonReportedState, wantMultiWECReportedState: m.wantMultiWECReportedState, statusCollectors: m.statusCollectors }]));
 
 export class Reconciler {
   readonly works: Works;
@@ -130,7 +133,7 @@ export class Reconciler {
     this.status.recordErrors(source, errors);
 
     const workName = manifestWorkName(wdsName, found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) });
-    this.bindings.record(source, found && selecting.length > 0 ? { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting } : undefined);
+    this.bindings.record(source, found && selecting.length > 0 ? { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: modulationsOf(resolution!) } : undefined);
     for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
     if (!this.leader) return;
     for (const [cluster, work] of desired) await this.works.apply(cluster, work);
