@@ -1,11 +1,12 @@
-// Which collections of the WDS hold the workload, i.e. what the view shows: every listable and
-// watchable resource (preferred version) of aggregated discovery, minus hidden kinds and groups,
-// minus the native denatured kinds (the WDS's own RBAC, webhooks... are not workload), plus the
-// denatured.kubestellar.io resources, which stand for their native kinds. Pure over discovery.
+// Which collections of the WDS hold the workload: every listable and watchable resource
+// (preferred version) of aggregated discovery, minus hidden kinds and groups, plus the
+// denatured.kubestellar.io resources, which stand for their native kinds. The native resources of
+// denatured kinds are workload too (marked `bypassesView`): a ServiceAccount or RoleBinding
+// written straight to the WDS (by Helm or Argo CD aimed at it) is sent, as KubeStellar sends it;
+// what the WDS made itself is filtered by ./system-objects.ts. Pure over discovery.
 import { discoveredResources, type AggregatedDiscovery } from '../kube/discovery.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import type { KindCategories } from '../storage/kind-categories.js';
-import type { KubeObject } from '../kube/objects.js';
 
 export interface WorkloadResource {
   /** Where the objects are listed and watched. */
@@ -16,6 +17,8 @@ export interface WorkloadResource {
   namespaced: boolean;
   /** The native kind the objects stand for (itself, or the native kind of a denatured resource). */
   native: { group: string; resource: string };
+  /** The native resource of a denatured kind: its objects were written to the WDS, not through the view. */
+  bypassesView: boolean;
 }
 
 /**
@@ -29,22 +32,12 @@ export function workloadResources(docs: AggregatedDiscovery[], cats: KindCategor
     const base = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced };
     if (r.group === DENATURED_GROUP) {
       const nativeGroup = denaturedFrom(r.resource);
-      if (nativeGroup !== undefined) out.push({ ...base, native: { group: nativeGroup, resource: r.resource } });
+      if (nativeGroup !== undefined) out.push({ ...base, native: { group: nativeGroup, resource: r.resource }, bypassesView: false });
       continue;
     }
-    if (cats.categorize({ group: r.group, resource: r.resource }) !== 'natured') continue;
-    out.push({ ...base, native: { group: r.group, resource: r.resource } });
+    const category = cats.categorize({ group: r.group, resource: r.resource });
+    if (category === 'hidden') continue;
+    out.push({ ...base, native: { group: r.group, resource: r.resource }, bypassesView: category === 'denatured' });
   }
   return out;
-}
-
-/** Objects that exist in every cluster by themselves and are never sent. */
-export function isSystemObject(native: { group: string; resource: string }, obj: KubeObject): boolean {
-  const name = obj.metadata?.name;
-  if (native.group !== '') return false;
-  if (native.resource === 'configmaps') return name === 'kube-root-ca.crt';
-  if (native.resource === 'serviceaccounts') return name === 'default';
-  if (native.resource === 'secrets') return obj.type === 'kubernetes.io/service-account-token' || obj.type === 'bootstrap.kubernetes.io/token';
-  if (native.resource === 'namespaces') return ['default', 'kube-system', 'kube-public', 'kube-node-lease'].includes(name ?? '');
-  return false;
 }

@@ -1,12 +1,15 @@
 // Wrapping a workload object into the ManifestWork that carries it to one cluster (pure):
-// - the object is reduced to what its author wrote: server-set fields go (uid, resourceVersion,
-//   generation, creationTimestamp, deletion*, managedFields, ownerReferences, finalizers,
-//   selfLink, status, the last-applied annotation; a Service's clusterIP(s); a Job's selector and
-//   controller-uid labels, which the WEC's Job controller sets anew);
+// - the object is reduced to what its author wrote, with KubeStellar's built-in transformations
+//   (docs "Transforming Desired State"): from every object the server-set metadata (uid,
+//   resourceVersion, generation, creationTimestamp, deletion*, managedFields, ownerReferences,
+//   finalizers, selfLink, generateName), the last-applied annotation and status; from a Service
+//   what its cluster allocated (clusterIP unless "None", clusterIPs unless they hold "None",
+//   ipFamilies, ipFamilyPolicy, traffic policies, sessionAffinity, every port's nodePort unless
+//   annotation kubestellar.io/annotations/preserve=nodeport); from a Job what its controller set
+//   (selector, controller-uid labels, the job-tracking annotation);
 // - CustomTransforms for its group/resource remove more (JSONPath-like `$.a.b["c.d"][0]`);
-// - with annotation control.kubestellar.io/expand-templates: "true", every string leaf is a Go
-//   template expanded with the cluster's properties (`{{.clusterName}}`, `{{ .label }}`): field
-//   references only; a missing property or any other action is a TemplateError;
+// - template expansion (annotation control.kubestellar.io/expand-templates) is Go's own
+//   text/template, run by the Go helper (../template-expander.ts), not here;
 // - one ManifestWork per (WDS, object, cluster): a stable name from the WDS and the object's
 //   identity, labels naming the WDS and every policy that selected it, and a manifestConfig that
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
@@ -22,18 +25,15 @@ export const POLICY_LABEL_PREFIX = 'bindingpolicy.view.kubestellar.io/';
 export const MAX_MANIFESTS_BYTES = 500 * 1024;
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
+const JOB_TRACKING = 'batch.kubernetes.io/job-tracking';
+/** With this annotation a Service's nodePorts travel (KubeStellar's). */
+export const PRESERVE_ANNOTATION = 'kubestellar.io/annotations/preserve';
+const SERVICE_ALLOCATED = ['ipFamilies', 'ipFamilyPolicy', 'externalTrafficPolicy', 'internalTrafficPolicy', 'sessionAffinity'];
 
 export class WrapError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'WrapError';
-  }
-}
-
-export class TemplateError extends WrapError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemplateError';
   }
 }
 
@@ -51,28 +51,43 @@ function dropLabels(meta: unknown): void {
   if (Object.keys(meta.labels).length === 0) delete meta.labels;
 }
 
-/** A copy of obj without what the server, not its author, set. */
+function dropAnnotation(meta: JsonObject | undefined, name: string): void {
+  if (!meta || !isJsonObject(meta.annotations)) return;
+  delete meta.annotations[name];
+  if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
+}
+
+/** What the WEC's Service allocator sets anew: only a headless Service's "None" travels. */
+function stripService(spec: JsonObject, meta: JsonObject | undefined): void {
+  for (const f of SERVICE_ALLOCATED) delete spec[f];
+  if (spec.clusterIP !== 'None') delete spec.clusterIP;
+  if (Array.isArray(spec.clusterIPs) && spec.clusterIPs.includes('None')) spec.clusterIPs = ['None'];
+  else delete spec.clusterIPs;
+  const annotations = meta && isJsonObject(meta.annotations) ? meta.annotations : {};
+  if (annotations[PRESERVE_ANNOTATION] !== 'nodeport' && Array.isArray(spec.ports)) {
+    for (const port of spec.ports) if (isJsonObject(port)) delete port.nodePort;
+  }
+}
+
+/** A copy of obj without what the server, not its author, set (KubeStellar's built-in transformations). */
 export function stripServerFields(obj: JsonObject, id: Pick<ObjectIdentity, 'group' | 'resource'>): JsonObject {
   const out = structuredClone(obj);
   delete out.status;
   const meta = isJsonObject(out.metadata) ? out.metadata : undefined;
   if (meta) {
     for (const k of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds',
-      'managedFields', 'ownerReferences', 'finalizers', 'selfLink']) delete meta[k];
-    if (isJsonObject(meta.annotations)) {
-      delete meta.annotations[LAST_APPLIED];
-      if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
-    }
+      'managedFields', 'ownerReferences', 'finalizers', 'selfLink', 'generateName']) delete meta[k];
+    dropAnnotation(meta, LAST_APPLIED);
   }
   const spec = isJsonObject(out.spec) ? out.spec : undefined;
-  if (id.group === '' && id.resource === 'services' && spec) {
-    delete spec.clusterIP;
-    delete spec.clusterIPs;
-  }
-  if (id.group === 'batch' && id.resource === 'jobs' && spec) {
-    delete spec.selector;
+  if (id.group === '' && id.resource === 'services' && spec) stripService(spec, meta);
+  if (id.group === 'batch' && id.resource === 'jobs') {
+    if (spec) {
+      delete spec.selector;
+      if (isJsonObject(spec.template)) dropLabels(spec.template.metadata);
+    }
     dropLabels(meta);
-    if (isJsonObject(spec.template)) dropLabels(spec.template.metadata);
+    dropAnnotation(meta, JOB_TRACKING);
   }
   return out;
 }
@@ -124,46 +139,6 @@ export function applyRemovals(obj: JsonObject, paths: readonly string[]): JsonOb
     else if (isJsonObject(node) && typeof last === 'string') delete node[last];
   }
   return out;
-}
-
-const ACTION = /\{\{-?\s*(.*?)\s*-?\}\}/g;
-
-function expandString(s: string, props: Readonly<Record<string, string>>, where: string): string {
-  if (!s.includes('{{')) return s;
-  return s.replace(ACTION, (_m, action: string) => {
-    const ref = /^\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(action);
-    if (!ref) throw new TemplateError(`${where}: template action {{${action}}} is not supported (only {{.property}})`);
-    const v = props[ref[1]!];
-    if (v === undefined) throw new TemplateError(`${where}: map has no entry for key "${ref[1]}"`);
-    return v;
-  });
-}
-
-/** Expands every string leaf of obj (keys stay) as a template over `props`. */
-export function expandTemplates(obj: unknown, props: Readonly<Record<string, string>>, where = '$'): unknown {
-  if (typeof obj === 'string') return expandString(obj, props, where);
-  if (Array.isArray(obj)) return obj.map((v, i) => expandTemplates(v, props, `${where}[${i}]`));
-  if (isJsonObject(obj)) {
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(obj)) out[k] = expandTemplates(v, props, `${where}.${k}`);
-    return out;
-  }
-  return obj;
-}
-
-/**
- * The template properties of a cluster, in KubeStellar's precedence: its inventory object's
- * annotations, then its labels, then the built-in `clusterName` (only keys that are Go
- * identifiers). KubeStellar's first source, a ConfigMap in the ITS namespace
- * customization-properties, is not read here.
- */
-export function clusterProperties(cluster: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }): Record<string, string> {
-  const ident = /^[A-Za-z_][A-Za-z0-9_]*$/;
-  const props: Record<string, string> = { clusterName: cluster.name };
-  for (const source of [cluster.labels ?? {}, cluster.annotations ?? {}]) {
-    for (const [k, v] of Object.entries(source)) if (ident.test(k)) props[k] = v;
-  }
-  return props;
 }
 
 /** The ManifestWork name for an object of a WDS: stable, unique per (WDS, object), a DNS label. */

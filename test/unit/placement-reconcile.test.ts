@@ -6,13 +6,15 @@ import { namespaceKey, objectKey, policyKey } from '../../src/controllers/placem
 import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
 import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
+import type { Expander } from '../../src/controllers/placement/desired.js';
+import type { JsonObject } from '../../src/kube/objects.js';
 import { controllerFixture, update, type Action } from '../fixtures/controller-fixture.js';
 
-const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' } };
-const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' } };
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false };
+const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false };
 const CLUSTERROLES: WorkloadResource = {
   group: 'denatured.kubestellar.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false,
-  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: false,
 };
 
 const cluster = (name: string, labels: Record<string, string>): ManagedCluster => ({
@@ -207,19 +209,94 @@ t.test('policy: the leader adds the cleanup finalizer and writes status.errors a
   t.same(g.writes(), [], 'a policy whose finalizer and status are current: no write');
 });
 
-t.test('policy: errors found wrapping the objects it selects go to its status', async (t) => {
-  const broken = configMap('demo', 'broken', { app: 'nginx' }, { x: '{{.nosuchkey}}' });
-  broken.metadata.annotations = { 'control.kubestellar.io/expand-templates': 'true' };
-  const f = fixture({ configMaps: [broken] });
+/**
+ * A stand-in for the Go helper (its real behaviour is test/unit/template-expander.test.ts's):
+ * `{{.key}}` only, Go's message for a missing key.
+ */
+const fakeExpander: Expander = {
+  expand: async (object, properties) => properties.map((props) => {
+    let error: string | undefined;
+    const out = JSON.parse(JSON.stringify(object).replace(/\{\{\s*\.(\w+)\s*\}\}/g, (_m, k: string) => {
+      if (props[k] === undefined) error ??= `$.data.x: template: x:1:2: executing "x" at <.${k}>: map has no entry for key "${k}"`;
+      return props[k] ?? '';
+    })) as JsonObject;
+    return error ? { error } : { object: out };
+  }),
+};
+
+const templated = (name: string, data: Record<string, string>): WorkloadObject => {
+  const o = configMap('demo', name, { app: 'nginx' }, data);
+  o.metadata.annotations = { 'control.kubestellar.io/expand-templates': 'true' };
+  return o;
+};
+
+t.test('policy: the first failing destination of an object that fails to expand goes to its status', async (t) => {
+  const broken = templated('broken', { x: '{{.nosuchkey}}' });
+  const f = controllerFixture({ clusters: CLUSTERS, policies: [EDGE], templates: fakeExpander,
+    workload: [{ resource: CONFIGMAPS, objects: [broken] }, { resource: NAMESPACES, objects: [namespace('demo')] }] });
   t.teardown(() => f.close());
   await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'broken'));
   t.same(f.writes(), [], 'the object is written to no cluster');
   t.ok(f.queued.some((q) => q.key === 'p|edge'), 'the policy is queued for its status');
+  await f.reconcile(namespaceKey('demo'));
+  t.same(f.writes(), [], 'its Namespace is not sent on its own');
   f.clear();
   await f.reconcile(policyKey('edge'));
   const status = f.writes().find((w) => w.path.endsWith('/status'));
-  t.match((status?.body as { status: { errors: string[] } }).status.errors,
-    ['c1: $.data.x: map has no entry for key "nosuchkey"', 'c2: $.data.x: map has no entry for key "nosuchkey"']);
+  t.same((status?.body as { status: { errors: string[] } }).status.errors,
+    ['c1: $.data.x: template: x:1:2: executing "x" at <.nosuchkey>: map has no entry for key "nosuchkey"'], 'one line: the first failing cluster');
+});
+
+t.test('without the Go helper an object asking for expansion is not sent, and the status says why', async (t) => {
+  const f = fixture({ configMaps: [templated('t', { x: '{{.clusterName}}' })] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 't'));
+  t.same(f.writes(), []);
+  f.clear();
+  await f.reconcile(policyKey('edge'));
+  t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors, [/c1: .*ksview-gotemplate/]);
+});
+
+t.test('an expansion failure in one cluster freezes the policy\'s works there; other clusters and objects go on', async (t) => {
+  const props = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'customization-properties' }, data });
+  const good = templated('good', { x: 'at {{.clusterName}}' });
+  const hashed = templated('hashed', { x: '{{.clusterHash}}' });
+  const plain = configMap('demo', 'plain', { app: 'nginx' });
+  const plainId = { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'plain' };
+  const goodId = { ...plainId, name: 'good' };
+  const hashedId = { ...plainId, name: 'hashed' };
+  const existing = (c: string, id: typeof plainId): ManifestWork => ({
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: { name: manifestWorkName('wds1', id), namespace: c, labels: { 'view.kubestellar.io/wds': 'wds1', 'bindingpolicy.view.kubestellar.io/edge': '' }, resourceVersion: '1' },
+    spec: { workload: { manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: id.name, namespace: 'demo' }, data: { old: 'yes' } }] } },
+  });
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [EDGE], templates: fakeExpander,
+    properties: [props('c1', { clusterHash: '1001-dead-beef' })], // c2 has none: {{.clusterHash}} fails there
+    works: [existing('c2', plainId)],
+    workload: [{ resource: CONFIGMAPS, objects: [good, hashed, plain] }, { resource: NAMESPACES, objects: [namespace('demo')] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'hashed'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', manifestWorkName('wds1', hashedId))}`], 'expanded where it can be: c1 only');
+  t.same((f.writes()[0]!.body as ManifestWork).spec!.workload!.manifests![0]!.data, { x: '1001-dead-beef' }, 'the ConfigMap\'s property');
+  t.ok(f.queued.some((q) => q.key === 'o||v1|configmaps|demo|plain'), 'the policy\'s other objects are reconciled again');
+  f.clear();
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'plain'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', manifestWorkName('wds1', plainId))}`], 'c2 is frozen: its work stays as it was');
+  t.same(f.caches.works.get('c2', manifestWorkName('wds1', plainId))?.spec?.workload?.manifests?.[0]?.data, { old: 'yes' });
+  f.clear();
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'good'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', manifestWorkName('wds1', goodId))}`], 'and no new work is created in c2');
+
+  f.caches.properties.set(props('c2', { clusterHash: 'beef-2' }));
+  f.clear();
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'hashed'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c2', manifestWorkName('wds1', hashedId))}`], 'the property given: it expands in c2 too');
+  t.ok(f.queued.some((q) => q.key === 'o||v1|configmaps|demo|plain'), 'the thaw reconciles the others again');
+  f.clear();
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'plain'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c2', manifestWorkName('wds1', plainId))}`], 'the frozen work is updated at last');
 });
 
 t.test('policy being deleted: the finalizer goes only once no work names it', async (t) => {
@@ -268,4 +345,60 @@ t.test('a ManifestWork the controller did not expect (left over) is deleted when
   t.teardown(() => f.close());
   await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'gone'));
   t.same(summary(f.writes()), [`its DELETE ${worksPath('c3', leftover.metadata.name)}`]);
+});
+
+const NATIVE_CLUSTERROLES: WorkloadResource = {
+  group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false,
+  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: true,
+};
+const RBAC_POLICY = policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterroles'] }] });
+const nativeRole = (name: string, extra: Partial<WorkloadObject['metadata']> = {}): WorkloadObject => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, uid: `uid-${name}`, resourceVersion: '4', ...extra }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }],
+});
+const roleWork = (name: string) => manifestWorkName('wds1', { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', namespace: '', name });
+
+t.test('an object of a denatured kind written straight to the WDS is sent, with a Warning Event and a status line', async (t) => {
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [RBAC_POLICY],
+    workload: [{ resource: NATIVE_CLUSTERROLES, objects: [nativeRole('direct'), nativeRole('system:basic-user'), nativeRole('admin', { labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } })] },
+      { resource: CLUSTERROLES, objects: [] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(NATIVE_CLUSTERROLES, '', 'direct'));
+  const works = f.writes().filter((w) => w.server === 'its');
+  t.same(summary(works), [`its PATCH ${worksPath('c1', roleWork('direct'))}`, `its PATCH ${worksPath('c2', roleWork('direct'))}`], 'sent, as KubeStellar sends it');
+  const events = f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events');
+  t.match(events.map((e) => e.body), [{ reason: 'WrittenToWDS', type: 'Warning', involvedObject: { name: 'rbac' }, message: /written to the WDS directly.*wds1-view/ }]);
+  f.clear();
+  for (const name of ['system:basic-user', 'admin']) await f.reconcile(objectKey(NATIVE_CLUSTERROLES, '', name));
+  t.same(f.writes(), [], 'the WDS\'s own bootstrap RBAC is never sent');
+});
+
+t.test('a view object and a native one of the same identity: the view\'s is sent, the conflict reported', async (t) => {
+  const viaView: WorkloadObject = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRole', metadata: { name: 'twin', uid: 'u-view', resourceVersion: '9' }, rules: [] };
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [RBAC_POLICY],
+    workload: [{ resource: NATIVE_CLUSTERROLES, objects: [nativeRole('twin')] }, { resource: CLUSTERROLES, objects: [viaView] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(NATIVE_CLUSTERROLES, '', 'twin'));
+  t.same(f.writes(), [], 'the native key writes nothing');
+  t.same(f.queued.map((q) => q.key), ['o|denatured.kubestellar.io|v1|clusterroles||twin'], 'it hands over to the view object\'s key');
+  f.clear();
+  await f.reconcile(objectKey(CLUSTERROLES, '', 'twin'));
+  const work = f.writes().find((w) => w.server === 'its')!.body as ManifestWork;
+  t.same(work.spec!.workload!.manifests![0]!.rules, [], 'the view\'s content');
+  t.match(f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events').map((e) => e.body), [{ reason: 'ViewAndWDSConflict', message: /both through the view and natively/ }]);
+});
+
+t.test('wantSingletonReportedState narrows nothing: every selected cluster, and the policy says more than one qualifies', async (t) => {
+  const single = policy('single', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ objectNames: ['settings'], wantSingletonReportedState: true }] });
+  const f = fixture({ policies: [single] });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', settingsWork)}`, `its PATCH ${worksPath('c2', settingsWork)}`]);
+  f.clear();
+  await f.reconcile(policyKey('single'));
+  t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
+    ['configmaps demo/settings: wantSingletonReportedState, but 2 clusters qualify (c1, c2); it goes to all of them and no single cluster\'s status can be returned']);
 });

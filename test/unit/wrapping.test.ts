@@ -1,25 +1,35 @@
 import t from 'tap';
 import {
-  applyRemovals, clusterProperties, expandTemplates, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields,
-  TemplateError, WrapError, MAX_MANIFESTS_BYTES,
+  applyRemovals, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
 } from '../../src/controllers/wrapping.js';
 
 t.test('stripServerFields keeps what the author wrote', async (t) => {
   const live = {
     apiVersion: 'v1', kind: 'Service',
     metadata: { name: 's', namespace: 'demo', uid: 'u', resourceVersion: '5', generation: 2, creationTimestamp: 'x', managedFields: [{}],
-      ownerReferences: [{}], finalizers: ['f'], selfLink: '/x', labels: { app: 'a' },
+      ownerReferences: [{}], finalizers: ['f'], selfLink: '/x', generateName: 's-', labels: { app: 'a' },
       annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'me' } },
-    spec: { clusterIP: '10.0.0.1', clusterIPs: ['10.0.0.1'], ports: [{ port: 80 }] },
+    spec: { clusterIP: '10.0.0.1', clusterIPs: ['10.0.0.1'], ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', sessionAffinity: 'None',
+      externalTrafficPolicy: 'Cluster', internalTrafficPolicy: 'Cluster', type: 'NodePort', ports: [{ port: 80, nodePort: 30080 }] },
     status: { loadBalancer: {} },
   };
   t.same(stripServerFields(live, { group: '', resource: 'services' }), {
     apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'demo', labels: { app: 'a' }, annotations: { keep: 'me' } },
-    spec: { ports: [{ port: 80 }] },
-  });
+    spec: { type: 'NodePort', ports: [{ port: 80 }] },
+  }, 'KubeStellar\'s built-in Service transformation; generateName goes from every object');
   t.equal(live.spec.clusterIP, '10.0.0.1', 'the input is untouched');
+  const preserved = { ...live, metadata: { ...live.metadata, annotations: { 'kubestellar.io/annotations/preserve': 'nodeport' } } };
+  t.same((stripServerFields(preserved, { group: '', resource: 'services' }).spec as { ports: unknown }).ports, [{ port: 80, nodePort: 30080 }],
+    'nodePort kept with kubestellar.io/annotations/preserve=nodeport');
+  const headless = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db-hl' },
+    spec: { clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4'], selector: { app: 'db' }, ports: [{ port: 5432 }] } };
+  t.same(stripServerFields(headless, { group: '', resource: 'services' }).spec,
+    { clusterIP: 'None', clusterIPs: ['None'], selector: { app: 'db' }, ports: [{ port: 5432 }] }, 'a headless Service stays headless');
+  t.same(stripServerFields({ spec: { clusterIPs: ['None', '10.0.0.9'] } }, { group: '', resource: 'services' }).spec, { clusterIPs: ['None'] },
+    'clusterIPs holding "None" keep only "None"');
   const job = {
-    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', labels: { 'controller-uid': 'u', 'batch.kubernetes.io/controller-uid': 'u' } },
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', labels: { 'controller-uid': 'u', 'batch.kubernetes.io/controller-uid': 'u' },
+      annotations: { 'batch.kubernetes.io/job-tracking': '' } },
     spec: { selector: { matchLabels: { 'controller-uid': 'u' } }, template: { metadata: { labels: { 'controller-uid': 'u', 'job-name': 'j' } }, spec: {} } },
   };
   t.same(stripServerFields(job, { group: 'batch', resource: 'jobs' }), {
@@ -40,16 +50,6 @@ t.test('CustomTransform remove paths', async (t) => {
   t.same(applyRemovals(obj, ['$.spec.selector', '$.spec.ports[0]', '$.metadata.labels["x.y/z"]', '$.not.there', '$.spec.ports[9]']),
     { spec: { ports: [{ p: 2 }] }, metadata: { labels: { k: '2' } } });
   t.same(obj.spec.ports.length, 2, 'the input is untouched');
-});
-
-t.test('template expansion with cluster properties', async (t) => {
-  const props = clusterProperties({ name: 'wec1', labels: { region: 'eu', 'kubernetes.io/os': 'linux', zone: 'l' }, annotations: { zone: 'a' } });
-  t.same(props, { clusterName: 'wec1', region: 'eu', zone: 'a' }, 'identifiers only; annotations win over labels');
-  t.same(clusterProperties({ name: 'x', labels: { clusterName: 'y' } }).clusterName, 'y', 'the built-in comes last');
-  const obj = { metadata: { name: 'cm' }, data: { where: 'in {{ .region }} on {{.clusterName}}', n: 3, list: ['{{.zone}}'] } };
-  t.same(expandTemplates(obj, props), { metadata: { name: 'cm' }, data: { where: 'in eu on wec1', n: 3, list: ['a'] } });
-  t.throws(() => expandTemplates({ data: { x: '{{.missing}}' } }, props), new TemplateError('$.data.x: map has no entry for key "missing"'));
-  t.throws(() => expandTemplates({ data: { x: '{{ printf "%s" .zone }}' } }, props), TemplateError);
 });
 
 t.test('manifestWork: stable name, labels, update strategy, size limit', async (t) => {

@@ -7,7 +7,8 @@
 // - a workload object → its own key (its Namespace is queued by reconciliation, only when what the
 //   object adds to it changes); a Namespace whose labels changed → also every object in it;
 // - a policy → its key; a new generation or a deletion → every object's key;
-// - a CustomTransform or a ManagedCluster → every object's key;
+// - a CustomTransform or a ManagedCluster → every object's key; a ConfigMap of the ITS namespace
+//   customization-properties (a cluster's template properties) → every object's key;
 // - one of this WDS's works changed by someone else (not the echo of our own write) → the key of
 //   the object it carries; another WDS's work → the keys of the object of that identity.
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
@@ -26,6 +27,7 @@ import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
 import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
 import type { Binding } from './bindings.js';
 import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type QueueKey } from './keys.js';
+import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
@@ -41,6 +43,8 @@ export interface PlacementOptions {
   wds: Upstream;
   its: Upstream;
   cats: KindCategories;
+  /** Go's text/template for objects asking for template expansion (../template-expander.ts). */
+  templates?: Expander;
   workers?: number;
   log: (msg: string) => void;
 }
@@ -54,6 +58,7 @@ export class PlacementController {
   private readonly policies: Informer<BindingPolicy>;
   private readonly transforms: Informer<CustomTransform>;
   private readonly clusters: Informer<ManagedCluster>;
+  private readonly properties: Informer<PropertyConfigMap>;
   private readonly works: Informer<ManifestWork>;
   private readonly otherWorks: Informer<ManifestWork>;
   private readonly reconciler: Reconciler;
@@ -86,6 +91,11 @@ export class PlacementController {
         everything();
       },
     });
+    // A cluster's template properties: the objects expanded for it expand anew.
+    this.properties = new Informer<PropertyConfigMap>(o.its, {
+      path: `/api/v1/namespaces/${PROPERTIES_NAMESPACE}/configmaps`, onError: onError('customization-properties configmaps'),
+      onChange: () => { for (const k of this.workload.allKeys()) this.enqueue(k); },
+    });
     // A work changed or deleted by someone else, or left by an object deleted while this server
     // was down: its source object is reconciled again.
     this.works = new Informer<ManifestWork>(o.its, {
@@ -107,7 +117,8 @@ export class PlacementController {
     });
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
-      caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, works: this.works.store, workload: this.workload },
+      caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
+      templates: o.templates,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
     });
   }
@@ -125,7 +136,7 @@ export class PlacementController {
   }
 
   async start(): Promise<void> {
-    const fixed = [this.policies, this.transforms, this.clusters, this.works, this.otherWorks];
+    const fixed = [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks];
     for (const i of fixed) i.start();
     await this.rediscover();
     this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
@@ -153,7 +164,7 @@ export class PlacementController {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    for (const i of [this.policies, this.transforms, this.clusters, this.works, this.otherWorks]) i.stop();
+    for (const i of [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks]) i.stop();
     for (const informer of this.workloadInformers.values()) informer.stop();
     this.queue.shutDown();
     await this.workersDone;

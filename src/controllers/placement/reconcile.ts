@@ -1,23 +1,25 @@
 // Reconciliation of one queue key, over caches only (Stores: the controller's informers fill them,
 // unit tests fill them directly) and the two upstreams it writes to.
-// An object: resolve its clusters (a Namespace also goes wherever an object in it goes, see
-// ./namespace-reach.ts), strip it, apply the CustomTransforms for its kind, expand templates per
-// cluster, wrap one ManifestWork per cluster; report wrapping errors and WDS conflicts to the
-// selecting policies; record its placement for the Bindings; then — the leader only — apply the
-// works that differ from what was last written and delete this object's works in other clusters.
+// An object: resolve its clusters (a Namespace also goes wherever an object in it is actually sent,
+// see ./namespace-reach.ts), compute the work it wants in each (./desired.ts: strip, transform,
+// expand templates, wrap); template expansion failures freeze the failing policies' works in that
+// cluster (./expansion-failures.ts); report to the selecting policies what they should know
+// (expansion and wrap errors, WDS conflicts, more than one cluster for a singleton, an object
+// written straight to the WDS or shadowing such one); record its placement for the Bindings;
+// then — the leader only — apply the works that differ from what was last written and delete this
+// object's works in the clusters it no longer goes to (frozen ones stay).
 // A policy: its finalizer and status (./policy-status.ts), the leader only. Standbys resolve too,
 // so their Bindings are current and a new leader starts from warm caches.
 import type { Store } from '../../kube/informer.js';
-import type { JsonObject } from '../../kube/objects.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { resolve, type Cluster, type Modulation, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
-import {
-  applyRemovals, clusterProperties, EXPAND_TEMPLATES_ANNOTATION, expandTemplates, manifestWork, manifestWorkName, stripServerFields, WrapError,
-  type ManifestWork,
-} from '../wrapping.js';
+import { manifestWorkName, policyLabel, type ManifestWork } from '../wrapping.js';
 import type { BindingPolicy, CustomTransform, ManagedCluster } from './api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
+import { desiredWorks, expandsTemplates, type Expander, type PropertyConfigMap } from './desired.js';
+import { PolicyEvents } from './events.js';
+import { ExpansionFailures } from './expansion-failures.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
@@ -29,6 +31,8 @@ export interface PlacementCaches {
   policies: Store<BindingPolicy>;
   transforms: Store<CustomTransform>;
   clusters: Store<ManagedCluster>;
+  /** ConfigMaps of the ITS namespace customization-properties (template properties per cluster). */
+  properties: Store<PropertyConfigMap>;
   /** This WDS's ManifestWorks (made with Works.newStore, for its indexes). */
   works: Store<ManifestWork>;
   workload: WorkloadCaches;
@@ -39,28 +43,34 @@ export interface ReconcilerOptions {
   wds: Upstream;
   its: Upstream;
   caches: PlacementCaches;
+  /** Go's text/template (absent: objects asking for expansion fail to expand, and say why). */
+  templates?: Expander;
   /** Queues a key (after a delay, when given). */
   enqueue: (k: QueueKey, afterMs?: number) => void;
   log: (msg: string) => void;
 }
 
-const reachOf = (r: Resolution): Reach => ({ clusters: r.clusters, policies: r.policies });
-
 const modulationsOf = (r: Resolution): Record<string, Modulation> => Object.fromEntries(Object.entries(r.byPolicy)
   .map(([p, m]) => [p, { createOnly: m.createOnly, wantSingletonReportedState: m.wantSingletonReportedState, wantMultiWECReportedState: m.wantMultiWECReportedState, statusCollectors: m.statusCollectors }]));
+
+/** How an object is named in messages: `deployments.apps demo/web`. */
+const describe = (id: SentObject['id']): string => `${id.resource}${id.group ? `.${id.group}` : ''} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
 
 export class Reconciler {
   readonly works: Works;
   readonly conflicts: Conflicts;
   readonly bindings: Bindings;
+  private readonly events: PolicyEvents;
   private readonly status: PolicyStatus;
   private readonly reach = new NamespaceReach();
+  private readonly expansion = new ExpansionFailures();
   private leader = false;
 
   constructor(private readonly o: ReconcilerOptions) {
     const c = o.caches;
     this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`);
-    this.conflicts = new Conflicts(o.wds, o.wdsName, o.log);
+    this.conflicts = new Conflicts();
+    this.events = new PolicyEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters);
     this.status = new PolicyStatus(o.wds, c.policies, this.works, o.enqueue);
   }
@@ -98,47 +108,135 @@ export class Reconciler {
     const { caches, wdsName } = this.o;
     const source = encodeKey(k);
     const found = caches.workload.find(k);
+    if (found && encodeKey(found.key) !== source) {
+      // Another resource holds this identity now (the view's twin of an object written natively,
+      // or the reverse): its key carries the identity; this one records nothing.
+      this.record(k, source, undefined, [], new Map(), undefined);
+      this.recordExpansion(source, undefined, new Map(), () => undefined);
+      this.o.enqueue(found.key);
+      return;
+    }
     const resolveRef = this.resolver();
     const resolution = found ? resolveRef(found.ref) : undefined;
-    if (k.namespace && this.reach.record(k, resolution && reachOf(resolution))) this.o.enqueue(namespaceKey(k.namespace));
-
     const selecting = resolution?.policies ?? [];
-    let desired = new Map<string, ManifestWork>();
+    const workName = manifestWorkName(wdsName, found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) });
     const errors = new Map<string, string[]>();
     const addError = (policy: string, message: string) => errors.set(policy, [...(errors.get(policy) ?? []), message]);
+    let desired = new Map<string, ManifestWork>();
+    const kept = new Set<string>();
     if (found && resolution) {
       const clusters = new Set(resolution.clusters);
       const policyNames = new Set(resolution.policies);
       if (found.id.group === '' && found.id.resource === 'namespaces') {
-        const inner = this.reach.union(caches.workload.keysInNamespace(found.id.name), (ik) => {
-          const o = caches.workload.find(ik);
-          return o && reachOf(resolveRef(o.ref));
-        });
+        const inner = this.reach.union(caches.workload.keysInNamespace(found.id.name), (ik) => this.unrecordedReach(ik, resolveRef));
         for (const c of inner.clusters) clusters.add(c);
         for (const p of inner.policies) policyNames.add(p);
       }
       // Most objects go nowhere: they are not copied and stripped for nothing.
-      if (clusters.size > 0) desired = this.wrap(found, clusters, [...policyNames].sort(), resolution.createOnly, addError);
-      for (const cluster of desired.keys()) {
-        const others = this.conflicts.otherWDSs(cluster, found.id);
-        if (others.length === 0) continue;
-        const what = `${found.id.resource}${found.id.group ? `.${found.id.group}` : ''} ${found.id.namespace ? `${found.id.namespace}/` : ''}${found.id.name}`;
-        const message = `conflict: cluster ${cluster} also receives ${what} from WDS ${others.join(', ')}`;
-        for (const p of selecting) addError(p, message);
-        if (this.leader) {
-          await this.conflicts.announce(cluster, found.id, others, selecting.map((name) => ({ name, uid: caches.policies.get('', name)?.metadata.uid })), message);
+      if (clusters.size > 0) {
+        const d = await desiredWorks({ ...caches, wdsName, templates: this.o.templates }, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly);
+        desired = d.works;
+        for (const [cluster, message] of d.wrapErrors) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
+        this.recordExpansion(source, resolution, d.expansionErrors, addError);
+        for (const cluster of new Set([...clusters, ...this.works.clustersOf(workName)])) {
+          if (!this.frozen(cluster, workName, resolution)) continue;
+          desired.delete(cluster);
+          if (this.works.store.get(cluster, workName)) kept.add(cluster);
         }
+      } else {
+        this.recordExpansion(source, resolution, new Map(), addError);
       }
+      await this.report(found, resolution, desired, addError);
+    } else {
+      this.recordExpansion(source, undefined, new Map(), addError);
     }
-    this.status.recordErrors(source, errors);
-
-    const workName = manifestWorkName(wdsName, found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) });
-    this.bindings.record(source, found && selecting.length > 0 ? { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: modulationsOf(resolution!) } : undefined);
+    this.record(k, source, found, selecting, errors, resolution && { clusters: [...desired.keys(), ...kept].sort(), policies: selecting });
+    if (found && resolution && selecting.length > 0) {
+      this.bindings.record(source, { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: modulationsOf(resolution) });
+    }
     for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
     if (!this.leader) return;
     for (const [cluster, work] of desired) await this.works.apply(cluster, work);
     for (const cluster of this.works.clustersOf(workName)) {
-      if (!desired.has(cluster)) await this.works.delete(cluster, workName);
+      if (!desired.has(cluster) && !kept.has(cluster)) await this.works.delete(cluster, workName);
+    }
+  }
+
+  /** What an object (not reconciled since the records were cleared) adds to its Namespace. */
+  private unrecordedReach(k: ObjectKey, resolveRef: (ref: WorkloadRef) => Resolution): Reach | undefined {
+    const o = this.o.caches.workload.find(k);
+    if (!o) return undefined;
+    const r = resolveRef(o.ref);
+    // An object expanded per cluster may fail to expand: until it is reconciled it counts only
+    // where its works already are, so its Namespace never goes anywhere on its own.
+    const clusters = expandsTemplates(o) ? this.works.clustersOf(manifestWorkName(this.o.wdsName, o.id)).filter((c) => r.clusters.includes(c)) : r.clusters;
+    return { clusters, policies: r.policies };
+  }
+
+  /** Records an object's outcome: its errors per policy, its reach into its Namespace, its Binding entry (cleared here). */
+  private record(k: ObjectKey, source: string, found: SentObject | undefined, selecting: readonly string[], errors: ReadonlyMap<string, string[]>, reach: Reach | undefined): void {
+    this.status.recordErrors(source, errors);
+    if (k.namespace && this.reach.record(k, reach)) this.o.enqueue(namespaceKey(k.namespace));
+    if (!found || selecting.length === 0) this.bindings.record(source, undefined);
+  }
+
+  /**
+   * Records where the object fails to expand, per selecting policy and cluster; reports each
+   * policy's first failing destination (as KubeStellar's Binding does); a policy whose frozen
+   * clusters changed gets its other objects reconciled again.
+   */
+  private recordExpansion(source: string, resolution: Resolution | undefined, failed: ReadonlyMap<string, string>,
+    addError: (policy: string, message: string) => void): void {
+    const byPolicy = new Map<string, Map<string, string>>();
+    for (const [policy, m] of Object.entries(resolution?.byPolicy ?? {})) {
+      const mine = new Map(m.clusters.filter((c) => failed.has(c)).map((c) => [c, failed.get(c)!]));
+      if (mine.size === 0) continue;
+      byPolicy.set(policy, mine);
+      const [first, message] = [...mine][0]!;
+      addError(policy, `${first}: ${message}`);
+    }
+    if (this.expansion.record(source, byPolicy).size > 0) {
+      for (const key of this.o.caches.workload.allKeys()) if (encodeKey(key) !== source) this.o.enqueue(key);
+    }
+  }
+
+  /** Whether the object's work in a cluster is frozen: a policy sending it there (now, or when the work was written) fails to expand something there. */
+  private frozen(cluster: string, workName: string, resolution: Resolution): boolean {
+    const labels = this.works.store.get(cluster, workName)?.metadata.labels ?? {};
+    for (const [policy, m] of Object.entries(resolution.byPolicy)) {
+      if (m.clusters.includes(cluster) && this.expansion.failing(policy, cluster)) return true;
+    }
+    return this.expansion.failingIn(cluster).some((p) => labels[policyLabel(p)] !== undefined);
+  }
+
+  /** Errors and Warning Events the selecting policies should know of. */
+  private async report(found: SentObject, resolution: Resolution, desired: ReadonlyMap<string, ManifestWork>, addError: (policy: string, message: string) => void): Promise<void> {
+    const selecting = resolution.policies;
+    const what = describe(found.id);
+    const refs = () => selecting.map((name) => ({ name, uid: this.o.caches.policies.get('', name)?.metadata.uid }));
+    const warn = async (subject: string, reason: string, message: string, to: readonly string[] = selecting) => {
+      for (const p of to) addError(p, message);
+      if (this.leader) await this.events.warnOnce(subject, refs().filter((r) => to.includes(r.name)), reason, message);
+    };
+    for (const cluster of desired.keys()) {
+      const others = this.conflicts.otherWDSs(cluster, found.id);
+      if (others.length === 0) continue;
+      await warn(Conflicts.subject(cluster, found.id, others), 'WDSConflict', `conflict: cluster ${cluster} also receives ${what} from WDS ${others.join(', ')}`);
+    }
+    if (found.bypassesView && selecting.length > 0) {
+      await warn(`direct|${what}|${found.native.metadata.uid ?? ''}`, 'WrittenToWDS',
+        `${what} was written to the WDS directly, so it has also taken effect in the WDS; write it through the view (kubectl --context ${this.o.wdsName}-view) to have it only in the clusters`);
+    }
+    if (found.shadowsNative && selecting.length > 0) {
+      await warn(`shadow|${what}`, 'ViewAndWDSConflict',
+        `conflict: ${what} exists both through the view and natively in the WDS; the view's object is sent`);
+    }
+    const singleton = Object.entries(resolution.byPolicy).filter(([, m]) => m.wantSingletonReportedState);
+    const qualified = new Set(singleton.flatMap(([, m]) => m.clusters));
+    if (qualified.size > 1) {
+      for (const [p] of singleton) {
+        addError(p, `${what}: wantSingletonReportedState, but ${qualified.size} clusters qualify (${[...qualified].sort().join(', ')}); it goes to all of them and no single cluster's status can be returned`);
+      }
     }
   }
 
@@ -149,28 +247,5 @@ export class Reconciler {
       .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} })).filter((p) => selectorErrors(p).length === 0);
     const clusters = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
     return (ref) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusters);
-  }
-
-  /** The work carrying the object to each cluster; a cluster it cannot be wrapped for is an error of each policy. */
-  private wrap(found: SentObject, clusters: Iterable<string>, policies: readonly string[], createOnly: boolean,
-    addError: (policy: string, message: string) => void): Map<string, ManifestWork> {
-    const { caches, wdsName } = this.o;
-    let manifest = stripServerFields(found.native, found.id);
-    for (const t of caches.transforms.list()) {
-      if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
-    }
-    const expand = found.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
-    const out = new Map<string, ManifestWork>();
-    for (const cluster of clusters) {
-      try {
-        const mc = caches.clusters.get('', cluster);
-        const content = expand ? expandTemplates(manifest, clusterProperties({ name: cluster, labels: mc?.metadata.labels, annotations: mc?.metadata.annotations })) as JsonObject : manifest;
-        out.set(cluster, manifestWork(content, { wds: wdsName, cluster, id: found.id, policies, createOnly }));
-      } catch (err) {
-        if (!(err instanceof WrapError)) throw err;
-        for (const p of policies) addError(p, `${cluster}: ${err.message}`);
-      }
-    }
-    return out;
   }
 }

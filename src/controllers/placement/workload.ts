@@ -4,19 +4,29 @@
 // Namespace's labels; the objects of one namespace (by index, not by scanning every object); the
 // queue key of every object. Keys carry native names (a deleted object's works are found by them),
 // the stores hold stored names (a denatured object's name may be encoded).
+// One native identity may be listed under two resources: a denatured kind's objects through the
+// view (denatured.kubestellar.io) and written straight to the WDS (the native resource). Both keys
+// find the same object — the view's when both exist — so they reconcile to the same works.
 import { byNamespace, Store } from '../../kube/informer.js';
 import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../../storage/denatured-translation.js';
 import type { WorkloadRef } from '../resolution.js';
-import { isSystemObject, type WorkloadResource } from '../workload-resources.js';
+import { isSystemObject } from '../system-objects.js';
+import type { WorkloadResource } from '../workload-resources.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { WorkloadObject } from './api.js';
 import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
 
 /** An object as it is sent: native form, identity, and what resolution reads of it. */
 export interface SentObject {
+  /** The key it is reconciled under (of the resource it was found in). */
+  key: ObjectKey;
   id: ObjectIdentity;
   native: WorkloadObject;
   ref: WorkloadRef;
+  /** Of a denatured kind, written straight to the WDS: it took effect there too. */
+  bypassesView: boolean;
+  /** Written through the view while an object of the same identity exists natively in the WDS (this one wins). */
+  shadowsNative: boolean;
 }
 
 export interface WorkloadEntry {
@@ -68,12 +78,25 @@ export class WorkloadCaches {
       .map(({ res }) => objectKey(res, namespace, name));
   }
 
-  /** The object a key names, as it is sent; undefined when it is not cached or never sent. */
+  /**
+   * The object a key names, as it is sent; undefined when it is not cached or never sent. Of the
+   * resources standing for the same native kind, the view's object wins over one written natively.
+   */
   find(k: ObjectKey): SentObject | undefined {
     const e = this.entries.get(resourceKey(k.resource));
     if (!e) return undefined;
-    const cached = e.store.get(k.namespace, e.res.group === e.res.native.group ? k.name : storedName(k.name));
-    return cached ? this.sentForm(e.res, cached) : undefined;
+    const twins = [...this.entries.values()].filter((t) => t.res.native.group === e.res.native.group && t.res.native.resource === e.res.native.resource);
+    let viaView: SentObject | undefined;
+    let direct: SentObject | undefined;
+    for (const t of twins) {
+      const cached = t.store.get(k.namespace, t.res.group === t.res.native.group ? k.name : storedName(k.name));
+      const sent = cached && this.sentForm(t.res, cached);
+      if (!sent) continue;
+      if (sent.bypassesView) direct = sent;
+      else viaView = sent;
+    }
+    if (viaView && direct) return { ...viaView, shadowsNative: true };
+    return viaView ?? direct;
   }
 
   /** The keys of the objects of namespaced resources in one namespace. */
@@ -93,8 +116,11 @@ export class WorkloadCaches {
 
   private sentForm(res: WorkloadResource, obj: WorkloadObject): SentObject | undefined {
     const native = res.group === res.native.group ? obj : toNative(obj, { group: res.native.group, version: res.version });
-    if (isSystemObject(res.native, native)) return undefined;
+    if (isSystemObject(res.native, native, res.bypassesView)) return undefined;
     const id: ObjectIdentity = { group: res.native.group, version: res.version, resource: res.native.resource, namespace: native.metadata.namespace ?? '', name: native.metadata.name };
-    return { id, native, ref: { group: id.group, resource: id.resource, namespace: id.namespace, name: id.name, labels: native.metadata.labels ?? {} } };
+    return {
+      key: this.keyOf(res, obj), id, native, bypassesView: res.bypassesView, shadowsNative: false,
+      ref: { group: id.group, resource: id.resource, namespace: id.namespace, name: id.name, labels: native.metadata.labels ?? {} },
+    };
   }
 }

@@ -1,0 +1,84 @@
+// The works one object wants, per destination cluster (no writes): the object stripped by
+// KubeStellar's built-in transformations, the CustomTransforms of its kind applied, expanded per
+// cluster by Go's text/template when it asks for it (annotation control.kubestellar.io/expand-
+// templates: "true"; properties from the cluster's ConfigMap in the ITS namespace
+// customization-properties, its annotations, its labels, clusterName), wrapped in its ManifestWork.
+// A cluster it cannot be expanded for is an expansion error of that cluster (the caller freezes
+// the policies sending it there); one it cannot be wrapped for (over OCM's size limit) a wrap error.
+import type { Store } from '../../kube/informer.js';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import { templateProperties } from '../template-expander.js';
+import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../wrapping.js';
+import type { CustomTransform, ManagedCluster } from './api.js';
+import type { SentObject } from './workload.js';
+
+/** The ITS namespace of the clusters' property ConfigMaps (KubeStellar's). */
+export const PROPERTIES_NAMESPACE = 'customization-properties';
+
+/** What expands templates: Go's text/template in the helper process (../template-expander.ts). */
+export interface Expander {
+  expand(object: JsonObject, properties: readonly Readonly<Record<string, string>>[]): Promise<Array<{ object: JsonObject } | { error: string }>>;
+}
+
+export interface PropertyConfigMap extends KubeObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+}
+
+export interface DesiredSources {
+  wdsName: string;
+  transforms: Store<CustomTransform>;
+  clusters: Store<ManagedCluster>;
+  /** ConfigMaps of the ITS namespace customization-properties. */
+  properties: Store<PropertyConfigMap>;
+  templates?: Expander;
+}
+
+export interface Desired {
+  works: Map<string, ManifestWork>;
+  /** cluster → why the object cannot be expanded for it. */
+  expansionErrors: Map<string, string>;
+  /** cluster → why it cannot be wrapped for it. */
+  wrapErrors: Map<string, string>;
+}
+
+export const expandsTemplates = (o: SentObject): boolean => o.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
+
+export async function desiredWorks(src: DesiredSources, found: SentObject, clusters: readonly string[], policies: readonly string[], createOnly: boolean): Promise<Desired> {
+  let manifest = stripServerFields(found.native, found.id);
+  for (const t of src.transforms.list()) {
+    if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
+  }
+  const out: Desired = { works: new Map(), expansionErrors: new Map(), wrapErrors: new Map() };
+  const contents = new Map<string, JsonObject>();
+  if (!expandsTemplates(found)) {
+    for (const c of clusters) contents.set(c, manifest);
+  } else if (!src.templates) {
+    for (const c of clusters) out.expansionErrors.set(c, 'template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)');
+  } else {
+    const props = clusters.map((name) => {
+      const mc = src.clusters.get('', name);
+      return templateProperties({ name, labels: mc?.metadata.labels, annotations: mc?.metadata.annotations }, src.properties.get(PROPERTIES_NAMESPACE, name));
+    });
+    let results: Awaited<ReturnType<Expander['expand']>>;
+    try {
+      results = await src.templates.expand(manifest, props);
+    } catch (err) {
+      results = clusters.map(() => ({ error: (err as Error).message }));
+    }
+    clusters.forEach((c, i) => {
+      const r = results[i];
+      if (r && 'object' in r) contents.set(c, r.object);
+      else out.expansionErrors.set(c, r?.error ?? 'template expansion gave no answer');
+    });
+  }
+  for (const [cluster, content] of contents) {
+    try {
+      out.works.set(cluster, manifestWork(content, { wds: src.wdsName, cluster, id: found.id, policies, createOnly }));
+    } catch (err) {
+      if (!(err instanceof WrapError)) throw err;
+      out.wrapErrors.set(cluster, err.message);
+    }
+  }
+  return out;
+}
