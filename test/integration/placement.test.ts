@@ -152,9 +152,13 @@ t.test('modulations and selectors: singleton, createOnly, overlapping policies, 
   bindingPolicy(t, `${run}-nssel`, { clusterSelectors: [{ matchLabels: { zone: 'b', group: run } }],
     downsync: [{ namespaceSelectors: [{ matchLabels: { team: run } }], resources: ['configmaps'], objectNames: ['named'] }] });
 
-  const single = await waitUntil('the singleton work', () => work(a, cmId(ns, 'single')), 60_000);
-  t.ok(single, `singleton: the first cluster in name order (${a})`);
-  t.equal(work(b, cmId(ns, 'single')), undefined, `and not ${b}`);
+  await waitUntil('the singleton object in both clusters', () => work(a, cmId(ns, 'single')) && work(b, cmId(ns, 'single')), 60_000);
+  t.pass(`singleton narrows nothing: ${a} and ${b} both receive it`);
+  const singleErrors = await waitUntil('the singleton policy to report two clusters', () => {
+    const errs = (JSON.parse(kcOk('wds1', ['get', 'bindingpolicy', `${run}-single`, '-o', 'json'])) as { status?: { errors?: string[] } }).status?.errors ?? [];
+    return errs.some((e) => e.includes('2 clusters qualify')) ? errs : undefined;
+  }, 60_000);
+  t.match(singleErrors, [new RegExp(`configmaps ${ns}/single: wantSingletonReportedState, but 2 clusters qualify`)]);
   const createOnly = await waitUntil('the createOnly work', () => work(b, cmId(ns, 'create-only')), 60_000);
   t.same(createOnly.spec.manifestConfigs[0].updateStrategy, { type: 'CreateOnly' }, 'createOnly → updateStrategy CreateOnly');
   const both = await waitUntil('the overlapping policies\' works', () => { const wa = work(a, cmId(ns, 'both')); const wb = work(b, cmId(ns, 'both')); return wa && wb ? [wa, wb] : undefined; }, 60_000);

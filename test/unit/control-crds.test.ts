@@ -12,7 +12,7 @@ const established = { status: { conditions: [{ type: 'Established', status: 'Tru
 function serving(existing: Record<string, unknown> | undefined) {
   const m = mockUpstream();
   let first = true;
-  m.pool.intercept({ path: PATH, method: 'GET' }).reply(() => {
+  m.pool.intercept({ path: PATH, method: 'GET' }).reply((): { statusCode: number; data: object } => {
     const answer = first && !existing ? { statusCode: 404, data: { kind: 'Status', code: 404 } } : { statusCode: 200, data: { ...(existing ?? {}), ...established } };
     first = false;
     return answer;
