@@ -21,6 +21,7 @@ import { TimeoutError, withTimeout } from '../../kube/wait.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import { DENATURED_FROM_LABEL } from '../../storage/crd-schema.js';
 import type { KindCategories } from '../../storage/kind-categories.js';
+import type { TemplateExpander } from '../template-expander.js';
 import { workloadResources, type WorkloadResource } from '../workload-resources.js';
 import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
 import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
@@ -42,6 +43,7 @@ export interface PlacementOptions {
   its: Upstream;
   cats: KindCategories;
   workers?: number;
+  templates?: TemplateExpander;
   log: (msg: string) => void;
 }
 
