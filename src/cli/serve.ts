@@ -11,6 +11,7 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
@@ -35,6 +36,11 @@ export interface ServeOptions {
   externalName: string;
   /** ksview-protojson, the decoder of protobuf bodies for denatured kinds (absent: they are 415). */
   protobufDecoder?: string;
+  /**
+   * ksview-gotemplate, the expander of KubeStellar templates for the placement controllers
+   * (missing: an object asking for expansion is reported as an error, not sent).
+   */
+  templateExpander?: string;
   /** kubeconfig of the ITS: with it, the placement controllers run (BindingPolicies → ManifestWorks). */
   itsKubeconfig?: string;
   itsContext?: string;
@@ -77,8 +83,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   };
 
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
+  const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
-    ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
+    ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
     : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
@@ -124,6 +131,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       denatured.stop();
       await elector?.stop();
       await placement?.stop();
+      templates?.close();
       await its?.pool.close();
       protobuf?.close();
       await app.close();

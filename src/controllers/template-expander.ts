@@ -1,20 +1,101 @@
-// PLACEHOLDER until the Go helper's client lands (helper branch `ha` replaces this file).
+// KubeStellar's template expansion (annotation control.kubestellar.io/expand-templates: "true"),
+// evaluated by Go's own text/template in the helper ksview-gotemplate
+// (build/kubernetes/ksview-gotemplate), one long-lived child process spoken to in frames
+// (src/kube/framed-process.ts). As in KubeStellar's transport controller (pkg/customize): every
+// leaf string holding "{{" — never a map key — is parsed as a template named after its place in
+// the object and run with Option("missingkey=error") and the destination's properties; the
+// messages are Go's own, e.g. `template: $.spec.url:1:10: executing "$.spec.url" at
+// <.clusterHash>: map has no entry for key "clusterHash"`.
+//
+// templateProperties() gathers a destination's properties from KubeStellar's four sources.
+// Which objects are expanded, and what an error does to propagation, is the caller's.
+import { existsSync } from 'node:fs';
+import { FramedProcess } from '../kube/framed-process.js';
 import type { JsonObject } from '../kube/objects.js';
 
+/** One destination's outcome: the expanded object, or Go's messages (the first, and all in document order). */
+export type ExpansionResult = { object: JsonObject } | { error: string; errors: string[] };
+
+// A helper busy longer than this with one request is killed and restarted (a template can loop
+// for long without writing: {{range 1000000000}}{{end}}).
+const DEFAULT_TIMEOUT_MS = 20_000;
+
 export class TemplateExpander {
-  constructor(private readonly binary: string) {}
-  expand(_object: JsonObject, _properties: readonly Readonly<Record<string, string>>[]): Promise<Array<{ object: JsonObject } | { error: string }>> {
-    return Promise.reject(new Error(`template helper ${this.binary} is not available`));
+  private readonly helper: FramedProcess;
+
+  constructor(private readonly binary: string, opts: { timeoutMs?: number } = {}) {
+    this.helper = new FramedProcess(binary, { name: 'ksview-gotemplate', timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS });
   }
-  close(): void {}
+
+  /**
+   * Expands `object` once per property map, answers in the same order. `names` (one per property
+   * map) is each destination's template-name root, which starts every message; the default is
+   * "$" (messages then name JSON paths such as $.spec.outputs[0].url); KubeStellar's own is
+   * templateName(cluster, object). Rejects (a plain Error) when the helper is missing or fails.
+   */
+  async expand(object: JsonObject, properties: readonly Readonly<Record<string, string>>[], names?: readonly string[]): Promise<ExpansionResult[]> {
+    if (names && names.length !== properties.length) throw new Error(`${names.length} template names for ${properties.length} destinations`);
+    if (properties.length === 0) return [];
+    if (!existsSync(this.binary)) {
+      throw new Error(`the template helper ksview-gotemplate is missing: ${this.binary} (it is built with the spaces' binaries; see manifests/README.md)`);
+    }
+    const answer = await this.helper.requestJson<{ results?: ExpansionResult[]; error?: string }>({ object, properties, ...(names ? { names } : {}) });
+    if (answer.error !== undefined) throw new Error(`ksview-gotemplate: ${answer.error}`);
+    if (answer.results?.length !== properties.length) throw new Error(`ksview-gotemplate answered ${answer.results?.length ?? 'no'} results for ${properties.length} destinations`);
+    return answer.results;
+  }
+
+  close(): void {
+    this.helper.close();
+  }
 }
 
-export function templateProperties(cluster: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> },
-  configMap?: { data?: Record<string, string>; binaryData?: Record<string, string> }): Record<string, string> {
-  const ident = /^[\p{L}_][\p{L}\p{Nd}_]*$/u;
-  const props: Record<string, string> = { clusterName: cluster.name };
-  for (const source of [cluster.labels ?? {}, cluster.annotations ?? {}, configMap?.data ?? {}]) {
-    for (const [k, v] of Object.entries(source)) if (ident.test(k)) props[k] = v;
-  }
-  return props;
+/**
+ * KubeStellar's template-name root for an object sent to a cluster:
+ * `<cluster>/<Kind>[.<group>](<namespace>/<name>)` (its util.RefToRuntimeObj, namespace omitted
+ * for cluster-scoped objects).
+ */
+export function templateName(clusterName: string, object: { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown; namespace?: unknown } }): string {
+  const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : '';
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  const kind = typeof object.kind === 'string' ? object.kind : '';
+  const name = typeof object.metadata?.name === 'string' ? object.metadata.name : '';
+  const namespace = typeof object.metadata?.namespace === 'string' ? object.metadata.namespace : '';
+  return `${clusterName}/${group ? `${kind}.${group}` : kind}(${namespace ? `${namespace}/` : ''}${name})`;
+}
+
+// Go's keywords, which go/token.IsIdentifier (what KubeStellar uses) refuses.
+const GO_KEYWORDS = new Set([
+  'break', 'case', 'chan', 'const', 'continue', 'default', 'defer', 'else', 'fallthrough', 'for', 'func', 'go', 'goto',
+  'if', 'import', 'interface', 'map', 'package', 'range', 'return', 'select', 'struct', 'switch', 'type', 'var',
+]);
+
+/** A Go identifier (the Go spec: a Unicode letter or "_", then letters, decimal digits, "_"), not a keyword. */
+export function isGoIdentifier(s: string): boolean {
+  return /^[\p{L}_][\p{L}\p{Nd}_]*$/u.test(s) && !GO_KEYWORDS.has(s);
+}
+
+/**
+ * A destination's properties, from KubeStellar's four sources in decreasing precedence: the
+ * ConfigMap named like the inventory object in the ITS namespace customization-properties (its
+ * data, and its binaryData decoded to the bytes' text, as KubeStellar's string(bytes)), the
+ * inventory object's annotations, its labels, then clusterName (the inventory object's name).
+ * Only keys that are Go identifiers count.
+ */
+export function templateProperties(
+  cluster: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> },
+  configMap?: { data?: Record<string, string>; binaryData?: Record<string, string> },
+): Record<string, string> {
+  // A Map, so that a key such as __proto__ is a property like any other.
+  const props = new Map<string, string>([['clusterName', cluster.name]]);
+  const add = (entries: Record<string, string> | undefined, decode: (v: string) => string = (v) => v) => {
+    for (const [k, v] of Object.entries(entries ?? {})) {
+      if (isGoIdentifier(k) && typeof v === 'string') props.set(k, decode(v));
+    }
+  };
+  add(cluster.labels);
+  add(cluster.annotations);
+  add(configMap?.data);
+  add(configMap?.binaryData, (v) => Buffer.from(v, 'base64').toString('utf8'));
+  return Object.fromEntries(props);
 }

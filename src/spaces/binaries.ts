@@ -17,6 +17,7 @@ export interface Binaries {
   kubeScheduler: string;
   kwok: string;
   protojson: string;
+  gotemplate: string;
 }
 
 interface GoBuild {
@@ -37,6 +38,8 @@ const KUBERNETES: GoBuild = {
     'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
     // ksview serve's decoder of protobuf bodies for denatured kinds (build/kubernetes/ksview-protojson).
     'ksview-protojson': 'kubestellar-view/build/kubernetes/ksview-protojson',
+    // ksview serve's expander of KubeStellar templates with Go's text/template (build/kubernetes/ksview-gotemplate).
+    'ksview-gotemplate': 'kubestellar-view/build/kubernetes/ksview-gotemplate',
   },
   // Without these the binaries report v0.0.0-master, and 1.33 derives its emulation version and
   // feature defaults from the binary version.
@@ -79,8 +82,13 @@ export function pinnedVersion(build: GoBuild): string {
 
 export const kubernetesVersion = (): string => pinnedVersion(KUBERNETES);
 
+const kubernetesBin = (cacheDir: string, name: string): string => path.join(cacheDir, 'bin', `${KUBERNETES.module}-${kubernetesVersion()}`, name);
+
 /** Where ensureBinaries puts ksview-protojson (it may not be built yet). */
-export const protojsonPath = (cacheDir: string): string => path.join(cacheDir, 'bin', `${KUBERNETES.module}-${kubernetesVersion()}`, 'ksview-protojson');
+export const protojsonPath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-protojson');
+
+/** Where ensureBinaries puts ksview-gotemplate (it may not be built yet). */
+export const gotemplatePath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-gotemplate');
 
 function which(cmd: string): string | undefined {
   const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
@@ -186,5 +194,6 @@ export async function ensureBinaries(cacheDir: string, progress: Progress): Prom
     kubeScheduler: path.join(kubeDir, 'kube-scheduler'),
     kwok: path.join(kwokDir, 'kwok'),
     protojson: path.join(kubeDir, 'ksview-protojson'),
+    gotemplate: path.join(kubeDir, 'ksview-gotemplate'),
   };
 }

@@ -7,6 +7,7 @@ import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
 import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
 import type { Expander } from '../../src/controllers/placement/desired.js';
+import type { ExpansionResult } from '../../src/controllers/template-expander.js';
 import type { JsonObject } from '../../src/kube/objects.js';
 import { controllerFixture, update, type Action } from '../fixtures/controller-fixture.js';
 
@@ -214,13 +215,14 @@ t.test('policy: the leader adds the cleanup finalizer and writes status.errors a
  * `{{.key}}` only, Go's message for a missing key.
  */
 const fakeExpander: Expander = {
-  expand: async (object, properties) => properties.map((props) => {
+  expand: async (object, properties, names = []) => properties.map((props, i): ExpansionResult => {
     let error: string | undefined;
     const out = JSON.parse(JSON.stringify(object).replace(/\{\{\s*\.(\w+)\s*\}\}/g, (_m, k: string) => {
-      if (props[k] === undefined) error ??= `$.data.x: template: x:1:2: executing "x" at <.${k}>: map has no entry for key "${k}"`;
+      const at = `${names[i] ?? '$'}.data.x`;
+      if (props[k] === undefined) error ??= `template: ${at}:1:2: executing "${at}" at <.${k}>: map has no entry for key "${k}"`;
       return props[k] ?? '';
     })) as JsonObject;
-    return error ? { error } : { object: out };
+    return error ? { error, errors: [error] } : { object: out };
   }),
 };
 
@@ -244,7 +246,8 @@ t.test('policy: the first failing destination of an object that fails to expand 
   await f.reconcile(policyKey('edge'));
   const status = f.writes().find((w) => w.path.endsWith('/status'));
   t.same((status?.body as { status: { errors: string[] } }).status.errors,
-    ['c1: $.data.x: template: x:1:2: executing "x" at <.nosuchkey>: map has no entry for key "nosuchkey"'], 'one line: the first failing cluster');
+    ['template: c1/ConfigMap(demo/broken).data.x:1:2: executing "c1/ConfigMap(demo/broken).data.x" at <.nosuchkey>: map has no entry for key "nosuchkey"'],
+    'the first failing cluster\'s errors, in KubeStellar\'s words');
 });
 
 t.test('without the Go helper an object asking for expansion is not sent, and the status says why', async (t) => {

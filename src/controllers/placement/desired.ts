@@ -7,7 +7,7 @@
 // the policies sending it there); one it cannot be wrapped for (over OCM's size limit) a wrap error.
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { templateProperties } from '../template-expander.js';
+import { templateName, templateProperties, type ExpansionResult } from '../template-expander.js';
 import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../wrapping.js';
 import type { CustomTransform, ManagedCluster } from './api.js';
 import type { SentObject } from './workload.js';
@@ -17,7 +17,7 @@ export const PROPERTIES_NAMESPACE = 'customization-properties';
 
 /** What expands templates: Go's text/template in the helper process (../template-expander.ts). */
 export interface Expander {
-  expand(object: JsonObject, properties: readonly Readonly<Record<string, string>>[]): Promise<Array<{ object: JsonObject } | { error: string }>>;
+  expand(object: JsonObject, properties: readonly Readonly<Record<string, string>>[], names?: readonly string[]): Promise<ExpansionResult[]>;
 }
 
 export interface PropertyConfigMap extends KubeObject {
@@ -36,8 +36,8 @@ export interface DesiredSources {
 
 export interface Desired {
   works: Map<string, ManifestWork>;
-  /** cluster → why the object cannot be expanded for it. */
-  expansionErrors: Map<string, string>;
+  /** cluster → why the object cannot be expanded for it (each message names the cluster, as KubeStellar's do). */
+  expansionErrors: Map<string, string[]>;
   /** cluster → why it cannot be wrapped for it. */
   wrapErrors: Map<string, string>;
 }
@@ -54,22 +54,24 @@ export async function desiredWorks(src: DesiredSources, found: SentObject, clust
   if (!expandsTemplates(found)) {
     for (const c of clusters) contents.set(c, manifest);
   } else if (!src.templates) {
-    for (const c of clusters) out.expansionErrors.set(c, 'template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)');
+    for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)`]);
   } else {
     const props = clusters.map((name) => {
       const mc = src.clusters.get('', name);
       return templateProperties({ name, labels: mc?.metadata.labels, annotations: mc?.metadata.annotations }, src.properties.get(PROPERTIES_NAMESPACE, name));
     });
-    let results: Awaited<ReturnType<Expander['expand']>>;
+    // Template names as KubeStellar's: Go's messages then say `template: <cluster>/<Kind>(<ns>/<name>).<path>…`.
+    const names = clusters.map((c) => templateName(c, found.native));
+    let results: ExpansionResult[];
     try {
-      results = await src.templates.expand(manifest, props);
+      results = await src.templates.expand(manifest, props, names);
     } catch (err) {
-      results = clusters.map(() => ({ error: (err as Error).message }));
+      results = clusters.map((c) => ({ error: `${c}: ${(err as Error).message}`, errors: [`${c}: ${(err as Error).message}`] }));
     }
     clusters.forEach((c, i) => {
       const r = results[i];
       if (r && 'object' in r) contents.set(c, r.object);
-      else out.expansionErrors.set(c, r?.error ?? 'template expansion gave no answer');
+      else out.expansionErrors.set(c, r?.errors.length ? r.errors : [r?.error ?? `${c}: template expansion gave no answer`]);
     });
   }
   for (const [cluster, content] of contents) {

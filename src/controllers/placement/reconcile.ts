@@ -185,15 +185,14 @@ export class Reconciler {
    * policy's first failing destination (as KubeStellar's Binding does); a policy whose frozen
    * clusters changed gets its other objects reconciled again.
    */
-  private recordExpansion(source: string, resolution: Resolution | undefined, failed: ReadonlyMap<string, string>,
+  private recordExpansion(source: string, resolution: Resolution | undefined, failed: ReadonlyMap<string, readonly string[]>,
     addError: (policy: string, message: string) => void): void {
     const byPolicy = new Map<string, Map<string, string>>();
     for (const [policy, m] of Object.entries(resolution?.byPolicy ?? {})) {
-      const mine = new Map(m.clusters.filter((c) => failed.has(c)).map((c) => [c, failed.get(c)!]));
-      if (mine.size === 0) continue;
-      byPolicy.set(policy, mine);
-      const [first, message] = [...mine][0]!;
-      addError(policy, `${first}: ${message}`);
+      const mine = m.clusters.filter((c) => failed.has(c));
+      if (mine.length === 0) continue;
+      byPolicy.set(policy, new Map(mine.map((c) => [c, failed.get(c)!.join('; ')])));
+      for (const message of failed.get(mine[0]!)!) addError(policy, message);
     }
     if (this.expansion.record(source, byPolicy).size > 0) {
       for (const key of this.o.caches.workload.allKeys()) if (encodeKey(key) !== source) this.o.enqueue(key);

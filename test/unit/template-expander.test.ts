@@ -1,0 +1,199 @@
+// TemplateExpander with the real ksview-gotemplate (built here with `go build`, stdlib only):
+// KubeStellar's template expansion by Go's text/template — actions, pipelines, functions; every
+// leaf string and never a key; Go's own messages for a missing property or a bad template, named
+// by place (and in KubeStellar's form with templateName); several destinations per request; a
+// helper that dies or runs away is replaced; a missing helper is a clear error. Also
+// templateProperties (KubeStellar's four sources, Go identifiers only) and templateName.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import t, { type Test } from 'tap';
+import { TemplateExpander, templateName, templateProperties, isGoIdentifier } from '../../src/controllers/template-expander.js';
+import { FramedProcess } from '../../src/kube/framed-process.js';
+import type { JsonObject } from '../../src/kube/objects.js';
+import { repoRoot } from '../../src/util/repo-root.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-gotemplate-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const binary = path.join(dir, 'ksview-gotemplate');
+await promisify(execFile)('go', ['build', '-trimpath', '-o', binary, './ksview-gotemplate'], {
+  cwd: path.join(repoRoot(), 'build', 'kubernetes'),
+  env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+});
+
+function expander(t: Test, timeoutMs?: number): TemplateExpander {
+  const e = new TemplateExpander(binary, { timeoutMs });
+  t.teardown(() => e.close());
+  return e;
+}
+
+// KubeStellar's documented example (transforming.md, "Template Expansion").
+const forwarder = (): JsonObject => ({
+  apiVersion: 'logging.openshift.io/v1',
+  kind: 'ClusterLogForwarder',
+  metadata: { name: 'instance', namespace: 'openshift-logging', annotations: { 'control.kubestellar.io/expand-templates': 'true' } },
+  spec: { outputs: [{ name: 'remote-loki', type: 'loki', url: 'https://my.loki.server.com/{{ .clusterName }}-{{.clusterHash}}' }] },
+});
+
+t.test("the documented example: each destination gets its own expansion; one without clusterHash gets Go's message", async (t) => {
+  const e = expander(t);
+  const [virgo, wec1] = await e.expand(forwarder(), [{ clusterName: 'virgo', clusterHash: '1001-dead-beef' }, { clusterName: 'wec1' }]);
+  const expected = forwarder();
+  (expected.spec as { outputs: JsonObject[] }).outputs[0]!.url = 'https://my.loki.server.com/virgo-1001-dead-beef';
+  t.same(virgo, { object: expected });
+  const message = 'template: $.spec.outputs[0].url:1:48: executing "$.spec.outputs[0].url" at <.clusterHash>: map has no entry for key "clusterHash"';
+  t.same(wec1, { error: message, errors: [message] });
+});
+
+t.test("with templateName the messages are KubeStellar's, word for word", async (t) => {
+  const e = expander(t);
+  const obj = forwarder();
+  const name = templateName('wec1', obj);
+  t.equal(name, 'wec1/ClusterLogForwarder.logging.openshift.io(openshift-logging/instance)');
+  const [r] = await e.expand(obj, [{ clusterName: 'wec1' }], [name]);
+  t.equal((r as { error: string }).error,
+    `template: ${name}.spec.outputs[0].url:1:48: executing "${name}.spec.outputs[0].url" at <.clusterHash>: map has no entry for key "clusterHash"`);
+  t.equal(templateName('wec2', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns1' } }), 'wec2/Namespace(ns1)');
+});
+
+const SLICE_ERROR = 'template: $.sliced:1:3: executing "$.sliced" at <slice .clusterName 0 2>: error calling slice: index out of range: 2';
+
+t.test("every action Go's text/template has: printf, if/else, pipelines, index, range, variables", async (t) => {
+  const e = expander(t);
+  const obj: JsonObject = {
+    printf: '{{ printf "%s-%03d" .clusterName 7 }}',
+    ifElse: '{{ if eq .region "eu" }}europe{{ else if eq .region "us" }}america{{ else }}elsewhere{{ end }}',
+    pipeline: '{{ .clusterName | printf "%q" | len }}',
+    index: '{{ index . "region" }}',
+    variable: '{{ $n := .clusterName }}{{ $n }}{{ $n }}',
+    range: '{{ range $i := 3 }}{{ $i }}{{ end }}',
+    sliced: '{{ slice .clusterName 0 2 }}',
+    trim: '  {{- .clusterName -}}  ',
+    comment: 'a{{/* nothing */}}b',
+  };
+  const results = await e.expand(obj, [{ clusterName: 'wec1', region: 'eu' }, { clusterName: 'c2', region: 'us' }, { clusterName: 'x', region: '' }]);
+  t.same(results, [
+    { object: { printf: 'wec1-007', ifElse: 'europe', pipeline: '6', index: 'eu', variable: 'wec1wec1', range: '012', sliced: 'we', trim: 'wec1', comment: 'ab' } },
+    { object: { printf: 'c2-007', ifElse: 'america', pipeline: '4', index: 'us', variable: 'c2c2', range: '012', sliced: 'c2', trim: 'c2', comment: 'ab' } },
+    { error: SLICE_ERROR, errors: [SLICE_ERROR] },
+  ]);
+});
+
+t.test('keys are never expanded; numbers, booleans and null are untouched; key order is kept', async (t) => {
+  const e = expander(t);
+  const obj: JsonObject = {
+    z: 1.5, '{{.clusterName}}': '{{.clusterName}}', a: [true, null, 0, -2e-7, 12345678901234567890, '{{"lit"}}'],
+    m: { '{{ .key }}': { deep: ['x', { y: 'in {{ .clusterName }}' }] } }, html: '<&> {{ "<b>" }}', s: 'no template }}',
+  };
+  const [r] = await e.expand(obj, [{ clusterName: 'wec1' }]);
+  const out = (r as { object: JsonObject }).object;
+  t.same(out, {
+    z: 1.5, '{{.clusterName}}': 'wec1', a: [true, null, 0, -2e-7, 12345678901234567890, 'lit'],
+    m: { '{{ .key }}': { deep: ['x', { y: 'in wec1' }] } }, html: '<&> <b>', s: 'no template }}',
+  }, 'text/template escapes nothing');
+  t.same(Object.keys(out), ['z', '{{.clusterName}}', 'a', 'm', 'html', 's']);
+});
+
+t.test('a string without "{{" is left as it is (KubeStellar parses only strings holding "{{")', async (t) => {
+  const e = expander(t);
+  const obj: JsonObject = { a: 'plain }} text', b: '{ {.x} }', c: '' };
+  t.same(await e.expand(obj, [{ clusterName: 'wec1' }, {}]), [{ object: obj }, { object: obj }]);
+});
+
+t.test('parse errors, and every error of a destination in document order', async (t) => {
+  const e = expander(t);
+  const [r] = await e.expand({ spec: { a: 'fine {{ .clusterName }}', b: '{{ .clusterName', c: ['{{ .missing }}'], d: '{{ nofunc }}' } }, [{ clusterName: 'wec1' }]);
+  t.same(r, {
+    error: 'template: $.spec.b:1: unclosed action',
+    errors: [
+      'template: $.spec.b:1: unclosed action',
+      'template: $.spec.c[0]:1:3: executing "$.spec.c[0]" at <.missing>: map has no entry for key "missing"',
+      'template: $.spec.d:1: function "nofunc" not defined',
+    ],
+  });
+});
+
+t.test('no destinations: no request; names must match the destinations', async (t) => {
+  const e = new TemplateExpander('/nonexistent/ksview-gotemplate');
+  t.same(await e.expand({ a: '{{.x}}' }, []), []);
+  await t.rejects(expander(t).expand({ a: 'x' }, [{}], ['$', '$']), { message: '2 template names for 1 destinations' });
+});
+
+t.test('a missing helper is a clear error', async (t) => {
+  const e = new TemplateExpander('/nonexistent/bin/ksview-gotemplate');
+  t.teardown(() => e.close());
+  await t.rejects(e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]),
+    { message: /^the template helper ksview-gotemplate is missing: \/nonexistent\/bin\/ksview-gotemplate/ });
+});
+
+/** The pid of this process's child running `binary` (the helper under test), from /proc. */
+function helperPid(): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0] === binary) return Number(entry);
+    } catch { /* gone meanwhile */ }
+  }
+  return undefined;
+}
+
+t.test('a helper killed mid-request fails that request; the next one gets a new helper', async (t) => {
+  const e = expander(t);
+  t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]), [{ object: { a: 'wec1' } }]);
+  const pid = helperPid();
+  t.ok(pid, 'the helper runs');
+  const busy = e.expand({ a: '{{ range 2000000000 }}{{ end }}' }, [{}]);
+  process.kill(pid!, 'SIGKILL');
+  await t.rejects(busy, { message: 'ksview-gotemplate exited (SIGKILL)' });
+  t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec2' }]), [{ object: { a: 'wec2' } }]);
+  t.not(helperPid(), pid, 'a new helper');
+});
+
+t.test('a template that runs away is stopped: by the size limit, or by the timeout', async (t) => {
+  const e = expander(t, 1500);
+  const [big] = await e.expand({ a: '{{ range 100000000 }}0123456789{{ end }}' }, [{}]);
+  t.match(big, { error: /^template: \$\.a: the expansion is over \d+ bytes$/ });
+  await t.rejects(e.expand({ a: '{{ range 2000000000 }}{{ end }}' }, [{}]), { message: 'ksview-gotemplate did not answer within 1500ms (killed)' });
+  t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]), [{ object: { a: 'wec1' } }]);
+});
+
+t.test('the helper answers a malformed request with an error and keeps serving', async (t) => {
+  const p = new FramedProcess(binary);
+  t.teardown(() => p.close());
+  t.match(await p.requestJson({}), { error: 'malformed request: no object' });
+  t.match(JSON.parse((await p.request(Buffer.from('not json'))).toString()), { error: /^malformed request: invalid character/ });
+  t.match(await p.requestJson({ object: {}, properties: [{ clusterName: 1 }] }), { error: /^malformed request: json: cannot unmarshal number/ });
+  t.match(await p.requestJson({ object: {}, properties: [{}], names: [] }), { error: 'malformed request: 0 names for 1 property maps' });
+  t.same(await p.requestJson({ object: '{{ .a }}', properties: [{ a: 'top' }] }), { results: [{ object: 'top' }] });
+});
+
+t.test("templateProperties: KubeStellar's four sources in decreasing precedence", async (t) => {
+  const cluster = {
+    name: 'wec1',
+    labels: { region: 'from-label', tier: 'from-label', clusterName: 'label-wins-over-built-in', only_label: 'l' },
+    annotations: { region: 'from-annotation', tier: 'from-annotation', only_annotation: 'a' },
+  };
+  const configMap = { data: { region: 'from-configmap' }, binaryData: { blob: Buffer.from('bytes ✓').toString('base64') } };
+  t.same(templateProperties(cluster, configMap), {
+    clusterName: 'label-wins-over-built-in', region: 'from-configmap', tier: 'from-annotation',
+    only_label: 'l', only_annotation: 'a', blob: 'bytes ✓',
+  });
+  t.same(templateProperties({ name: 'wec2' }), { clusterName: 'wec2' });
+});
+
+t.test('templateProperties: only keys that are Go identifiers (Unicode letters and digits, not keywords)', async (t) => {
+  const labels = {
+    'app.kubernetes.io/name': 'x', 'kebab-case': 'x', '1st': 'x', type: 'x', range: 'x', '': 'x',
+    _under: 'u', größe: 'g', 名前: 'n', x١: 'arabic-indic digit', Type: 'T', __proto__x: 'p',
+  };
+  t.same(templateProperties({ name: 'c', labels }), {
+    clusterName: 'c', _under: 'u', größe: 'g', 名前: 'n', x١: 'arabic-indic digit', Type: 'T', __proto__x: 'p',
+  });
+  t.ok(isGoIdentifier('__proto__'));
+  t.same(Object.keys(templateProperties({ name: 'c', annotations: JSON.parse('{"__proto__":"kept"}') as Record<string, string> })),
+    ['clusterName', '__proto__'], '__proto__ is a property like any other');
+});
