@@ -2,7 +2,8 @@
 // controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
 // request but health checks, the group view.kubestellar.io (discovery, OpenAPI, the virtual
-// `spaces` and `bindings`), /metrics, and the view under its root. Every error is a Kubernetes
+// `spaces` and `bindings`), /metrics, and the view under its root (where the same `bindings` are
+// also served in control.kubestellar.io). Every error is a Kubernetes
 // Status; no request can crash the process. Tests build it with a stub Authenticator/Authorizer
 // and drive it with `inject`.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -20,7 +21,7 @@ import { assertSafePath } from '../kube/request-info.js';
 import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
 import {
-  aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
+  aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, CONTROL_GROUP, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
 } from './view-group.js';
 import { registerView } from './view-proxy.js';
 import { decorateRequests, userOf } from './request-state.js';
@@ -163,12 +164,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
 
   // The group's own resources: a SubjectAccessReview of the user on each.
-  const authorizeOn = (resource: string) => (req: FastifyRequest, verb: string, name?: string) =>
-    opts.authorizer.authorize(userOf(req), { resource: { verb, group: GROUP, resource, ...(name ? { name } : {}) } });
+  const authorizeOn = (resource: string, group = GROUP) => (req: FastifyRequest, verb: string, name?: string) =>
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group, resource, ...(name ? { name } : {}) } });
   registerSpaces(app, info, authorizeOn('spaces'));
-  registerBindings(app, opts.bindings, authorizeOn('bindings'));
+  registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP);
 
-  await registerView(app, { root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf });
+  // Inside the view the same Bindings are also KubeStellar's bindings.control.kubestellar.io.
+  await registerView(app, {
+    root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
+    bindings: opts.bindings, authorizeControlBindings: authorizeOn('bindings', CONTROL_GROUP),
+  });
   return app;
 }
 

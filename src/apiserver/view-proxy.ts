@@ -3,6 +3,9 @@
 // here; hidden kinds are 404; denatured kinds are served by ./denatured-handler.ts from their CRDs;
 // every other request is passed to the WDS as the end user by ./passthrough.ts, watches included.
 // Bodies are checked before they travel: at most 3 MiB, and JSON or YAML that parses.
+// One resource of the view's own joins the WDS's: the virtual Bindings as KubeStellar's
+// bindings.control.kubestellar.io/v1alpha1 (./bindings-resource.ts), in discovery (legacy and
+// aggregated) and OpenAPI v2/v3, while the WDS's own control.kubestellar.io stays hidden.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import {
@@ -22,6 +25,11 @@ import { sendExact } from './send-exact.js';
 import { errors, MAX_BODY_BYTES } from '../kube/status.js';
 import { passThrough } from './passthrough.js';
 import { bodyOf, userOf } from './request-state.js';
+import { registerBindings, type BindingSource } from './bindings-resource.js';
+import {
+  CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlOpenAPIV2, controlOpenAPIV3, controlResourceList, VERSION,
+} from './view-group.js';
+import { createHash } from 'node:crypto';
 
 export interface ViewOptions {
   root: string;
@@ -29,7 +37,16 @@ export interface ViewOptions {
   cats: KindCategories;
   denatured: DenaturedRegistry;
   protobuf?: ProtobufDecoder;
+  /** The placement controllers' Bindings (none without an ITS: the list is empty). */
+  bindings?: BindingSource;
+  /** A SubjectAccessReview of the user on `bindings` in control.kubestellar.io. */
+  authorizeControlBindings: (req: FastifyRequest, verb: string, name?: string) => Promise<void>;
 }
+
+/** The view's own OpenAPI v3 document of control.kubestellar.io/v1alpha1, and its hash for the index. */
+const CONTROL_V3 = controlOpenAPIV3();
+const CONTROL_V3_HASH = createHash('sha512').update(JSON.stringify(CONTROL_V3)).digest('hex').slice(0, 32).toUpperCase();
+const CONTROL_V3_PATH = `apis/${CONTROL_GROUP_VERSION}`;
 
 /** Validates a buffered body by its media type: JSON and YAML must parse; others pass as they are. */
 function checkBody(contentType: string, body: Buffer): void {
@@ -58,6 +75,10 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
 
 function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   const { root, up, cats, denatured, protobuf } = opts;
+
+  // Routes of their own: more specific than the catch-all below, so the hidden group's bindings
+  // are these, never the WDS's (a KubeStellar install's real Binding CRD is shadowed).
+  registerBindings(view, opts.bindings, opts.authorizeControlBindings, CONTROL_GROUP);
 
   // Bodies are buffered (3 MiB at most), checked, and kept as they came for the passthrough.
   view.removeAllContentTypeParsers();
@@ -103,9 +124,15 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     const contentType = String(res.headers['content-type'] ?? 'application/json');
     if (doc.kind === 'APIGroupDiscoveryList') {
       const version = wantsAggregatedDiscovery(req.headers.accept) ?? 'v2';
-      return sendExact(reply.header('vary', 'Accept'), version === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, filterAggregatedDiscovery(doc, cats));
+      const filtered = filterAggregatedDiscovery(doc, cats);
+      if (path === '/apis') filtered.items = [...(filtered.items ?? []), controlAggregatedGroup()];
+      return sendExact(reply.header('vary', 'Accept'), version === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, filtered);
     }
-    if (doc.kind === 'APIGroupList') return reply.header('content-type', contentType).send(filterGroupList(doc, await visible()));
+    if (doc.kind === 'APIGroupList') {
+      const filtered = filterGroupList(doc, await visible());
+      if (path === '/apis') filtered.groups = [...(filtered.groups ?? []), controlApiGroup];
+      return reply.header('content-type', contentType).send(filtered);
+    }
     return reply.header('content-type', contentType).send(doc);
   };
 
@@ -122,10 +149,17 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     return reply.header('content-type', 'application/json').send(filtered);
   };
   view.get('/api/v1', (req, reply) => resourceList(req, reply, '', '/api/v1'));
-  view.get<{ Params: { group: string; version: string } }>('/apis/:group/:version',
-    (req, reply) => resourceList(req, reply, req.params.group, `/apis/${req.params.group}/${req.params.version}`));
+  view.get<{ Params: { group: string; version: string } }>('/apis/:group/:version', async (req, reply) => {
+    const { group, version } = req.params;
+    if (group === CONTROL_GROUP) {
+      if (version !== VERSION) throw errors.pathNotFound();
+      return controlResourceList();
+    }
+    return resourceList(req, reply, group, `/apis/${group}/${version}`);
+  });
   view.get<{ Params: { group: string } }>('/apis/:group', async (req, reply) => {
     const { group } = req.params;
+    if (group === CONTROL_GROUP) return { kind: 'APIGroup', apiVersion: 'v1', ...controlApiGroup };
     if (cats.isHiddenGroup(group)) throw errors.pathNotFound();
     const gvs = await visible();
     if (![...gvs].some((gv) => gv.startsWith(`${group}/`))) throw errors.pathNotFound();
@@ -139,16 +173,21 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     }
     const res = await fetchAsUser(req, '/openapi/v2');
     if (res.status !== 200) return sendAsIs(reply, res);
-    return reply.header('content-type', 'application/json').send(filterOpenAPIDocument(JSON.parse(res.body.toString('utf8')), cats));
+    const doc = filterOpenAPIDocument(JSON.parse(res.body.toString('utf8')), cats);
+    const own = controlOpenAPIV2();
+    return reply.header('content-type', 'application/json')
+      .send({ ...doc, paths: { ...doc.paths, ...own.paths }, definitions: { ...doc.definitions, ...own.definitions } });
   });
   view.get('/openapi/v3', async (req, reply) => {
     const res = await fetchAsUser(req, '/openapi/v3');
     if (res.status !== 200) return sendAsIs(reply, res);
-    return reply.header('content-type', 'application/json')
-      .send(filterOpenAPIV3Index(JSON.parse(res.body.toString('utf8')), await visible(), cats, root));
+    const index = filterOpenAPIV3Index(JSON.parse(res.body.toString('utf8')), await visible(), cats, root);
+    index.paths = { ...index.paths, [CONTROL_V3_PATH]: { serverRelativeURL: `${root}/openapi/v3/${CONTROL_V3_PATH}?hash=${CONTROL_V3_HASH}` } };
+    return reply.header('content-type', 'application/json').send(index);
   });
   view.get<{ Params: { '*': string } }>('/openapi/v3/*', async (req, reply) => {
     const sub = req.params['*'];
+    if (sub === CONTROL_V3_PATH) return reply.header('etag', `"${CONTROL_V3_HASH}"`).header('content-type', 'application/json').send(CONTROL_V3);
     const info = parseRequestInfo(`/${sub}`);
     if (info.group && cats.isHiddenGroup(info.group)) throw errors.pathNotFound();
     const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';

@@ -1,14 +1,26 @@
-// The virtual Bindings: one per BindingPolicy, KubeStellar's shape, computed on each read from
-// what reconciliation recorded (for each placed object: identity, resourceVersion, selecting
-// policies) and from the caches (the policy; the clusters its selectors pick). Never stored. The
-// Bindings' resourceVersion grows with every change; subscribers hear which policy's Binding may
-// have changed.
+// The virtual Bindings: one per BindingPolicy, computed on each read from what reconciliation
+// recorded (for each placed object: identity, resourceVersion, selecting policies and each one's
+// modulation) and from the caches (the policy; the clusters its selectors pick). Never stored.
+//
+// The shape is KubeStellar v0.29's Binding (api/control/v1alpha1/types.go of
+// kubestellar/kubestellar: BindingSpec, DownsyncObjectClauses, Cluster/NamespaceScopeDownsyncClause
+// with DownsyncModulation inline, BindingStatus), serialized as Go's encoding/json would: every
+// `omitempty` field (createOnly, statusCollectors, wantSingletonReportedState,
+// wantMultiWECReportedState, clusterScope, namespaceScope, destinations, errors) is absent when
+// false or empty; status.observedGeneration always present. Its ownerReference names the policy as
+// KubeStellar's binding controller does (controller: true, blockOwnerDeletion: false). The
+// apiVersion is KubeStellar's; the view.kubestellar.io resource serves it under its own.
+// The Bindings' resourceVersion grows with every change; subscribers hear which policy's Binding
+// may have changed.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { policyClusters, type Modulation } from '../resolution.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { BindingPolicy, ManagedCluster } from './api.js';
+
+export const BINDING_API_VERSION = 'control.kubestellar.io/v1alpha1';
 
 /** What reconciliation records of a placed object. */
 export interface Placement {
@@ -20,7 +32,16 @@ export interface Placement {
   modulations: Record<string, Modulation>;
 }
 
-interface WorkloadEntry {
+/** KubeStellar's DownsyncModulation as JSON: each field only when set (Go's omitempty). */
+export interface DownsyncModulation {
+  createOnly?: true;
+  statusCollectors?: string[];
+  wantSingletonReportedState?: true;
+  wantMultiWECReportedState?: true;
+}
+
+/** ClusterScopeDownsyncClause; a NamespaceScopeDownsyncClause adds `namespace`. */
+export interface DownsyncClause extends DownsyncModulation {
   group: string;
   version: string;
   resource: string;
@@ -29,10 +50,49 @@ interface WorkloadEntry {
   resourceVersion: string;
 }
 
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller: boolean;
+  blockOwnerDeletion: boolean;
+}
+
 export interface Binding extends KubeObject {
-  metadata: { name: string; uid?: string; creationTimestamp?: unknown; resourceVersion: string; generation?: number };
-  spec: { workload: { clusterScope: WorkloadEntry[]; namespaceScope: WorkloadEntry[] }; destinations: { clusterId: string }[] };
-  status: { observedGeneration?: number; errors?: string[] };
+  metadata: {
+    name: string; uid?: string; creationTimestamp?: unknown; resourceVersion: string; generation?: number; ownerReferences?: OwnerReference[];
+  };
+  spec: { workload: { clusterScope?: DownsyncClause[]; namespaceScope?: DownsyncClause[] }; destinations?: { clusterId: string }[] };
+  status: { observedGeneration: number; errors?: string[] };
+}
+
+/** A modulation as KubeStellar serializes it: false and empty fields left out. */
+export function modulationJSON(m: Modulation | undefined): DownsyncModulation {
+  return {
+    ...(m?.createOnly ? { createOnly: true as const } : {}),
+    ...(m && m.statusCollectors.length > 0 ? { statusCollectors: [...m.statusCollectors].sort() } : {}),
+    ...(m?.wantSingletonReportedState ? { wantSingletonReportedState: true as const } : {}),
+    ...(m?.wantMultiWECReportedState ? { wantMultiWECReportedState: true as const } : {}),
+  };
+}
+
+/** KubeStellar's order: by "group/version, Resource=resource", then "namespace/name" (or name), then resourceVersion. */
+function clauseOrder(a: DownsyncClause, b: DownsyncClause): number {
+  const key = (c: DownsyncClause) => [`${c.group}/${c.version}, Resource=${c.resource}`, c.namespace ? `${c.namespace}/${c.name}` : c.name, c.resourceVersion];
+  const ka = key(a);
+  const kb = key(b);
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i]! !== kb[i]!) return ka[i]! < kb[i]! ? -1 : 1;
+  }
+  return 0;
+}
+
+/** A uid of the Binding's own, stable for its policy: not the policy's, which is the owner's. */
+function bindingUid(policyUid: string | undefined): string | undefined {
+  if (!policyUid) return undefined;
+  const h = createHash('sha256').update(`binding/${policyUid}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 export class Bindings {
@@ -74,24 +134,36 @@ export class Bindings {
   binding(name: string): Binding | undefined {
     const p = this.policies.get('', name);
     if (!p) return undefined;
-    const clusterScope: WorkloadEntry[] = [];
-    const namespaceScope: WorkloadEntry[] = [];
+    const clusterScope: DownsyncClause[] = [];
+    const namespaceScope: DownsyncClause[] = [];
     for (const e of this.placed.values()) {
       if (!e.policies.includes(name)) continue;
       const ref = { group: e.id.group, version: e.id.version, resource: e.id.resource };
-      if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion });
-      else clusterScope.push({ ...ref, name: e.id.name, resourceVersion: e.resourceVersion });
+      const modulation = modulationJSON(e.modulations[name]);
+      if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
+      else clusterScope.push({ ...ref, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
     }
-    const order = (a: WorkloadEntry, b: WorkloadEntry) => `${a.group}/${a.resource}/${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.group}/${b.resource}/${b.namespace ?? ''}/${b.name}`);
     let destinations: string[] = [];
     try {
       destinations = policyClusters(p.spec ?? {}, this.clusters.list().map((c) => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} })));
     } catch { /* a malformed selector selects nothing; status.errors says why */ }
+    const uid = bindingUid(p.metadata.uid);
     return {
-      apiVersion: 'view.kubestellar.io/v1alpha1', kind: 'Binding',
-      metadata: { name, uid: p.metadata.uid, creationTimestamp: p.metadata.creationTimestamp, resourceVersion: this.resourceVersion(), generation: p.metadata.generation },
-      spec: { workload: { clusterScope: clusterScope.sort(order), namespaceScope: namespaceScope.sort(order) }, destinations: destinations.map((clusterId) => ({ clusterId })) },
-      status: { observedGeneration: p.metadata.generation, ...(p.status?.errors ? { errors: p.status.errors } : {}) },
+      apiVersion: BINDING_API_VERSION, kind: 'Binding',
+      metadata: {
+        name, ...(uid ? { uid } : {}), creationTimestamp: p.metadata.creationTimestamp, resourceVersion: this.resourceVersion(), generation: p.metadata.generation,
+        ...(p.metadata.uid ? {
+          ownerReferences: [{ apiVersion: BINDING_API_VERSION, kind: 'BindingPolicy', name, uid: p.metadata.uid, controller: true, blockOwnerDeletion: false }],
+        } : {}),
+      },
+      spec: {
+        workload: {
+          ...(clusterScope.length > 0 ? { clusterScope: clusterScope.sort(clauseOrder) } : {}),
+          ...(namespaceScope.length > 0 ? { namespaceScope: namespaceScope.sort(clauseOrder) } : {}),
+        },
+        ...(destinations.length > 0 ? { destinations: destinations.map((clusterId) => ({ clusterId })) } : {}),
+      },
+      status: { observedGeneration: p.status?.observedGeneration ?? 0, ...(p.status?.errors?.length ? { errors: p.status.errors } : {}) },
     };
   }
 
