@@ -26,8 +26,12 @@ export const MAX_MANIFESTS_BYTES = 500 * 1024;
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 const JOB_TRACKING = 'batch.kubernetes.io/job-tracking';
-/** With this annotation a Service's nodePorts travel (KubeStellar's). */
-export const PRESERVE_ANNOTATION = 'kubestellar.io/annotations/preserve';
+/**
+ * With one of these annotations set to `nodeport`, a Service's nodePorts travel. KubeStellar's docs
+ * name `kubestellar.io/annotations/preserve`, which kube-apiserver refuses as a key (two slashes);
+ * its code has read `annotations.kubestellar.io/preserve` and `control.kubestellar.io/preserve`.
+ */
+export const PRESERVE_ANNOTATIONS = ['kubestellar.io/annotations/preserve', 'annotations.kubestellar.io/preserve', 'control.kubestellar.io/preserve'];
 const SERVICE_ALLOCATED = ['ipFamilies', 'ipFamilyPolicy', 'externalTrafficPolicy', 'internalTrafficPolicy', 'sessionAffinity'];
 
 export class WrapError extends Error {
@@ -64,7 +68,7 @@ function stripService(spec: JsonObject, meta: JsonObject | undefined): void {
   if (Array.isArray(spec.clusterIPs) && spec.clusterIPs.includes('None')) spec.clusterIPs = ['None'];
   else delete spec.clusterIPs;
   const annotations = meta && isJsonObject(meta.annotations) ? meta.annotations : {};
-  if (annotations[PRESERVE_ANNOTATION] !== 'nodeport' && Array.isArray(spec.ports)) {
+  if (!PRESERVE_ANNOTATIONS.some((a) => annotations[a] === 'nodeport') && Array.isArray(spec.ports)) {
     for (const port of spec.ports) if (isJsonObject(port)) delete port.nodePort;
   }
 }

@@ -21,6 +21,10 @@ t.test('stripServerFields keeps what the author wrote', async (t) => {
   const preserved = { ...live, metadata: { ...live.metadata, annotations: { 'kubestellar.io/annotations/preserve': 'nodeport' } } };
   t.same((stripServerFields(preserved, { group: '', resource: 'services' }).spec as { ports: unknown }).ports, [{ port: 80, nodePort: 30080 }],
     'nodePort kept with kubestellar.io/annotations/preserve=nodeport');
+  for (const key of ['annotations.kubestellar.io/preserve', 'control.kubestellar.io/preserve']) {
+    const o = { ...live, metadata: { ...live.metadata, annotations: { [key]: 'nodeport' } } };
+    t.same((stripServerFields(o, { group: '', resource: 'services' }).spec as { ports: unknown }).ports, [{ port: 80, nodePort: 30080 }], `and with ${key} (a valid key)`);
+  }
   const headless = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db-hl' },
     spec: { clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4'], selector: { app: 'db' }, ports: [{ port: 5432 }] } };
   t.same(stripServerFields(headless, { group: '', resource: 'services' }).spec,
