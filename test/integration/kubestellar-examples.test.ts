@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { managedCluster } from '../fixtures/inventory.js';
 import {
-  binding, bindingPolicy, cmId, kubestellarDoc, manifestOf, policy, processedPolicy, VIEW, work, works, yamlOf,
+  binding, bindingPolicy, cmId, kubestellarDoc, kubestellarText, manifestOf, policy, processedPolicy, VIEW, work, works, yamlOf,
   type DocPlaces, type Id, type Obj,
 } from '../fixtures/placement.js';
 import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
@@ -32,13 +32,30 @@ function applyAll(t: Test, context: string, objs: Obj[]): void {
   });
 }
 
-const isPolicy = (o: Obj) => o.kind === 'BindingPolicy';
-/** Applies a doc: its policies to wds1, its workload objects through the view. */
-function applyDoc(t: Test, objs: Obj[], workloadContext = VIEW): void {
-  const workload = objs.filter((o) => !isPolicy(o));
-  if (workload.length) applyAll(t, workloadContext, workload);
-  const policies = objs.filter(isPolicy);
-  if (policies.length) applyAll(t, 'wds1', policies);
+/** Applies YAML text as written through a context; deleted (`kubectl delete -f`) when the test ends. */
+function applyText(t: Test, context: string, text: string): void {
+  kcOk(context, ['apply', '-f', '-'], text);
+  t.teardown(() => { kc(context, ['delete', '-f', '-', '--ignore-not-found', '--wait=false'], text); });
+}
+
+/** Applies a doc of test/fixtures/kubestellar as written: its policies to wds1, its workload objects through the view. */
+function applyDoc(t: Test, file: string, places: DocPlaces, workloadContext = VIEW): void {
+  const docs = kubestellarText(file, places);
+  const isPolicy = (d: string) => /^kind: BindingPolicy\s*$/m.test(d);
+  const workload = docs.filter((d) => !isPolicy(d));
+  if (workload.length) applyText(t, workloadContext, workload.join('---\n'));
+  const policies = docs.filter(isPolicy);
+  if (policies.length) applyText(t, 'wds1', policies.join('---\n'));
+}
+
+/** A failed wait is a failed assertion; the test goes on with what does not depend on it. */
+async function soft<T>(t: Test, p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (err) {
+    t.fail((err as Error).message);
+    return undefined;
+  }
 }
 
 /** Waits for a work in each named cluster; returns them in that order. */
@@ -139,7 +156,7 @@ t.test('documented examples', async (t) => {
   managedCluster(t, c2, { 'location-group': places.edge, name: c2 });
 
   t.test('scenario 1 (nginx to both clusters) and binding.md\'s createOnly policy', async (t) => {
-    applyDoc(t, kubestellarDoc('example-scenarios-1.yaml', places));
+    applyDoc(t, 'example-scenarios-1.yaml', places);
     const [w1] = await worksIn(both, deployId('nginx', 'nginx-deployment'), 'the Deployment');
     await worksIn(both, nsId('nginx'), 'the Namespace');
     t.match(manifestOf(w1), {
@@ -152,15 +169,16 @@ t.test('documented examples', async (t) => {
     t.same(destinations(b), [...both].sort(), 'Binding destinations: both clusters');
     t.match(b.status, { observedGeneration: Number }, 'Binding status.observedGeneration');
 
-    applyDoc(t, kubestellarDoc('binding-1.yaml', places));
-    const bn = await bindingWhen('nginx', (b) => entry(b, 'deployments', 'nginx-deployment')?.createOnly === true, 'the Deployment createOnly');
-    t.notOk(entry(bn, 'namespaces', 'nginx')?.createOnly, 'binding.md: the Namespace is not createOnly');
+    applyDoc(t, 'binding-1.yaml', places);
     const cw = await waitUntil('the Deployment\'s work to be CreateOnly', () => {
       const w = work(c1, deployId('nginx', 'nginx-deployment'));
       return w?.spec?.manifestConfigs?.[0]?.updateStrategy?.type === 'CreateOnly' ? w : undefined;
     }, WAIT);
     t.ok(cw, 'createOnly reaches the work');
     t.not(work(c1, nsId('nginx'))?.spec?.manifestConfigs?.[0]?.updateStrategy?.type, 'CreateOnly', 'the Namespace\'s work is not CreateOnly');
+    const bn = await bindingWhen('nginx', (b) => !!entry(b, 'deployments', 'nginx-deployment') && !!entry(b, 'namespaces', 'nginx'), 'both objects');
+    t.equal(entry(bn, 'deployments', 'nginx-deployment')?.createOnly, true, 'binding.md: the Binding says createOnly for the Deployment');
+    t.notOk(entry(bn, 'namespaces', 'nginx')?.createOnly, 'binding.md: and not for the Namespace');
     const bp = policy('nginx')!;
     t.match(bn.metadata.ownerReferences, [{ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', name: 'nginx', uid: bp.metadata.uid }],
       'the Binding is owned by its BindingPolicy (uid)');
@@ -176,7 +194,7 @@ t.test('documented examples', async (t) => {
     await waitUntil('the AppWrapper CRD to be served', () => kc('wds1', ['get', 'appwrappers.workload.codeflare.dev']).status === 0, 30_000);
     const objs = kubestellarDoc('example-scenarios-2.yaml', places);
     await waitUntil('the view to serve AppWrappers', () => kc(VIEW, ['get', 'appwrappers.workload.codeflare.dev']).status === 0, 120_000);
-    applyDoc(t, objs);
+    applyDoc(t, 'example-scenarios-2.yaml', places);
     kcOk(VIEW, ['label', 'appwrappers.workload.codeflare.dev', 'defaultaw-schd-spec-with-timeout-1', 'app.kubernetes.io/part-of=my-appwrapper-app']);
     const id: Id = { group: 'workload.codeflare.dev', version: 'v1beta1', resource: 'appwrappers', namespace: 'default', name: 'defaultaw-schd-spec-with-timeout-1' };
     const ws = await worksIn(both, id, 'the AppWrapper');
@@ -187,11 +205,11 @@ t.test('documented examples', async (t) => {
   });
 
   t.test('scenario 3 (helm into the WDS): Services in KubeStellar\'s form, a headless one stays headless', async (t) => {
-    applyDoc(t, kubestellarDoc('example-scenarios-3.yaml', places));
+    applyDoc(t, 'example-scenarios-3.yaml', places);
     kcOk('wds1', ['create', 'namespace', 'postgres-system']);
     t.teardown(() => { kc('wds1', ['delete', 'namespace', 'postgres-system', '--wait=false', '--ignore-not-found']); });
     kcOk('wds1', ['label', 'ns', 'postgres-system', 'app.kubernetes.io/managed-by=Helm', 'app.kubernetes.io/instance=postgres']);
-    kcOk('wds1', ['apply', '-f', '-'], yamlOf([...kubestellarDoc('example-scenarios-3-chart.yaml', places), ...kubestellarDoc('example-scenarios-3-preserve.yaml', places)]));
+    kcOk('wds1', ['apply', '-f', '-'], [...kubestellarText('example-scenarios-3-chart.yaml', places), ...kubestellarText('example-scenarios-3-preserve.yaml', places)].join('---\n'));
 
     const [hl] = await worksIn(both, svcId('postgres-system', 'postgres-postgresql-hl'), 'the headless Service');
     const hs = manifestOf(hl)!;
@@ -210,15 +228,14 @@ t.test('documented examples', async (t) => {
     await worksIn(both, nsId('postgres-system'), 'the labelled Namespace');
 
     // The chart's ServiceAccount, written straight to the WDS as helm does: sent, with a warning.
-    const [sa] = await worksIn(both, saId('postgres-system', 'postgres-postgresql'), 'the natively written ServiceAccount');
-    t.match(manifestOf(sa), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'postgres-postgresql', namespace: 'postgres-system' }, automountServiceAccountToken: false });
-    const { errors } = await policyStatus('postgres-bpolicy', (e) => e.some((l) => l.includes('postgres-postgresql') && /view/i.test(l)));
-    t.ok(errors.find((l) => l.includes('postgres-postgresql')), 'the policy\'s status suggests writing it through the view');
+    const sa = await soft(t, worksIn(both, saId('postgres-system', 'postgres-postgresql'), 'the natively written ServiceAccount'));
+    if (sa) t.match(manifestOf(sa[0]), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'postgres-postgresql', namespace: 'postgres-system' }, automountServiceAccountToken: false });
+    const st = await soft(t, policyStatus('postgres-bpolicy', (e) => e.some((l) => l.includes('postgres-postgresql') && /view/i.test(l))));
+    if (st) t.pass(`the policy's status suggests writing it through the view: ${st.errors.join(' | ')}`);
   });
 
   t.test('scenario 4: singleton status without narrowing', async (t) => {
-    const objs = kubestellarDoc('example-scenarios-4.yaml', places);
-    applyDoc(t, objs);
+    applyDoc(t, 'example-scenarios-4.yaml', places);
     const id = deployId('default', 'nginx-singleton-deployment');
     await worksIn([c1], id, 'the singleton Deployment');
     const b = await bindingWhen('nginx-singleton-bpolicy', (b) => !!entry(b, 'deployments', 'nginx-singleton-deployment'), 'the Deployment');
@@ -233,51 +250,51 @@ t.test('documented examples', async (t) => {
 
     // Re-selection by patch: the singleton policy now selects both clusters.
     kcOk('wds1', ['patch', 'bindingpolicy', 'nginx-singleton-bpolicy', '--type=merge', '-p', JSON.stringify({ spec: { clusterSelectors: [{ matchLabels: { 'location-group': places.edge } }] } })]);
-    const { errors } = await policyStatus('nginx-singleton-bpolicy', (e) => e.some((l) => l.includes('nginx-singleton-deployment')));
-    const line = errors.find((l) => l.includes('nginx-singleton-deployment'))!;
-    t.match(line, /2/, `status.errors says 2 clusters qualify: ${line}`);
-    t.ok(work(c1, id) && work(c2, id), 'the object goes to both clusters');
     const b2 = await bindingWhen('nginx-singleton-bpolicy', (b) => destinations(b).length === 2, 'both destinations');
     t.same(destinations(b2), [...both].sort());
+    t.ok(work(c1, id) && work(c2, id), 'the object goes to both clusters');
+    const st = await soft(t, policyStatus('nginx-singleton-bpolicy', (e) => e.some((l) => l.includes('nginx-singleton-deployment'))));
+    const line = st?.errors.find((l) => l.includes('nginx-singleton-deployment'));
+    if (line) t.match(line, /2/, `status.errors says 2 clusters qualify: ${line}`);
   });
 
   t.test('scenario 5: nginx-res to both clusters', async (t) => {
-    applyDoc(t, kubestellarDoc('example-scenarios-5.yaml', places));
+    applyDoc(t, 'example-scenarios-5.yaml', places);
     await worksIn(both, deployId('nginx-res', 'nginx-res-deployment'), 'the Deployment');
     await worksIn(both, nsId('nginx-res'), 'the Namespace');
     t.same((await policyStatus('nginx-res-bpolicy')).errors, [], 'no errors');
   });
 
   t.test('scenario 6 (Argo CD into the WDS): native ServiceAccount and RoleBinding are sent, with a warning; the view\'s wins', async (t) => {
-    applyDoc(t, kubestellarDoc('example-scenarios-6.yaml', places));
+    applyDoc(t, 'example-scenarios-6.yaml', places);
     kcOk('wds1', ['create', 'namespace', 'nginx-sa']);
     t.teardown(() => { kc('wds1', ['delete', 'namespace', 'nginx-sa', '--wait=false', '--ignore-not-found']); });
     const app = kubestellarDoc('example-scenarios-6-app.yaml', places);
-    kcOk('wds1', ['apply', '-f', '-'], yamlOf(app));
+    kcOk('wds1', ['apply', '-f', '-'], kubestellarText('example-scenarios-6-app.yaml', places).join('---\n'));
     await worksIn(both, deployId('nginx-sa', 'nginx'), 'the Deployment');
-    const [sa] = await worksIn(both, saId('nginx-sa', 'nginx-sa'), 'the native ServiceAccount');
-    t.match(manifestOf(sa), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'nginx-sa', namespace: 'nginx-sa' } }, 'in native form');
-    const [rb] = await worksIn(both, { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: 'nginx-sa', name: 'nginx-sa-view' }, 'the native RoleBinding');
-    t.match(manifestOf(rb), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', roleRef: { name: 'view' } });
-    const { errors } = await policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa-view')) && e.some((l) => /serviceaccount/i.test(l) && l.includes('nginx-sa')));
-    t.ok(errors.every((l) => !l.includes('nginx-sa') || /view/i.test(l)), `the status suggests the view: ${errors.join(' | ')}`);
-    const events = await waitUntil('a Warning Event on the policy', () => {
+    const sa = await soft(t, worksIn(both, saId('nginx-sa', 'nginx-sa'), 'the native ServiceAccount'));
+    if (sa) t.match(manifestOf(sa[0]), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'nginx-sa', namespace: 'nginx-sa' } }, 'in native form');
+    const rb = await soft(t, worksIn(both, { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: 'nginx-sa', name: 'nginx-sa-view' }, 'the native RoleBinding'));
+    if (rb) t.match(manifestOf(rb[0]), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', roleRef: { name: 'view' } });
+    const st = await soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa-view')) && e.some((l) => /serviceaccount/i.test(l) && l.includes('nginx-sa'))));
+    if (st) t.ok(st.errors.every((l) => !l.includes('nginx-sa') || /view/i.test(l)), `the status suggests the view: ${st.errors.join(' | ')}`);
+    const events = await soft(t, waitUntil('a Warning Event on the policy naming the native objects', () => {
       const list = JSON.parse(kcOk('wds1', ['-n', 'default', 'get', 'events', '--field-selector', 'involvedObject.name=argocd-sa-bpolicy,type=Warning', '-o', 'json'])).items as Obj[];
       return list.some((e) => /nginx-sa/.test(e.message as string)) ? list : undefined;
-    }, WAIT);
-    t.match(events.find((e) => /nginx-sa/.test(e.message as string)), { involvedObject: { kind: 'BindingPolicy', name: 'argocd-sa-bpolicy' }, type: 'Warning', message: /view/i });
+    }, WAIT));
+    if (events) t.match(events.find((e) => /nginx-sa/.test(e.message as string)), { involvedObject: { kind: 'BindingPolicy', name: 'argocd-sa-bpolicy' }, type: 'Warning', message: /view/i });
 
     // The same ServiceAccount written through the view as well: the view's one is sent.
     kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ ...app[0], automountServiceAccountToken: false }));
     t.teardown(() => { kc(VIEW, ['-n', 'nginx-sa', 'delete', 'serviceaccount', 'nginx-sa', '--ignore-not-found']); });
-    await waitUntil('the view\'s ServiceAccount in the mailbox', () => manifestOf(work(c1, saId('nginx-sa', 'nginx-sa')))?.automountServiceAccountToken === false, WAIT);
-    const conflict = await policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa') && /conflict|both|same/i.test(l)));
-    t.ok(conflict.errors.find((l) => /conflict|both|same/i.test(l)), 'and the conflict is reported');
+    await soft(t, waitUntil('the view\'s ServiceAccount in the mailbox', () => manifestOf(work(c1, saId('nginx-sa', 'nginx-sa')))?.automountServiceAccountToken === false, WAIT));
+    const conflict = await soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa') && /conflict|both|same/i.test(l))));
+    if (conflict) t.pass(`the conflict is reported: ${conflict.errors.join(' | ')}`);
   });
 
   t.test('transforming.md: built-in and configured transformations, generateName', async (t) => {
     const ns = testNamespace(t, ['wds1'], 'ks-job');
-    applyAll(t, 'wds1', kubestellarDoc('transforming-1.yaml', places));
+    applyText(t, 'wds1', kubestellarText('transforming-1.yaml', places).join('---\n'));
     kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'batch/v1', kind: 'Job',
       metadata: { name: 'pi', namespace: ns, annotations: { 'batch.kubernetes.io/job-tracking': '', keep: 'me' } },
       spec: { suspend: true, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'perl:5.34', command: ['perl', '-e', '1'] }] } } } }));
@@ -315,20 +332,20 @@ t.test('documented examples', async (t) => {
     t.teardown(() => { kc('wds1', ['delete', 'namespace', 'openshift-logging', '--wait=false', '--ignore-not-found']); });
     const [clf] = kubestellarDoc('transforming-2.yaml', places);
     t.equal(clf!.spec.outputs[0].url, 'https://my.loki.server.com/{{ .clusterName }}-{{.clusterHash}}', 'the documented template');
-    kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify(clf));
+    kcOk(VIEW, ['apply', '-f', '-'], kubestellarText('transforming-2.yaml', places).join('---\n'));
     kcOk(VIEW, ['-n', 'openshift-logging', 'create', 'configmap', 'collector-settings', '--from-literal=level=info']);
     const policyName = `${run}-clf`;
     bindingPolicy(t, policyName, { clusterSelectors: [{ matchLabels: { 'location-group': places.edge } }], downsync: [{ namespaces: ['openshift-logging'] }] });
     const clfId: Id = { group: 'logging.openshift.io', version: 'v1', resource: 'clusterlogforwarders', namespace: 'openshift-logging', name: 'instance' };
     const url = (c: string) => manifestOf(work(c, clfId))?.spec?.outputs?.[0]?.url as string | undefined;
 
-    await waitUntil(`the expanded url in ${c1}`, () => url(c1), WAIT);
+    await soft(t, waitUntil(`the expanded url in ${c1}`, () => url(c1), WAIT));
     t.equal(url(c1), `https://my.loki.server.com/${c1}-1001-dead-beef`, 'the documented expansion');
     // c2 has no clusterHash: the policy sends nothing there, and says why (policy and Binding).
     const { errors } = await policyStatus(policyName, (e) => e.some((l) => l.includes('clusterHash')));
-    t.match(errors.find((l) => l.includes('clusterHash')), /clusterHash/, 'the policy reports the failing expansion');
-    const b = await bindingWhen(policyName, (b) => ((b.status?.errors ?? []) as string[]).some((l) => l.includes('clusterHash')), 'the expansion error in status.errors');
-    t.ok(b.status.observedGeneration !== undefined, 'Binding status.observedGeneration');
+    t.match(errors.find((l) => l.includes(c2) && l.includes('clusterHash')), /map has no entry for key "clusterHash"/, `the policy reports the failing expansion for ${c2}: ${errors.join(' | ')}`);
+    const b = await soft(t, bindingWhen(policyName, (b) => ((b.status?.errors ?? []) as string[]).some((l) => l.includes('clusterHash')), 'the expansion error in status.errors'));
+    if (b) t.ok(b.status.observedGeneration !== undefined, 'Binding status.observedGeneration');
     t.equal(work(c2, clfId), undefined, `no ClusterLogForwarder in ${c2}`);
     t.equal(work(c2, cmId('openshift-logging', 'collector-settings')), undefined, `nor its sibling: the policy's desired state does not reach ${c2}`);
     t.equal(work(c2, nsId('openshift-logging')), undefined, 'nor the Namespace, with nothing sent in it');
@@ -361,7 +378,7 @@ t.test('documented examples', async (t) => {
       data: { printf: '{{printf "%s-%03d" .clusterName 7}}', ifelse: `{{if eq .clusterName "${cluster}"}}mine{{else}}other{{end}}`,
         index: '{{index . "clusterHash"}}', pipeline: '{{.clusterHash | printf "%q"}}', label: '{{.name}}' } }));
     bindingPolicy(t, `${run}-tpl`, { clusterSelectors: [{ matchLabels: { 'tpl-group': run } }], downsync: [{ namespaces: [ns], objectNames: ['go'] }] });
-    const w = await waitUntil('the expanded ConfigMap', () => work(cluster, cmId(ns, 'go')), WAIT).catch(async (err: Error) => {
+    const w = await waitUntil('the expanded ConfigMap', () => work(cluster, cmId(ns, 'go')), WAIT).catch((err: Error) => {
       t.fail(`${err.message}; policy errors: ${JSON.stringify(policy(`${run}-tpl`)?.status?.errors)}`);
       return undefined;
     });
@@ -370,7 +387,7 @@ t.test('documented examples', async (t) => {
   });
 
   t.test('combined-status.md: the StatusCollectors are accepted and a Binding carries them', async (t) => {
-    applyAll(t, 'wds1', kubestellarDoc('combined-status-1.yaml', places));
+    applyText(t, 'wds1', kubestellarText('combined-status-1.yaml', places).join('---\n'));
     const ns = testNamespace(t, ['wds1'], 'ks-sc');
     kcOk(VIEW, ['-n', ns, 'create', 'configmap', 'counted', '--from-literal=a=1']);
     bindingPolicy(t, `${run}-sc`, { clusterSelectors: [{ matchLabels: { name: c1 } }], downsync: [{ namespaces: [ns], objectNames: ['counted'], statusCollectors: ['number-of-wecs'] }] });
