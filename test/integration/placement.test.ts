@@ -3,21 +3,11 @@
 // the tests create ManagedClusters and their namespaces in its1 themselves, with names of their
 // own so tests do not see each other's clusters.
 import { spawn } from 'node:child_process';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import YAML from 'yaml';
-import { manifestWorkName } from '../../src/controllers/wrapping.js';
 import { managedCluster } from '../fixtures/inventory.js';
+import { bindingPolicy, cmId, manifestOf, VIEW, work, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
-
-const VIEW = 'wds1-view';
-type Obj = Record<string, any>;
-
-
-/** The ManifestWork of an object in a cluster's namespace, or undefined. */
-function work(cluster: string, id: { group: string; version: string; resource: string; namespace: string; name: string }): Obj | undefined {
-  const r = kc('its1', ['-n', cluster, 'get', 'manifestwork', manifestWorkName('wds1', id), '-o', 'json']);
-  return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
-}
 
 t.test('a BindingPolicy sends the selected objects, in native form, to the selected clusters, and takes them back', async (t) => {
   const run = uniqueName('pl');
@@ -126,15 +116,6 @@ t.test('a BindingPolicy with a bad selector operator is refused', async (t) => {
   t.match(r.stderr, /Unsupported value: "Equals"/);
   t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', name, '--ignore-not-found']); });
 });
-
-/** A BindingPolicy applied in wds1 for one test. */
-function bindingPolicy(t: Test, name: string, spec: Obj): void {
-  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name }, spec }));
-  t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', name, '--ignore-not-found']); });
-}
-
-const cmId = (namespace: string, name: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace, name });
-const manifestOf = (w: Obj | undefined) => w?.spec?.workload?.manifests?.[0] as Obj | undefined;
 
 t.test('modulations and selectors: singleton, createOnly, overlapping policies, objectNames, namespaceSelectors', async (t) => {
   const run = uniqueName('mod');
