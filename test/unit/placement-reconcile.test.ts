@@ -405,3 +405,19 @@ t.test('wantSingletonReportedState narrows nothing: every selected cluster, and 
   t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
     ['configmaps demo/settings: wantSingletonReportedState, but 2 clusters qualify (c1, c2); it goes to all of them and no single cluster\'s status can be returned']);
 });
+
+t.test('a sibling reconciled before the object that fails to expand is not written to the frozen cluster', async (t) => {
+  const hashed = templated('hashed', { x: '{{.clusterHash}}' });
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [EDGE], templates: fakeExpander,
+    properties: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1', namespace: 'customization-properties' }, data: { clusterHash: 'h1' } }],
+    workload: [{ resource: CONFIGMAPS, objects: [hashed, SETTINGS] }, { resource: NAMESPACES, objects: [namespace('demo')] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', settingsWork)}`], 'the policy is frozen in c2 from the start');
+  f.clear();
+  await f.reconcile(namespaceKey('demo'));
+  const nsWork = manifestWorkName('wds1', { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' });
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', nsWork)}`], 'and its Namespace goes only where something in it is sent');
+});

@@ -94,7 +94,7 @@ export class PlacementController {
     // A cluster's template properties: the objects expanded for it expand anew.
     this.properties = new Informer<PropertyConfigMap>(o.its, {
       path: `/api/v1/namespaces/${PROPERTIES_NAMESPACE}/configmaps`, onError: onError('customization-properties configmaps'),
-      onChange: () => { for (const k of this.workload.allKeys()) this.enqueue(k); },
+      onChange: everything,
     });
     // A work changed or deleted by someone else, or left by an object deleted while this server
     // was down: its source object is reconciled again.

@@ -64,6 +64,8 @@ export class Reconciler {
   private readonly status: PolicyStatus;
   private readonly reach = new NamespaceReach();
   private readonly expansion = new ExpansionFailures();
+  /** Objects asking for template expansion whose failures are recorded under the current inputs. */
+  private readonly evaluated = new Set<string>();
   private leader = false;
 
   constructor(private readonly o: ReconcilerOptions) {
@@ -97,6 +99,7 @@ export class Reconciler {
    */
   resolutionInputsChanged(): void {
     this.reach.clear();
+    this.evaluated.clear();
   }
 
   /** A resource is no longer watched: its objects reach no Namespace any more. */
@@ -117,6 +120,7 @@ export class Reconciler {
       return;
     }
     const resolveRef = this.resolver();
+    await this.evaluateExpansions(resolveRef);
     const resolution = found ? resolveRef(found.ref) : undefined;
     const selecting = resolution?.policies ?? [];
     const workName = manifestWorkName(wdsName, found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) });
@@ -138,6 +142,7 @@ export class Reconciler {
         desired = d.works;
         for (const [cluster, message] of d.wrapErrors) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
         this.recordExpansion(source, resolution, d.expansionErrors, addError);
+        if (expandsTemplates(found)) this.evaluated.add(source);
         for (const cluster of new Set([...clusters, ...this.works.clustersOf(workName)])) {
           if (!this.frozen(cluster, workName, resolution)) continue;
           desired.delete(cluster);
@@ -149,6 +154,7 @@ export class Reconciler {
       await this.report(found, resolution, desired, addError);
     } else {
       this.recordExpansion(source, undefined, new Map(), addError);
+      this.evaluated.delete(source);
     }
     this.record(k, source, found, selecting, errors, resolution && { clusters: [...desired.keys(), ...kept].sort(), policies: selecting });
     if (found && resolution && selecting.length > 0) {
@@ -162,6 +168,25 @@ export class Reconciler {
     }
   }
 
+  /**
+   * Records the expansion failures of the objects asking for expansion that were not evaluated yet,
+   * so that no sibling is written to a cluster its policy is frozen in just because it was
+   * reconciled first (KubeStellar computes a Binding's works all at once).
+   */
+  private async evaluateExpansions(resolveRef: (ref: WorkloadRef) => Resolution): Promise<void> {
+    const { caches, wdsName } = this.o;
+    for (const k of caches.workload.templatedKeys()) {
+      const source = encodeKey(k);
+      if (this.evaluated.has(source)) continue;
+      const o = caches.workload.find(k);
+      if (!o || encodeKey(o.key) !== source) continue;
+      const r = resolveRef(o.ref);
+      const d = r.clusters.length > 0 ? await desiredWorks({ ...caches, wdsName, templates: this.o.templates }, o, r.clusters, r.policies, r.createOnly) : undefined;
+      this.recordExpansion(source, r, d?.expansionErrors ?? new Map(), () => undefined);
+      this.evaluated.add(source);
+    }
+  }
+
   /** What an object (not reconciled since the records were cleared) adds to its Namespace. */
   private unrecordedReach(k: ObjectKey, resolveRef: (ref: WorkloadRef) => Resolution): Reach | undefined {
     const o = this.o.caches.workload.find(k);
@@ -169,7 +194,10 @@ export class Reconciler {
     const r = resolveRef(o.ref);
     // An object expanded per cluster may fail to expand: until it is reconciled it counts only
     // where its works already are, so its Namespace never goes anywhere on its own.
-    const clusters = expandsTemplates(o) ? this.works.clustersOf(manifestWorkName(this.o.wdsName, o.id)).filter((c) => r.clusters.includes(c)) : r.clusters;
+    // Nor does one a frozen policy holds back.
+    const existing = this.works.clustersOf(manifestWorkName(this.o.wdsName, o.id));
+    const clusters = expandsTemplates(o) ? existing.filter((c) => r.clusters.includes(c))
+      : r.clusters.filter((c) => existing.includes(c) || !Object.entries(r.byPolicy).some(([p, m]) => m.clusters.includes(c) && this.expansion.failing(p, c)));
     return { clusters, policies: r.policies };
   }
 

@@ -12,7 +12,7 @@ import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../../storage/dena
 import type { WorkloadRef } from '../resolution.js';
 import { isSystemObject } from '../system-objects.js';
 import type { WorkloadResource } from '../workload-resources.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import { EXPAND_TEMPLATES_ANNOTATION, type ObjectIdentity } from '../wrapping.js';
 import type { WorkloadObject } from './api.js';
 import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
 
@@ -34,7 +34,11 @@ export interface WorkloadEntry {
   store: Store<WorkloadObject>;
 }
 
-export const WORKLOAD_INDEXERS = { namespace: byNamespace };
+export const WORKLOAD_INDEXERS = {
+  namespace: byNamespace,
+  /** Objects asking for template expansion (few): their failures are known before their siblings are written. */
+  expands: (o: WorkloadObject) => (o.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true' ? ['true'] : []),
+};
 
 export class WorkloadCaches {
   private readonly entries = new Map<string, WorkloadEntry>();
@@ -97,6 +101,11 @@ export class WorkloadCaches {
     }
     if (viaView && direct) return { ...viaView, shadowsNative: true };
     return viaView ?? direct;
+  }
+
+  /** The keys of the objects asking for template expansion. */
+  templatedKeys(): ObjectKey[] {
+    return [...this.entries.values()].flatMap(({ res, store }) => store.byIndex('expands', 'true').map((o) => this.keyOf(res, o)));
   }
 
   /** The keys of the objects of namespaced resources in one namespace. */
