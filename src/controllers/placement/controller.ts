@@ -11,6 +11,7 @@
 //   customization-properties (a cluster's template properties) → every object's key;
 // - one of this WDS's works changed by someone else (not the echo of our own write) → the key of
 //   the object it carries; another WDS's work → the keys of the object of that identity.
+// CRDs of the WDS are watched only to rediscover at once when one changes (else every 10 s).
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
@@ -36,6 +37,8 @@ import { WORK_INDEXERS } from './works.js';
 export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
 
 const REDISCOVER_MS = 10_000;
+/** After a CRD changes: soon, once the burst of its events (created, names accepted, Established) is over. */
+const CRD_REDISCOVER_MS = 200;
 const WORKLOAD_SYNC_TIMEOUT_MS = 60_000;
 
 export interface PlacementOptions {
@@ -64,6 +67,9 @@ export class PlacementController {
   private readonly reconciler: Reconciler;
   private readonly policyGenerations = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
+  private soon: NodeJS.Timeout | undefined;
+  /** CRDs of the WDS: a new one's resource is watched at once, not at the next 10 s rediscovery. */
+  private readonly crds: Informer<KubeObject>;
   private workersDone: Promise<void> | undefined;
 
   constructor(private readonly o: PlacementOptions) {
@@ -115,6 +121,13 @@ export class PlacementController {
         for (const k of this.workload.keysFor({ group: id.group ?? '', resource: id.resource }, id.namespace ?? '', id.name)) this.enqueue(k);
       },
     });
+    this.crds = new Informer<KubeObject>(o.wds, {
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', onError: onError('customresourcedefinitions'),
+      onChange: () => {
+        if (this.soon) clearTimeout(this.soon);
+        this.soon = setTimeout(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, CRD_REDISCOVER_MS);
+      },
+    });
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
@@ -138,6 +151,7 @@ export class PlacementController {
   async start(): Promise<void> {
     const fixed = [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks];
     for (const i of fixed) i.start();
+    this.crds.start();
     await this.rediscover();
     this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
     await Promise.all(fixed.map((i) => i.synced));
@@ -164,6 +178,8 @@ export class PlacementController {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.soon) clearTimeout(this.soon);
+    this.crds.stop();
     for (const i of [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks]) i.stop();
     for (const informer of this.workloadInformers.values()) informer.stop();
     this.queue.shutDown();
