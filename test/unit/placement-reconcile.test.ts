@@ -421,3 +421,18 @@ t.test('a sibling reconciled before the object that fails to expand is not writt
   const nsWork = manifestWorkName('wds1', { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' });
   t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', nsWork)}`], 'and its Namespace goes only where something in it is sent');
 });
+
+t.test('a CustomTransform that cannot be applied holds the object back and says why, instead of failing reconciliation', async (t) => {
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [EDGE],
+    transforms: [{ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'CustomTransform', metadata: { name: 'bad' }, spec: { apiGroup: '', resource: 'configmaps', remove: ['spec.x'] } }],
+    workload: [{ resource: CONFIGMAPS, objects: [SETTINGS] }, { resource: NAMESPACES, objects: [namespace('demo')] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'nothing sent');
+  f.clear();
+  await f.reconcile(policyKey('edge'));
+  t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
+    [/^c1: CustomTransform bad: remove path "spec.x": must start with \$/, /^c2: CustomTransform bad/]);
+});

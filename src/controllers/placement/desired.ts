@@ -45,11 +45,19 @@ export interface Desired {
 export const expandsTemplates = (o: SentObject): boolean => o.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
 
 export async function desiredWorks(src: DesiredSources, found: SentObject, clusters: readonly string[], policies: readonly string[], createOnly: boolean): Promise<Desired> {
+  const out: Desired = { works: new Map(), expansionErrors: new Map(), wrapErrors: new Map() };
   let manifest = stripServerFields(found.native, found.id);
   for (const t of src.transforms.list()) {
-    if ((t.spec?.apiGroup ?? '') === found.id.group && t.spec?.resource === found.id.resource) manifest = applyRemovals(manifest, t.spec?.remove ?? []);
+    if ((t.spec?.apiGroup ?? '') !== found.id.group || t.spec?.resource !== found.id.resource) continue;
+    try {
+      manifest = applyRemovals(manifest, t.spec?.remove ?? []);
+    } catch (err) {
+      // A CustomTransform that cannot be applied holds the object back everywhere, and says why.
+      if (!(err instanceof WrapError)) throw err;
+      for (const c of clusters) out.wrapErrors.set(c, `CustomTransform ${t.metadata.name}: ${err.message}`);
+      return out;
+    }
   }
-  const out: Desired = { works: new Map(), expansionErrors: new Map(), wrapErrors: new Map() };
   const contents = new Map<string, JsonObject>();
   if (!expandsTemplates(found)) {
     for (const c of clusters) contents.set(c, manifest);
