@@ -103,7 +103,12 @@ export interface InformerOptions<T extends KubeObject> {
   /** Label selector applied to list and watch. */
   labelSelector?: string;
   indexers?: Readonly<Record<string, Indexer<T>>>;
+  /** Cache metadata only (PartialObjectMetadata): for informers that only need to hear of changes. */
+  metadataOnly?: boolean;
 }
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 class GoneError extends Error {}
 
@@ -176,7 +181,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     let cont = '';
     let rv = '';
     do {
-      const res = await upstreamRequest(this.up, 'GET', this.query({ limit: '500', ...(cont ? { continue: cont } : {}) }));
+      const res = await upstreamRequest(this.up, 'GET', this.query({ limit: '500', ...(cont ? { continue: cont } : {}) }),
+        this.o.metadataOnly ? { headers: { accept: METADATA_LIST } } : {});
       if (res.status === 410) throw new GoneError('continue token expired');
       const list = JSON.parse(expectOk(res, `list ${this.o.path}`).body.toString('utf8')) as
         { metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; apiVersion?: string; kind?: string };
@@ -206,7 +212,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private async watch(): Promise<void> {
     this.abort = new AbortController();
-    const headers: Record<string, string> = { accept: 'application/json' };
+    const headers: Record<string, string> = { accept: this.o.metadataOnly ? METADATA_WATCH : 'application/json' };
     if (this.up.authorization) headers.authorization = this.up.authorization;
     const res = await this.up.pool.request({
       method: 'GET',

@@ -122,7 +122,7 @@ export class PlacementController {
       },
     });
     this.crds = new Informer<KubeObject>(o.wds, {
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', onError: onError('customresourcedefinitions'),
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', metadataOnly: true, onError: onError('customresourcedefinitions'),
       onChange: () => {
         if (this.soon) clearTimeout(this.soon);
         this.soon = setTimeout(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, CRD_REDISCOVER_MS);
