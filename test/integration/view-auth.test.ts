@@ -47,7 +47,7 @@ async function userKubeconfig(t: Test, user: string): Promise<{ file: string; ce
 t.test('the APIService is Available and kubectl lists the space', async (t) => {
   t.equal(kcOk('wds1', ['get', 'apiservice', 'v1alpha1.view.kubestellar.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']), 'True');
   const table = kcOk('wds1', ['get', 'spaces.view.kubestellar.io']);
-  t.match(table, /^NAME\s+TYPE\s+VIEW URL\s+AGE\nwds1\s+WDS\s+https:\/\/127\.0\.0\.1:\d+\/apis\/view\.kubestellar\.io\/v1alpha1\/spaces\/wds1\/proxy\s+\d+[smhd]\n$/);
+  t.match(table, /^NAME\s+TYPE\s+VIEW URL\s+AGE\nwds1\s+WDS\s+https:\/\/127\.0\.0\.1:\d+\/apis\/view\.kubestellar\.io\/v1alpha1\/spaces\/wds1\/proxy\s+\d+[smhd](\d+[smh])?\n$/);
   const space = JSON.parse(kcOk('wds1', ['get', 'spaces.view.kubestellar.io', 'wds1', '-o', 'json']));
   t.equal(space.kind, 'Space');
   t.equal(space.status.viewPath, viewPath);
