@@ -1,9 +1,11 @@
 // The binaries local spaces run: kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 // built from their Go modules (wrapper modules under build/), and etcd from Debian's etcd-server.
-// Built binaries are cached outside the repo, keyed by module version, so only the first run
-// builds; a build shows its progress, and a missing toolchain is one clear error.
+// Built binaries are cached outside the repo, keyed by module version and a digest of the
+// wrapper module's own files, so only the first run (and a change to our Go helpers) builds; a
+// build shows its progress, and a missing toolchain is one clear error.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
@@ -82,7 +84,24 @@ export function pinnedVersion(build: GoBuild): string {
 
 export const kubernetesVersion = (): string => pinnedVersion(KUBERNETES);
 
-const kubernetesBin = (cacheDir: string, name: string): string => path.join(cacheDir, 'bin', `${KUBERNETES.module}-${kubernetesVersion()}`, name);
+/**
+ * A digest of the wrapper module's own files (go.mod, go.sum, our Go helpers' sources): the cache
+ * is keyed by it too, so a change to ksview-protojson or ksview-gotemplate builds them anew.
+ */
+function ownSourcesDigest(build: GoBuild): string {
+  const root = path.join(repoRoot(), 'build', build.module);
+  const files = (readdirSync(root, { recursive: true, encoding: 'utf8' }) as string[])
+    .filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go')).sort();
+  const h = createHash('sha256');
+  for (const f of files) h.update(f).update('\0').update(readFileSync(path.join(root, f))).update('\0');
+  return h.digest('hex').slice(0, 12);
+}
+
+/** Where one Go build's binaries are cached: module, pinned version, digest of our own sources. */
+const buildDir = (build: GoBuild, cacheDir: string): string =>
+  path.join(cacheDir, 'bin', `${build.module}-${pinnedVersion(build)}-${ownSourcesDigest(build)}`);
+
+const kubernetesBin = (cacheDir: string, name: string): string => path.join(buildDir(KUBERNETES, cacheDir), name);
 
 /** Where ensureBinaries puts ksview-protojson (it may not be built yet). */
 export const protojsonPath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-protojson');
@@ -98,7 +117,7 @@ function which(cmd: string): string | undefined {
 
 async function goBuild(build: GoBuild, cacheDir: string, progress: Progress): Promise<string> {
   const version = pinnedVersion(build);
-  const outDir = path.join(cacheDir, 'bin', `${build.module}-${version}`);
+  const outDir = buildDir(build, cacheDir);
   const names = Object.keys(build.packages);
   if (names.every((n) => existsSync(path.join(outDir, n)))) return outDir;
 

@@ -20,17 +20,16 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"text/template"
+
+	"kubestellar-view/build/kubernetes/internal/frames"
 )
 
 // maxFrame bounds a request; a bigger one is skipped and answered with an error.
@@ -41,38 +40,8 @@ const maxFrame = 64 << 20
 const maxExpansion = 8 << 20
 
 func main() {
-	in := bufio.NewReaderSize(os.Stdin, 1<<16)
-	out := bufio.NewWriterSize(os.Stdout, 1<<16)
-	for {
-		var n uint32
-		if err := binary.Read(in, binary.BigEndian, &n); err != nil {
-			if err == io.EOF {
-				return
-			}
-			fatal(err)
-		}
-		var answer []byte
-		if n > maxFrame {
-			if _, err := io.CopyN(io.Discard, in, int64(n)); err != nil {
-				fatal(err)
-			}
-			answer = topLevelError(fmt.Errorf("request of %d bytes is over the limit of %d", n, maxFrame))
-		} else {
-			body := make([]byte, n)
-			if _, err := io.ReadFull(in, body); err != nil {
-				fatal(err)
-			}
-			answer = handle(body)
-		}
-		if err := binary.Write(out, binary.BigEndian, uint32(len(answer))); err != nil {
-			fatal(err)
-		}
-		if _, err := out.Write(answer); err != nil {
-			fatal(err)
-		}
-		if err := out.Flush(); err != nil {
-			fatal(err)
-		}
+	if err := frames.Serve(os.Stdin, os.Stdout, maxFrame, handle); err != nil {
+		fatal(err)
 	}
 }
 
@@ -92,22 +61,22 @@ type result struct {
 func handle(body []byte) (answer []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			answer = topLevelError(fmt.Errorf("internal error: %v", r))
+			answer = frames.ErrorAnswer(fmt.Errorf("internal error: %v", r))
 		}
 	}()
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
-		return topLevelError(fmt.Errorf("malformed request: %w", err))
+		return frames.ErrorAnswer(fmt.Errorf("malformed request: %w", err))
 	}
 	if len(req.Object) == 0 {
-		return topLevelError(errors.New("malformed request: no object"))
+		return frames.ErrorAnswer(errors.New("malformed request: no object"))
 	}
 	if req.Names != nil && len(req.Names) != len(req.Properties) {
-		return topLevelError(fmt.Errorf("malformed request: %d names for %d property maps", len(req.Names), len(req.Properties)))
+		return frames.ErrorAnswer(fmt.Errorf("malformed request: %d names for %d property maps", len(req.Names), len(req.Properties)))
 	}
 	root, err := parseTree(req.Object)
 	if err != nil {
-		return topLevelError(fmt.Errorf("malformed request: object: %w", err))
+		return frames.ErrorAnswer(fmt.Errorf("malformed request: object: %w", err))
 	}
 	results := make([]result, len(req.Properties))
 	if !root.templated {
@@ -129,13 +98,8 @@ func handle(body []byte) (answer []byte) {
 	}
 	b, err := json.Marshal(map[string]any{"results": results})
 	if err != nil {
-		return topLevelError(err)
+		return frames.ErrorAnswer(err)
 	}
-	return b
-}
-
-func topLevelError(err error) []byte {
-	b, _ := json.Marshal(map[string]string{"error": err.Error()})
 	return b
 }
 

@@ -10,48 +10,22 @@
 package main
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"kubestellar-view/build/kubernetes/internal/frames"
 )
 
 const maxFrame = 16 << 20
 
 func main() {
-	in := bufio.NewReader(os.Stdin)
-	out := bufio.NewWriter(os.Stdout)
 	decoder := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme)
-	for {
-		var n uint32
-		if err := binary.Read(in, binary.BigEndian, &n); err != nil {
-			if err == io.EOF {
-				return
-			}
-			fatal(err)
-		}
-		if n > maxFrame {
-			fatal(fmt.Errorf("frame of %d bytes is over the limit", n))
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(in, body); err != nil {
-			fatal(err)
-		}
-		answer := decode(decoder, body)
-		if err := binary.Write(out, binary.BigEndian, uint32(len(answer))); err != nil {
-			fatal(err)
-		}
-		if _, err := out.Write(answer); err != nil {
-			fatal(err)
-		}
-		if err := out.Flush(); err != nil {
-			fatal(err)
-		}
+	if err := frames.Serve(os.Stdin, os.Stdout, maxFrame, func(body []byte) []byte { return decode(decoder, body) }); err != nil {
+		fatal(err)
 	}
 }
 
