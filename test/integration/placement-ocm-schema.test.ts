@@ -1,20 +1,15 @@
-// The real OCM ManifestWork CRD (open-cluster-management.io/api v1.0.0, from the Go module proxy)
+// The real OCM ManifestWork CRD (open-cluster-management.io/api at test/fixtures/ocm.ts's version, from the Go module proxy)
 // accepts the ManifestWorks the placement controllers write: its schema, CEL rules included, is
 // checked by a real kube-apiserver (wec2, where no ManifestWork CRD exists otherwise) with
 // server-side dry runs.
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import t from 'tap';
-import YAML from 'yaml';
 import { manifestWork, stripServerFields } from '../../src/controllers/wrapping.js';
+import { OCM_CRD_FILES, ocmApiYaml } from '../fixtures/ocm.js';
 import { kc, kcOk, waitUntil } from '../fixtures/spaces.js';
 
-const OCM_API = 'open-cluster-management.io/api@v1.0.0';
 
 t.test('the real OCM ManifestWork CRD accepts our ManifestWorks', async (t) => {
-  const dir = (JSON.parse(execFileSync('go', ['mod', 'download', '-json', OCM_API], { encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod' } })) as { Dir: string }).Dir;
-  const crd = YAML.parse(readFileSync(path.join(dir, 'work', 'v1', '0000_00_work.open-cluster-management.io_manifestworks.crd.yaml'), 'utf8')) as Record<string, any>;
+  const crd = ocmApiYaml(OCM_CRD_FILES['work.open-cluster-management.io_manifestworks.yaml']);
   t.equal(crd.metadata.name, 'manifestworks.work.open-cluster-management.io');
   const existed = kc('wec2', ['get', 'crd', crd.metadata.name]).status === 0;
   if (!existed) {
