@@ -169,11 +169,19 @@ const listMeta = { type: 'object', properties: { resourceVersion: { type: 'strin
 
 const base = `/apis/${GROUP_VERSION}/spaces`;
 
+/** An operation's 200 response, in OpenAPI v3's or v2's form. */
+function okResponse(ref: (n: string) => string, v3: boolean, schema: string) {
+  return v3
+    ? { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(schema) } } } } }
+    : { 200: { description: 'OK', schema: { $ref: ref(schema) } } };
+}
+
+/** The `{name}` path parameter, in OpenAPI v3's or v2's form. */
+const nameParameter = (v3: boolean) => [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }];
+
 /** get and list of a group's bindings, with the operation ids kube-apiserver would give them. */
 function bindingsOperations(ref: (n: string) => string, v3: boolean, group: string) {
-  const ok = (schema: string) => (v3
-    ? { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(schema) } } } } }
-    : { 200: { description: 'OK', schema: { $ref: ref(schema) } } });
+  const ok = (schema: string) => okResponse(ref, v3, schema);
   const gvk = { group, version: VERSION, kind: 'Binding' };
   const camel = group.split('.').map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('');
   const id = camel[0]!.toUpperCase() + camel.slice(1) + 'V1alpha1Binding';
@@ -184,7 +192,7 @@ function bindingsOperations(ref: (n: string) => string, v3: boolean, group: stri
     [path]: { get: { operationId: `list${id}`, tags, responses: ok(`${prefix}.BindingList`), 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': gvk } },
     [`${path}/{name}`]: {
       get: { operationId: `read${id}`, tags, responses: ok(`${prefix}.Binding`), 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': gvk },
-      parameters: [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }],
+      parameters: nameParameter(v3),
     },
   };
 }
@@ -197,16 +205,13 @@ function bindingsSchemas(ref: (n: string) => string, group: string) {
 }
 
 function operations(ref: (n: string) => string, v3: boolean) {
-  const ok = (schema: string) => (v3
-    ? { 200: { description: 'OK', content: { 'application/json': { schema: { $ref: ref(schema) } } } } }
-    : { 200: { description: 'OK', schema: { $ref: ref(schema) } } });
+  const ok = (schema: string) => okResponse(ref, v3, schema);
   const action = (verb: string) => ({ 'x-kubernetes-action': verb, 'x-kubernetes-group-version-kind': { group: GROUP, version: VERSION, kind: 'Space' } });
-  const nameParam = [v3 ? { name: 'name', in: 'path', required: true, schema: { type: 'string' } } : { name: 'name', in: 'path', required: true, type: 'string' }];
   return {
     [base]: { get: { operationId: 'listViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.SpaceList'), ...action('list') } },
     [`${base}/{name}`]: {
       get: { operationId: 'readViewKubestellarIoV1alpha1Space', tags: ['viewKubestellarIo_v1alpha1'], responses: ok('io.kubestellar.view.v1alpha1.Space'), ...action('get') },
-      parameters: nameParam,
+      parameters: nameParameter(v3),
     },
     ...bindingsOperations(ref, v3, GROUP),
   };

@@ -125,7 +125,7 @@ export class PlacementController {
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', metadataOnly: true, onError: onError('customresourcedefinitions'),
       onChange: () => {
         if (this.soon) clearTimeout(this.soon);
-        this.soon = setTimeout(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, CRD_REDISCOVER_MS);
+        this.soon = setTimeout(() => this.rediscoverInBackground(), CRD_REDISCOVER_MS);
       },
     });
     this.reconciler = new Reconciler({
@@ -153,7 +153,7 @@ export class PlacementController {
     for (const i of fixed) i.start();
     this.crds.start();
     await this.rediscover();
-    this.timer = setInterval(() => { this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`)); }, REDISCOVER_MS);
+    this.timer = setInterval(() => this.rediscoverInBackground(), REDISCOVER_MS);
     await Promise.all(fixed.map((i) => i.synced));
     await this.workloadSynced();
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
@@ -220,6 +220,11 @@ export class PlacementController {
     const k = decodeKey(key);
     if (!k) throw new Error(`not a queue key: ${key}`);
     await this.reconciler.reconcile(k);
+  }
+
+  /** rediscover() off the caller's path: a failure is logged, the next round tries again. */
+  private rediscoverInBackground(): void {
+    this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`));
   }
 
   /** Every workload resource has an informer; resources that went away lose theirs. */

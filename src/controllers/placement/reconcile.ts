@@ -12,12 +12,12 @@
 // so their Bindings are current and a new leader starts from warm caches.
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { resolve, type Cluster, type Modulation, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
+import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
 import { manifestWorkName, policyLabel, type ManifestWork } from '../wrapping.js';
 import type { BindingPolicy, CustomTransform, ManagedCluster } from './api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
-import { desiredWorks, expandsTemplates, type Expander, type PropertyConfigMap } from './desired.js';
+import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
 import { PolicyEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
@@ -50,9 +50,6 @@ export interface ReconcilerOptions {
   log: (msg: string) => void;
 }
 
-const modulationsOf = (r: Resolution): Record<string, Modulation> => Object.fromEntries(Object.entries(r.byPolicy)
-  .map(([p, m]) => [p, { createOnly: m.createOnly, wantSingletonReportedState: m.wantSingletonReportedState, wantMultiWECReportedState: m.wantMultiWECReportedState, statusCollectors: m.statusCollectors }]));
-
 /** How an object is named in messages: `deployments.apps demo/web`. */
 const describe = (id: SentObject['id']): string => `${id.resource}${id.group ? `.${id.group}` : ''} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
 
@@ -62,6 +59,8 @@ export class Reconciler {
   readonly bindings: Bindings;
   private readonly events: PolicyEvents;
   private readonly status: PolicyStatus;
+  /** What computing an object's works reads (the caches, the template expander). */
+  private readonly sources: DesiredSources;
   private readonly reach = new NamespaceReach();
   private readonly expansion = new ExpansionFailures();
   /** Objects asking for template expansion whose failures are recorded under the current inputs. */
@@ -75,6 +74,7 @@ export class Reconciler {
     this.events = new PolicyEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters);
     this.status = new PolicyStatus(o.wds, c.policies, this.works, o.enqueue);
+    this.sources = { ...c, wdsName: o.wdsName, templates: o.templates };
   }
 
   get leading(): boolean {
@@ -137,28 +137,24 @@ export class Reconciler {
         for (const p of inner.policies) policyNames.add(p);
       }
       // Most objects go nowhere: they are not copied and stripped for nothing.
-      if (clusters.size > 0) {
-        const d = await desiredWorks({ ...caches, wdsName, templates: this.o.templates }, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly);
-        desired = d.works;
-        for (const [cluster, message] of d.wrapErrors) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
-        this.recordExpansion(source, resolution, d.expansionErrors, addError);
-        if (expandsTemplates(found)) this.evaluated.add(source);
-        for (const cluster of new Set([...clusters, ...this.works.clustersOf(workName)])) {
-          if (!this.frozen(cluster, workName, resolution)) continue;
-          desired.delete(cluster);
-          if (this.works.store.get(cluster, workName)) kept.add(cluster);
-        }
-      } else {
-        this.recordExpansion(source, resolution, new Map(), addError);
+      const d = clusters.size > 0 ? await desiredWorks(this.sources, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly) : undefined;
+      desired = d?.works ?? desired;
+      for (const [cluster, message] of d?.wrapErrors ?? []) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
+      this.recordExpansion(source, resolution, d?.expansionErrors ?? new Map(), addError);
+      for (const cluster of d ? new Set([...clusters, ...this.works.clustersOf(workName)]) : []) {
+        if (!this.frozen(cluster, workName, resolution)) continue;
+        desired.delete(cluster);
+        if (this.works.store.get(cluster, workName)) kept.add(cluster);
       }
       await this.report(found, resolution, desired, addError);
     } else {
       this.recordExpansion(source, undefined, new Map(), addError);
-      this.evaluated.delete(source);
     }
+    if (found && expandsTemplates(found)) this.evaluated.add(source);
+    else this.evaluated.delete(source);
     this.record(k, source, found, selecting, errors, resolution && { clusters: [...desired.keys(), ...kept].sort(), policies: selecting });
     if (found && resolution && selecting.length > 0) {
-      this.bindings.record(source, { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: modulationsOf(resolution) });
+      this.bindings.record(source, { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: resolution.byPolicy });
     }
     for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
     if (!this.leader) return;
@@ -174,14 +170,14 @@ export class Reconciler {
    * reconciled first (KubeStellar computes a Binding's works all at once).
    */
   private async evaluateExpansions(resolveRef: (ref: WorkloadRef) => Resolution): Promise<void> {
-    const { caches, wdsName } = this.o;
+    const { caches } = this.o;
     for (const k of caches.workload.templatedKeys()) {
       const source = encodeKey(k);
       if (this.evaluated.has(source)) continue;
       const o = caches.workload.find(k);
       if (!o || encodeKey(o.key) !== source) continue;
       const r = resolveRef(o.ref);
-      const d = r.clusters.length > 0 ? await desiredWorks({ ...caches, wdsName, templates: this.o.templates }, o, r.clusters, r.policies, r.createOnly) : undefined;
+      const d = r.clusters.length > 0 ? await desiredWorks(this.sources, o, r.clusters, r.policies, r.createOnly) : undefined;
       this.recordExpansion(source, r, d?.expansionErrors ?? new Map(), () => undefined);
       this.evaluated.add(source);
     }
@@ -197,7 +193,7 @@ export class Reconciler {
     // Nor does one a frozen policy holds back.
     const existing = this.works.clustersOf(manifestWorkName(this.o.wdsName, o.id));
     const clusters = expandsTemplates(o) ? existing.filter((c) => r.clusters.includes(c))
-      : r.clusters.filter((c) => existing.includes(c) || !Object.entries(r.byPolicy).some(([p, m]) => m.clusters.includes(c) && this.expansion.failing(p, c)));
+      : r.clusters.filter((c) => existing.includes(c) || !this.frozenBySelection(c, r));
     return { clusters, policies: r.policies };
   }
 
@@ -227,12 +223,15 @@ export class Reconciler {
     }
   }
 
+  /** Whether a policy sending the object to the cluster (as resolved now) fails to expand something there. */
+  private frozenBySelection(cluster: string, resolution: Resolution): boolean {
+    return Object.entries(resolution.byPolicy).some(([policy, m]) => m.clusters.includes(cluster) && this.expansion.failing(policy, cluster));
+  }
+
   /** Whether the object's work in a cluster is frozen: a policy sending it there (now, or when the work was written) fails to expand something there. */
   private frozen(cluster: string, workName: string, resolution: Resolution): boolean {
+    if (this.frozenBySelection(cluster, resolution)) return true;
     const labels = this.works.store.get(cluster, workName)?.metadata.labels ?? {};
-    for (const [policy, m] of Object.entries(resolution.byPolicy)) {
-      if (m.clusters.includes(cluster) && this.expansion.failing(policy, cluster)) return true;
-    }
     return this.expansion.failingIn(cluster).some((p) => labels[policyLabel(p)] !== undefined);
   }
 
