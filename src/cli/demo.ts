@@ -1,6 +1,8 @@
 // `ksview demo` (behind `make demo`): the guided tour. Local spaces up, kubectl against every
 // space, a Deployment in wec1 becoming Available thanks to kwok's fake nodes; then `ksview serve`
-// registered in wds1 and kubectl working through the workload-as-data view.
+// registered in wds1 and kubectl working through the workload-as-data view; placement into the ITS
+// mailboxes; and the agents applying it: the Deployment running in wec1 (pull) and wec2 (push), a
+// denatured ClusterRoleBinding granting in wec1 only, and an agent's /federatedresources.
 import { spacesUp } from '../spaces/spaces.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
 import { writeFileSync } from 'node:fs';
@@ -94,10 +96,36 @@ spec:
     namespaces: [demo]
 `;
 
+// A binding that is data in wds1 and grants in wec1 only: its own policy selects it for wec1.
+const DEMO_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: demo-bob-view
+  labels: {app: demo-rbac}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
+`;
+
+const DEMO_RBAC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata:
+  name: demo-rbac
+spec:
+  clusterSelectors:
+  - matchLabels: {name: wec1}
+  downsync:
+  - objectSelectors:
+    - matchLabels: {app: demo-rbac}
+`;
+
+const STEPS = 8;
+
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
-  progress.step('1/7 local spaces: etcd, and a kube-apiserver for wds1, its1, wec1, wec2');
-  const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress });
+  progress.step(`1/${STEPS} local spaces: etcd, a kube-apiserver for wds1, its1, wec1, wec2, ksview serve and the agents`);
+  // restartNode: serve and the agents run this build, whatever ran before.
+  const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress, restartNode: true });
   // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
   const kc = path.join(layout.dir, 'kubeconfig-view');
   writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
@@ -110,26 +138,26 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     return r;
   };
 
-  progress.step('2/7 kubectl against every space');
+  progress.step(`2/${STEPS} kubectl against every space`);
   for (const s of layout.spaces) {
     show(['--context', s.name, 'get', 'namespaces']);
   }
   show(['--context', 'wec1', 'get', 'nodes', '-o', 'wide']);
 
-  progress.step('3/7 a Deployment in wec1, scheduled on kwok nodes, becoming Available');
+  progress.step(`3/${STEPS} a Deployment in wec1, scheduled on kwok nodes, becoming Available`);
   show(['--context', 'wec1', 'apply', '-f', '-'], DEMO_DEPLOYMENT);
   show(['--context', 'wec1', 'wait', '--for=condition=Available', 'deployment/demo-nginx', '--timeout=120s']);
   show(['--context', 'wec1', 'get', 'deployment,pods', '-l', 'app=nginx', '-o', 'wide']);
   const absent = kubectl(kc, ['--context', 'wec2', 'get', 'deployment', 'demo-nginx', '--ignore-not-found', '-o', 'name']);
   process.stdout.write(`\nwec2 has ${absent.stdout.trim() ? 'the deployment too (unexpected)' : 'no such deployment: the spaces are isolated'}\n`);
 
-  progress.step('4/7 ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io');
-  // Restarted, so the server runs this build (with its placement controllers) whatever ran before.
-  await ensureViewServer(layout, progress, { restart: true });
+  progress.step(`4/${STEPS} ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io`);
+  // `spaces up` started it from this build (with its placement controllers); here it is checked Available.
+  await ensureViewServer(layout, progress);
   show(['--context', 'wds1', 'get', 'apiservice', 'v1alpha1.view.kubestellar.io']);
   show(['--context', 'wds1', 'get', 'spaces.view.kubestellar.io']);
 
-  progress.step('5/7 kubectl through the view (context wds1-view): the workload lands natively in wds1');
+  progress.step(`5/${STEPS} kubectl through the view (context wds1-view): the workload lands natively in wds1`);
   show(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   process.stdout.write('\n');
   const kinds = kubectl(kc, ['--context', 'wds1-view', 'api-resources', '-o', 'name']).stdout.split('\n').filter(Boolean);
@@ -139,7 +167,7 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
   process.stdout.write('\n');
 
-  progress.step('6/7 denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1');
+  progress.step(`6/${STEPS} denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1`);
   show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_DENATURED_BUNDLE);
   show(['--context', 'wds1-view', 'get', 'clusterrolebinding,validatingwebhookconfiguration']);
   show(['--context', 'wds1', 'auth', 'can-i', '--as', 'alice', '*', '*'], undefined, true);
@@ -148,12 +176,9 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', '-n', 'demo', 'get', 'resourcequotas.denatured.kubestellar.io', '-o', 'name']);
   process.stdout.write('\nalice is no admin in wds1, the webhook rejects nothing, the quota limits nothing: they exist there only as denatured.kubestellar.io objects\n');
 
-  progress.step('7/7 placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1');
-  // Inventory is data until the WEC agent registers clusters: the demo writes it.
-  for (const wec of layout.spaces.filter((s) => s.role === 'wec')) {
-    show(['--context', 'its1', 'apply', '-f', '-'], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${wec.name}\n---\n` +
-      `apiVersion: cluster.open-cluster-management.io/v1\nkind: ManagedCluster\nmetadata:\n  name: ${wec.name}\n  labels: {location-group: edge, name: ${wec.name}}\nspec:\n  hubAcceptsClient: true\n`);
-  }
+  progress.step(`7/${STEPS} placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1`);
+  // `spaces up` accepted its own clusters (hubAcceptsClient: true) and the agents registered them.
+  show(['--context', 'its1', 'get', 'managedclusters', '--show-labels']);
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_BINDING_POLICY);
   const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);
   const worksOf = (ns: string) => kubectl(kc, ['--context', 'its1', '-n', ns, 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx', '-o', 'name']).stdout.split('\n').filter(Boolean);
@@ -165,6 +190,33 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   const binding = kubectl(kc, ['--context', 'wds1', 'get', '--raw', '/apis/view.kubestellar.io/v1alpha1/bindings/demo-nginx']);
   process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl --context wds1 get bindings.view.kubestellar.io demo-nginx -o yaml\n`);
   process.stdout.write(binding.status === 0 ? YAML.stringify(JSON.parse(binding.stdout)) : binding.stderr);
-  process.stdout.write('\nthe Deployment, the ConfigMap and their Namespace wait in the mailboxes of wec1 and wec2 for the WEC agent (next issue)\n');
+
+  progress.step(`8/${STEPS} the agents: wec1 pulls its works, one push agent beside its1 serves wec2; RBAC renatured in wec1 only`);
+  const availableIn = async (wec: string) => waitFor(async () => {
+    const r = kubectl(kc, ['--context', wec, '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
+    return { ok: r.stdout.trim() === 'True', detail: r.stdout.trim() || r.stderr.trim().split('\n').pop() || 'absent' };
+  }, 120_000, 500);
+  for (const wec of wecs) {
+    const r = await availableIn(wec);
+    if (!r.ok) throw new UserError(`the demo Deployment is not Available in ${wec} after 120 s (${r.detail}); see 'ksview spaces status' and the agents' logs in ${layout.dir}/logs`);
+  }
+  for (const wec of wecs) show(['--context', wec, '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
+  show(['--context', 'its1', '-n', 'wec1', 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx',
+    '-o', 'custom-columns=WORK:.metadata.name,APPLIED:.status.conditions[?(@.type=="Applied")].status,AVAILABLE:.status.conditions[?(@.type=="Available")].status']);
+  show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_RBAC);
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_RBAC_POLICY);
+  const canI = (ctx: string) => kubectl(kc, ['--context', ctx, 'auth', 'can-i', '--as', 'bob', 'list', 'pods', '-n', 'demo']).stdout.trim();
+  const granted = await waitFor(async () => ({ ok: canI('wec1') === 'yes', detail: canI('wec1') }), 60_000, 500);
+  if (!granted.ok) throw new UserError('the ClusterRoleBinding demo-bob-view did not grant in wec1 within 60 s (see the agents\' logs)');
+  show(['--context', 'wec1', 'auth', 'can-i', '--as', 'bob', 'list', 'pods', '-n', 'demo'], undefined, true);
+  show(['--context', 'wds1', 'auth', 'can-i', '--as', 'bob', 'list', 'pods', '-n', 'demo'], undefined, true);
+  show(['--context', 'wec2', 'get', 'clusterrolebinding', 'demo-bob-view', '--ignore-not-found', '-o', 'name'], undefined, true);
+  process.stdout.write('\nbob may list pods in wec1, where the binding is live; in wds1 it is data; wec2 was not selected\n');
+  for (const url of [`http://127.0.0.1:${layout.pullAgentPort}/federatedresources`, `http://127.0.0.1:${layout.pullAgentPort}/federatedresources/notready`]) {
+    process.stdout.write(`\n$ curl -s ${url}\n`);
+    const res = await fetch(url).catch((err: Error) => { throw new UserError(`${url}: ${err.message}`); });
+    const body = await res.text();
+    process.stdout.write(`${res.headers.get('content-type')?.includes('json') ? JSON.stringify(JSON.parse(body), null, 2) : body}\n`);
+  }
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

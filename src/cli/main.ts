@@ -13,7 +13,8 @@ import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
-import { dnsLabel, formatResourceList, intOption, ipAddress, resourceList, stateDir } from './options.js';
+import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, resourceList, stateDir } from './options.js';
+import type { AgentFlags } from './agent.js';
 
 interface DirOption { dir: string }
 interface UpFlags extends DirOption { wecs: number; portBase: number }
@@ -51,7 +52,7 @@ function buildProgram(): Command {
 
   const spaces = program.command('spaces').description('local spaces: real kube-apiservers on loopback');
   spaces.command('up')
-    .description('start (or reuse) etcd and one kube-apiserver per space: wds1, its1, wec1..wecN')
+    .description('start (or reuse, or restart what died) the local system: etcd, a kube-apiserver per space (wds1, its1, wec1..wecN), ksview serve for wds1, the accepted ManagedClusters and the agents')
     .option('--wecs <n>', 'number of workload execution clusters', intOption(0, 20), DEFAULT_WECS)
     .option('--port-base <port>', 'first loopback port used', intOption(1024, 65000), DEFAULT_PORT_BASE)
     .option(...dirOption)
@@ -61,6 +62,15 @@ function buildProgram(): Command {
       const layout = await spacesUp({ ...flags, cacheDir: defaultCacheDir(), progress });
       progress.step(`spaces up: ${layout.spaces.map((s) => s.name).join(', ')}`);
       process.stdout.write(`kubeconfig: ${layout.kubeconfigPath}\n`);
+    });
+  spaces.command('stop')
+    .description('stop one process cleanly, keeping its data (`spaces up` starts it again), e.g. its1/kube-apiserver, wec1/ksview-agent')
+    .argument('<process>', 'etcd or <space>/<component>')
+    .option(...dirOption)
+    .action(async (name: string, flags: DirOption) => {
+      const { spacesStop } = await import('../spaces/spaces.js');
+      const { stopped } = await spacesStop(flags.dir, name);
+      process.stdout.write(stopped ? `stopped ${name}\n` : `${name} was not running\n`);
     });
   spaces.command('down')
     .description('stop every process of the local spaces and remove their state')
@@ -160,6 +170,34 @@ function buildProgram(): Command {
       process.stderr.write(`ksview serve: listening on ${server.url}; view of ${flags.wdsName} at ${server.up.origin}${server.viewPath}\n`);
       await new Promise<void>((resolve) => {
         const stop = () => { void server.close().then(resolve); };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
+    });
+
+  program.command('agent')
+    .description('the WEC side: apply the ManifestWorks of a cluster\'s mailbox (pull, default) or of every cluster with a <cluster>-kubeconfig Secret (--push)')
+    // Required per mode, checked in the action (see checkAgentFlags).
+    .option('--push', 'push mode: run beside the ITS and serve every cluster whose mailbox holds a Secret <cluster>-kubeconfig')
+    .option('--cluster <name>', 'pull mode: the cluster served (its ManagedCluster and mailbox namespace)', dnsLabel)
+    .option('--its-kubeconfig <file>', 'kubeconfig of the ITS (required)')
+    .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
+    .option('--wec-kubeconfig <file>', 'pull mode: kubeconfig of the WEC (required in pull mode)')
+    .option('--wec-context <name>', 'context in that kubeconfig (default: its current context)')
+    .option('--fleet-id <id>', 'push mode: the fleet named in each WEC\'s kube-system/kubestellar-fleet lease', dnsLabel, 'ksview')
+    .option('--agent-id <id>', 'agent ID in AppliedManifestWorks and holder of fleet leases (default: ksview-agent-<cluster>, or ksview-push-<fleet>-<host>)')
+    .option('--port <port>', 'port of the endpoints /healthz /readyz /metrics /federatedresources (0: any free port)', intOption(0, 65535), 0)
+    .option('--bind-address <ip>', 'address of the endpoints', ipAddress, '127.0.0.1')
+    .option('--health-interval <duration>', 'push mode: how often each WEC\'s /readyz is checked', durationOption(100, 3_600_000), 5000)
+    .action(async (flags: AgentFlags) => {
+      const { runAgentCommand } = await import('./agent.js');
+      const close = await runAgentCommand(flags);
+      // A stray rejection is logged, not fatal: the agent keeps serving its other clusters.
+      process.on('unhandledRejection', (reason) => {
+        process.stderr.write(`ksview agent: unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}\n`);
+      });
+      await new Promise<void>((resolve) => {
+        const stop = () => { void close().then(resolve); };
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);
       });

@@ -70,3 +70,13 @@ export function resourceList(value: string): GroupResource[] {
 export function formatResourceList(list: readonly GroupResource[]): string {
   return list.map((gr) => (gr.group ? `${gr.resource}.${gr.group}` : gr.resource)).join(',');
 }
+
+/** A duration such as 500ms, 5s, 2m (a bare number is seconds), in milliseconds. */
+export function durationOption(min: number, max: number) {
+  return (value: string): number => {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+    const ms = m ? Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000) : NaN;
+    if (!(ms >= min && ms <= max)) throw new InvalidArgumentError(`must be a duration from ${min} ms to ${max / 1000} s, e.g. 5s or 500ms`);
+    return ms;
+  };
+}

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
+import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
@@ -87,6 +88,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const placement = its
     ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
     : undefined;
+  // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
+  const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
@@ -116,10 +119,12 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await ensureCRDs(up, WDS_CRD_FILES);
     await ensureCRDs(its, ITS_CRD_FILES);
     await placement.start();
+    await health?.start();
     // Replicas of the server for one WDS: one Lease decides which one writes.
     elector = new LeaderElector(up, {
       namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => placement.setLeading(true), onStoppedLeading: () => placement.setLeading(false),
+      onStartedLeading: () => { placement.setLeading(true); health?.setLeading(true); },
+      onStoppedLeading: () => { placement.setLeading(false); health?.setLeading(false); },
       log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     });
     elector.start();
@@ -131,6 +136,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       denatured.stop();
       await elector?.stop();
       await placement?.stop();
+      await health?.stop();
       templates?.close();
       await its?.pool.close();
       protobuf?.close();

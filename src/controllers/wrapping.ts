@@ -13,10 +13,13 @@
 // - one ManifestWork per (WDS, object, cluster): a stable name from the WDS and the object's
 //   identity, labels naming the WDS and every policy that selected it, and a manifestConfig that
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
-//   the policies say so). Over OCM's 500 KiB limit is a WrapError.
+//   the policies say so) and report its status (feedbackRules); a Namespace sent only for what is
+//   in it is created if missing and never deleted (CreateOnly, SelectivelyOrphan). Over OCM's
+//   500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../kube/json.js';
-import type { JsonObject, KubeObject, ObjectMeta } from '../kube/objects.js';
+import type { JsonObject } from '../kube/objects.js';
+import type { DeleteOption, FeedbackRule, JsonPathRule, ManifestConfigOption, ManifestWork, ResourceIdentifier } from '../kube/ocm-api.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export const WDS_LABEL = 'view.kubestellar.io/wds';
@@ -163,23 +166,47 @@ export interface WorkOptions {
   id: ObjectIdentity;
   policies: readonly string[];
   createOnly: boolean;
+  /**
+   * A Namespace sent only because objects in it were selected (Argo CD's CreateNamespace): created
+   * if missing, never updated (CreateOnly) and never deleted with its work (SelectivelyOrphan).
+   */
+  impliedNamespace?: boolean;
 }
 
-/** What a manifestConfig names: the object a work carries. */
-export interface ResourceIdentifier {
-  group: string;
-  resource: string;
-  name: string;
-  namespace?: string;
-}
+export type { ManifestWork, ResourceIdentifier } from '../kube/ocm-api.js';
 
-/** An OCM ManifestWork as this controller writes and reads it. */
-export interface ManifestWork extends KubeObject {
-  metadata: ObjectMeta & { name: string; namespace: string };
-  spec?: {
-    workload?: { manifests?: JsonObject[] };
-    manifestConfigs?: { resourceIdentifier?: Partial<ResourceIdentifier>; updateStrategy?: JsonObject }[];
-  };
+/**
+ * The status feedback that makes an object's availability reach the ITS. OCM v1.2.0's agent knows
+ * a WellKnownStatus for apps/v1 Deployment and DaemonSet, batch/v1 Job and v1 Pod
+ * (pkg/work/spoke/statusfeedback/rules); for a few more kinds whose readiness users look at, the
+ * equivalent scalar JSONPaths. Every other kind gets no rule (OCM's agent would report nothing for
+ * it, and a rule for a field it lacks only adds a failed-feedback note).
+ */
+const WELL_KNOWN_STATUS = new Set(['apps/Deployment', 'apps/DaemonSet', 'batch/Job', '/Pod']);
+const JSON_PATHS: Record<string, JsonPathRule[]> = {
+  'apps/StatefulSet': [
+    { name: 'ReadyReplicas', path: '.status.readyReplicas' },
+    { name: 'Replicas', path: '.status.replicas' },
+    { name: 'AvailableReplicas', path: '.status.availableReplicas' },
+    { name: 'UpdatedReplicas', path: '.status.updatedReplicas' },
+  ],
+  'apps/ReplicaSet': [
+    { name: 'ReadyReplicas', path: '.status.readyReplicas' },
+    { name: 'Replicas', path: '.status.replicas' },
+    { name: 'AvailableReplicas', path: '.status.availableReplicas' },
+  ],
+  '/PersistentVolumeClaim': [{ name: 'Phase', path: '.status.phase' }],
+  'apiextensions.k8s.io/CustomResourceDefinition': [{ name: 'Established', path: '.status.conditions[?(@.type=="Established")].status' }],
+  'apiregistration.k8s.io/APIService': [{ name: 'Available', path: '.status.conditions[?(@.type=="Available")].status' }],
+  'batch/CronJob': [{ name: 'LastScheduleTime', path: '.status.lastScheduleTime' }],
+};
+
+/** The feedbackRules of a manifest of that group and kind (none: undefined). */
+export function feedbackRules(group: string, kind: string): FeedbackRule[] | undefined {
+  const k = `${group}/${kind}`;
+  if (WELL_KNOWN_STATUS.has(k)) return [{ type: 'WellKnownStatus' }];
+  const paths = JSON_PATHS[k];
+  return paths ? [{ type: 'JSONPaths', jsonPaths: paths.map((p) => ({ ...p })) }] : undefined;
 }
 
 /** The ManifestWork carrying `manifest` (already stripped, transformed and expanded) to one cluster. */
@@ -190,20 +217,29 @@ export function manifestWork(manifest: JsonObject, o: WorkOptions): ManifestWork
   }
   const labels: Record<string, string> = { [WDS_LABEL]: o.wds };
   for (const p of o.policies) labels[policyLabel(p)] = '';
-  const resourceIdentifier: ResourceIdentifier = { group: o.id.group, resource: o.id.resource, name: o.id.name };
-  if (o.id.namespace) resourceIdentifier.namespace = o.id.namespace;
+  const resourceIdentifier: ResourceIdentifier = { group: o.id.group, resource: o.id.resource, name: o.id.name, namespace: o.id.namespace };
+  // OCM's own resourceIdentifier omits an empty namespace; so does ours (the hash of what is written stays stable).
+  const rid: ManifestConfigOption['resourceIdentifier'] = o.id.namespace ? resourceIdentifier : { group: o.id.group, resource: o.id.resource, name: o.id.name };
+  const implied = o.impliedNamespace === true && o.id.group === '' && o.id.resource === 'namespaces';
+  const config: ManifestConfigOption = {
+    resourceIdentifier: rid,
+    updateStrategy: o.createOnly || implied
+      ? { type: 'CreateOnly' }
+      : { type: 'ServerSideApply', serverSideApply: { fieldManager: `work-agent-kubestellar-${o.wds}`, force: false } },
+  };
+  const rules = feedbackRules(o.id.group, typeof manifest.kind === 'string' ? manifest.kind : '');
+  if (rules) config.feedbackRules = rules;
+  const deleteOption: DeleteOption | undefined = implied
+    ? { propagationPolicy: 'SelectivelyOrphan', selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', name: o.id.name, namespace: '' }] } }
+    : undefined;
   return {
     apiVersion: 'work.open-cluster-management.io/v1',
     kind: 'ManifestWork',
     metadata: { name: manifestWorkName(o.wds, o.id), namespace: o.cluster, labels },
     spec: {
       workload: { manifests: [manifest] },
-      manifestConfigs: [{
-        resourceIdentifier,
-        updateStrategy: o.createOnly
-          ? { type: 'CreateOnly' }
-          : { type: 'ServerSideApply', serverSideApply: { fieldManager: `work-agent-kubestellar-${o.wds}`, force: false } },
-      }],
+      ...(deleteOption ? { deleteOption } : {}),
+      manifestConfigs: [config],
     },
   };
 }

@@ -26,7 +26,7 @@ function readText(file: string): string {
   }
 }
 
-function parse(file: string, text: string): KubeConfig {
+function parse(file: string, text: string, baseDir: string | undefined = path.dirname(file)): KubeConfig {
   if (!text.trim()) throw new UserError(`kubeconfig ${file} is empty`);
   const kc = new KubeConfig();
   try {
@@ -39,7 +39,7 @@ function parse(file: string, text: string): KubeConfig {
     if (err instanceof TypeError) throw new UserError(`kubeconfig ${file} is not a kubeconfig`);
     throw new UserError(`kubeconfig ${file}: ${firstLine(err)}`);
   }
-  kc.makePathsAbsolute(path.dirname(file));
+  if (baseDir !== undefined) kc.makePathsAbsolute(baseDir);
   return kc;
 }
 
@@ -63,7 +63,19 @@ function selectContext(file: string, kc: KubeConfig, context: string | undefined
 }
 
 export async function loadKubeconfig(file: string, context?: string): Promise<LoadedKubeconfig> {
-  const kc = parse(file, readText(file));
+  return fromConfig(file, parse(file, readText(file)), context);
+}
+
+/**
+ * A kubeconfig held as text (e.g. the `kubeconfig` key of a Secret), with the same checks and
+ * one-line UserErrors as a file; `label` names it in messages (e.g. `secret wec2/wec2-kubeconfig`).
+ * Relative credential paths are left as they are: a Secret's kubeconfig should embed its data.
+ */
+export async function loadKubeconfigText(text: string, label: string, context?: string): Promise<LoadedKubeconfig> {
+  return fromConfig(label, parse(label, text, undefined), context);
+}
+
+async function fromConfig(file: string, kc: KubeConfig, context: string | undefined): Promise<LoadedKubeconfig> {
   const cluster = selectContext(file, kc, context);
   const server = URL.canParse(cluster.server) ? new URL(cluster.server) : undefined;
   if (!server || !['https:', 'http:'].includes(server.protocol) || !server.host) {

@@ -3,7 +3,7 @@
 // helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview). Watches need no
 // body timeout.
 import { Pool } from 'undici';
-import { loadKubeconfig } from './kubeconfig-file.js';
+import { loadKubeconfig, loadKubeconfigText, type LoadedKubeconfig } from './kubeconfig-file.js';
 
 export interface Upstream {
   /** Origin of the kube-apiserver, e.g. https://127.0.0.1:16410 (no path). */
@@ -24,7 +24,15 @@ export interface UpstreamResponse {
 
 /** The connection a kubeconfig describes; an unusable kubeconfig is a UserError naming the file. */
 export async function upstreamFromKubeconfig(file: string, context?: string): Promise<Upstream> {
-  const { cluster, server: url, https: opts } = await loadKubeconfig(file, context);
+  return upstreamFromLoaded(await loadKubeconfig(file, context));
+}
+
+/** The connection a kubeconfig held as text describes (a Secret's); `label` names it in a UserError. */
+export async function upstreamFromKubeconfigText(text: string, label: string, context?: string): Promise<Upstream> {
+  return upstreamFromLoaded(await loadKubeconfigText(text, label, context));
+}
+
+function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubeconfig): Upstream {
   const headers = (opts.headers ?? {}) as Record<string, string>;
   const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
   // One pool per kube-apiserver, shared by the view's passthrough and the server's own calls.

@@ -22,7 +22,7 @@ export interface Binaries {
   gotemplate: string;
 }
 
-interface GoBuild {
+export interface GoBuild {
   /** Folder under build/ holding the wrapper module. */
   module: string;
   /** The module whose version keys the cache. */
@@ -115,7 +115,7 @@ function which(cmd: string): string | undefined {
   return r.status === 0 && found ? found : undefined;
 }
 
-async function goBuild(build: GoBuild, cacheDir: string, progress: Progress): Promise<string> {
+export async function goBuild(build: GoBuild, cacheDir: string, progress: Progress): Promise<string> {
   const version = pinnedVersion(build);
   const outDir = buildDir(build, cacheDir);
   const names = Object.keys(build.packages);

@@ -38,3 +38,8 @@ export function probeApiserver(spaceDir: string, port: number, timeoutMs = 2000)
 export function probeComponent(port: number, timeoutMs = 2000): Promise<ProbeResult> {
   return probe(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }, timeoutMs, healthz);
 }
+
+/** Our own Node processes' plain-HTTP endpoints on loopback (agents: /healthz, /readyz). */
+export function probeHttp(port: number, pathname: string, timeoutMs = 2000): Promise<ProbeResult> {
+  return probe(`http://127.0.0.1:${port}${pathname}`, {}, timeoutMs, healthz);
+}

@@ -25,6 +25,10 @@ export interface SpacesLayout {
   statePath: string;
   /** Port of `ksview serve` for wds1 when the spaces run it (demo, tests). */
   viewServerPort: number;
+  /** Endpoints (/healthz, /readyz, /metrics, /federatedresources) of the pull agent of wec1. */
+  pullAgentPort: number;
+  /** Endpoints of the one push agent beside its1, serving every other WEC. */
+  pushAgentPort: number;
 }
 
 export interface SpacesOptions {
@@ -75,6 +79,9 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
     kubeconfigPath: path.join(opts.dir, 'kubeconfig'),
     statePath: path.join(opts.dir, 'state.json'),
     viewServerPort: opts.portBase + 5,
+    // Inside the first block of ten, beside etcd and serve: the spaces' own ports never move.
+    pullAgentPort: opts.portBase + 6,
+    pushAgentPort: opts.portBase + 7,
   };
 }
 
@@ -84,11 +91,20 @@ export function layoutPorts(layout: SpacesLayout): Array<{ port: number; what: s
     { port: layout.etcdClientPort, what: 'etcd client' },
     { port: layout.etcdPeerPort, what: 'etcd peer' },
   ];
-  // The view server's port is checked when it starts: it may run already (wds1/ksview-serve).
+  // The view server's and the agents' ports are checked when they start: they may run already.
   for (const s of layout.spaces) {
     ports.push({ port: s.apiserverPort, what: `${s.name} kube-apiserver` });
     ports.push({ port: s.controllerManagerPort, what: `${s.name} kube-controller-manager` });
     if (s.role === 'wec') ports.push({ port: s.schedulerPort, what: `${s.name} kube-scheduler` });
   }
   return ports;
+}
+
+/** The ports of our own Node processes (serve, agents), keyed by process name. */
+export function nodePorts(layout: SpacesLayout): Array<{ port: number; what: string }> {
+  return [
+    { port: layout.viewServerPort, what: 'wds1/ksview-serve' },
+    { port: layout.pullAgentPort, what: 'wec1/ksview-agent' },
+    { port: layout.pushAgentPort, what: 'its1/ksview-agent-push' },
+  ];
 }

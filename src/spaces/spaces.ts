@@ -11,7 +11,8 @@ import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
 import type { ProbeResult } from '../kube/wait.js';
-import { probeApiserver, probeComponent, probeEtcd } from './health.js';
+import { probeApiserver, probeComponent, probeEtcd, probeHttp } from './health.js';
+import { agentCommands } from './agents.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
@@ -24,17 +25,29 @@ export interface UpOptions extends SpacesOptions {
   progress: Progress;
   /** How long each phase may take to become ready. */
   readyTimeoutMs?: number;
+  /** Only the kube-apiservers and their controllers: no serve, inventory or agents. */
+  spacesOnly?: boolean;
+  /** Replace running serve and agents, so they run the code just built (tests, demo). */
+  restartNode?: boolean;
 }
 
 const spaceKubeconfig = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
 
-/** Starts components and remembers them, saving the state after each start so `down` can always clean up. */
+/**
+ * Starts components and remembers them, saving the state after each start so `down` can always
+ * clean up. A recorded process that is dead is forgotten and started again on the same data
+ * (healing); one that dies while `up` waits for it (it was shutting down) is started once more.
+ */
 class Launcher {
   private readonly live = new Map<string, ProcessRecord>();
+  private readonly startedNow = new Set<string>();
+  private readonly args = new Map<string, { binary: string; args: string[] }>();
 
   constructor(private readonly layout: SpacesLayout, private readonly state: SpacesState,
     private readonly progress: Progress) {
-    for (const r of state.processes) if (isRunning(r)) this.live.set(r.name, r);
+    const { reuse, restart } = healPlan(state.processes, isRunning);
+    for (const r of reuse) this.live.set(r.name, r);
+    for (const name of restart) progress.step(`${name} is not running: it will be started again, on its data`);
     state.processes = [...this.live.values()];
   }
 
@@ -49,11 +62,66 @@ class Launcher {
     mkdirSync(logDir, { recursive: true });
     const rec = startDetached(name, binary, args, path.join(logDir, `${name.replace('/', '-')}.log`));
     this.live.set(name, rec);
-    this.state.processes.push(rec);
+    this.startedNow.add(name);
+    this.args.set(name, { binary, args });
+    this.state.processes = [...this.state.processes.filter((p) => p.name !== name), rec];
     writeState(this.layout.statePath, this.state);
     this.progress.step(`started ${name} (pid ${rec.pid})`);
     return rec;
   }
+
+  /** `ensure`, then wait until ready; a reused process that exits meanwhile is started again. */
+  async ensureReady(name: string, binary: string, args: string[], what: string,
+    probe: () => Promise<ProbeResult>, timeoutMs: number): Promise<ProcessRecord> {
+    const rec = this.ensure(name, binary, args);
+    try {
+      await waitReady(what, rec, probe, timeoutMs);
+      return rec;
+    } catch (err) {
+      if (this.startedNow.has(name) || isRunning(rec)) throw err;
+      this.live.delete(name);
+      this.progress.step(`${name} exited while reused: starting it again`);
+      const again = this.ensure(name, binary, args);
+      await waitReady(what, again, probe, timeoutMs);
+      return again;
+    }
+  }
+}
+
+/** Which recorded processes `up` reuses (alive) and which it starts again (dead: same name, same data). */
+export function healPlan(recorded: readonly ProcessRecord[], alive: (r: ProcessRecord) => boolean): { reuse: ProcessRecord[]; restart: string[] } {
+  const reuse = recorded.filter((r) => alive(r));
+  const restart = recorded.filter((r) => !alive(r)).map((r) => r.name);
+  return { reuse, restart };
+}
+
+/** `<space>/<component>` or `etcd`, checked against the names the layout runs; a UserError otherwise. */
+export function parseProcessName(name: string, known: readonly string[]): string {
+  if (known.includes(name)) return name;
+  throw new UserError(`no process '${name}' in these spaces; one of: ${known.join(', ')}`);
+}
+
+/** Every process name the spaces of `layout` run, in start order. */
+export function processNames(layout: SpacesLayout): string[] {
+  const names = ['etcd'];
+  for (const s of layout.spaces) {
+    names.push(`${s.name}/kube-apiserver`, `${s.name}/kube-controller-manager`);
+    if (s.role === 'wec') names.push(`${s.name}/kube-scheduler`, `${s.name}/kwok`);
+  }
+  names.push('wds1/ksview-serve', ...agentCommands(layout).map((a) => a.name));
+  return names;
+}
+
+/** Stops one process cleanly (TERM, then KILL after the grace), keeping its data: `up` starts it again. */
+export async function spacesStop(dir: string, name: string): Promise<{ stopped: boolean }> {
+  const state = readState(path.join(dir, 'state.json'));
+  if (!state) throw new UserError(`no spaces in ${dir}: run 'ksview spaces up'`);
+  const layout = spacesLayout({ dir, portBase: state.portBase, wecs: state.wecs });
+  const wanted = parseProcessName(name, processNames(layout));
+  const rec = state.processes.find((p) => p.name === wanted);
+  if (!rec || !isRunning(rec)) return { stopped: false };
+  await stopAll([rec]);
+  return { stopped: true };
 }
 
 async function checkPorts(layout: SpacesLayout, launcher: Launcher): Promise<void> {
@@ -92,26 +160,22 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
 
-  const etcd = launcher.ensure('etcd', bins.etcd, etcdArgs(layout));
-  await waitReady('etcd', etcd, () => probeEtcd(layout.etcdClientPort), timeout);
+  await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout.etcdClientPort), timeout);
   progress.step(`etcd ready on 127.0.0.1:${layout.etcdClientPort}`);
 
-  const apiservers = layout.spaces.map((s) => ({
-    s, rec: launcher.ensure(`${s.name}/kube-apiserver`, bins.kubeApiserver, apiserverArgs(layout, s)),
-  }));
-  await Promise.all(apiservers.map(async ({ s, rec }) => {
-    await waitReady(`${s.name} kube-apiserver`, rec, () => probeApiserver(s.dir, s.apiserverPort), timeout);
+  await Promise.all(layout.spaces.map(async (s) => {
+    await launcher.ensureReady(`${s.name}/kube-apiserver`, bins.kubeApiserver, apiserverArgs(layout, s),
+      `${s.name} kube-apiserver`, () => probeApiserver(s.dir, s.apiserverPort), timeout);
     progress.step(`${s.name} kube-apiserver ready at https://127.0.0.1:${s.apiserverPort}`);
   }));
 
-  const controllers: Array<Promise<void>> = [];
+  const controllers: Array<Promise<unknown>> = [];
   for (const s of layout.spaces) {
-    const kcm = launcher.ensure(`${s.name}/kube-controller-manager`, bins.kubeControllerManager,
-      controllerManagerArgs(s, spaceKubeconfig(s)));
-    controllers.push(waitReady(`${s.name} kube-controller-manager`, kcm, () => probeComponent(s.controllerManagerPort), timeout));
+    controllers.push(launcher.ensureReady(`${s.name}/kube-controller-manager`, bins.kubeControllerManager,
+      controllerManagerArgs(s, spaceKubeconfig(s)), `${s.name} kube-controller-manager`, () => probeComponent(s.controllerManagerPort), timeout));
     if (s.role !== 'wec') continue;
-    const sched = launcher.ensure(`${s.name}/kube-scheduler`, bins.kubeScheduler, schedulerArgs(s, spaceKubeconfig(s)));
-    controllers.push(waitReady(`${s.name} kube-scheduler`, sched, () => probeComponent(s.schedulerPort), timeout));
+    controllers.push(launcher.ensureReady(`${s.name}/kube-scheduler`, bins.kubeScheduler, schedulerArgs(s, spaceKubeconfig(s)),
+      `${s.name} kube-scheduler`, () => probeComponent(s.schedulerPort), timeout));
     writeFileSync(path.join(s.dir, 'kwok.yaml'), KWOK_CONFIG);
     launcher.ensure(`${s.name}/kwok`, bins.kwok, kwokArgs(s));
   }
@@ -132,6 +196,15 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
     }), timeout);
     progress.step(`${s.name}: ${nodes.length} kwok nodes Ready`);
   }));
+
+  // The whole local system: the view and placement for wds1, the inventory, the agents. Our Node
+  // processes are replaced when `restartNode` (tests, demo: run the code just built).
+  if (opts.spacesOnly) return layout;
+  const { ensureViewServer } = await import('./view-server.js');
+  const { ensureAgents, ensureInventory } = await import('./agents.js');
+  await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false });
+  await ensureInventory(layout, progress);
+  await ensureAgents(layout, progress, { restart: opts.restartNode ?? false });
   return layout;
 }
 
@@ -211,9 +284,11 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
       components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
       components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
     }
-    // `ksview serve` belongs to the spaces once the demo or the tests started it.
-    if (proc(`${s.name}/ksview-serve`)) {
-      components.push(await check('ksview-serve', () => probeComponent(layout.viewServerPort)));
+    if (s.role === 'wds') components.push(await check('ksview-serve', () => probeComponent(layout.viewServerPort)));
+    // The agents answer /readyz: ready means connected to the ITS (and, pull, its WEC).
+    // Listed once started (KSVIEW_SPACES_NO_AGENTS=1 starts none); a dead one stays recorded: "not running".
+    for (const a of agentCommands(layout).filter((c) => c.name.startsWith(`${s.name}/`) && proc(c.name))) {
+      components.push(await check(a.name.slice(s.name.length + 1), () => probeHttp(a.port, '/readyz')));
     }
     return { name: s.name, role: s.role, server: `https://127.0.0.1:${s.apiserverPort}`, components };
   }));

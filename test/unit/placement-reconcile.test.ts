@@ -165,6 +165,33 @@ t.test('a Namespace goes wherever an object in it goes, with the policies that s
     'no object in it goes anywhere: the Namespace goes nowhere');
 });
 
+t.test('a Namespace sent for what is in it is created if missing and never deleted; one a policy selects is deleted with its work', async (t) => {
+  const id = { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' };
+  // c1 only (location-group=edge, name c1): the Namespace itself, by name.
+  const own = policy('own-ns', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ resources: ['namespaces'], objectNames: ['demo'] }] },
+    {}, { observedGeneration: 1 });
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(namespaceKey('demo'));
+  const implied = f.writes().map((w) => w.body as ManifestWork);
+  t.equal(implied.length, 2);
+  for (const w of implied) {
+    t.same(w.spec?.deleteOption, { propagationPolicy: 'SelectivelyOrphan',
+      selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', name: 'demo', namespace: '' }] } }, `${w.metadata.namespace}: orphaned when its work goes`);
+    t.same(w.spec?.manifestConfigs?.[0]?.updateStrategy, { type: 'CreateOnly' }, 'created if missing, never overwritten');
+  }
+  f.clear();
+  update(f.caches.policies, own);
+  f.reconciler.resolutionInputsChanged();
+  await f.reconcile(namespaceKey('demo'));
+  const selected = f.writes().map((w) => w.body as ManifestWork);
+  t.same(selected.map((w) => w.metadata.name), [manifestWorkName('wds1', id), manifestWorkName('wds1', id)]);
+  for (const w of selected) {
+    t.equal(w.spec?.deleteOption, undefined, `${w.metadata.namespace}: selected itself, deleted with its work`);
+    t.equal(w.spec?.manifestConfigs?.[0]?.updateStrategy?.type, 'ServerSideApply');
+  }
+});
+
 t.test('system objects are never sent', async (t) => {
   const f = fixture({ configMaps: [configMap('demo', 'kube-root-ca.crt', { app: 'nginx' })] });
   t.teardown(() => f.close());

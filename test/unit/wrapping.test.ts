@@ -1,6 +1,6 @@
 import t from 'tap';
 import {
-  applyRemovals, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
+  applyRemovals, feedbackRules, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
 } from '../../src/controllers/wrapping.js';
 
 t.test('stripServerFields keeps what the author wrote', async (t) => {
@@ -70,9 +70,43 @@ t.test('manifestWork: stable name, labels, update strategy, size limit', async (
   t.match(policyLabel('p'.repeat(70)), /^bindingpolicy\.view\.kubestellar\.io\/h-[0-9a-f]{40}$/, 'a long policy name is hashed');
   t.same(work.spec.workload.manifests, [manifest]);
   t.same(work.spec.manifestConfigs, [{ resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web', namespace: 'demo' },
-    updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'work-agent-kubestellar-wds1', force: false } } }]);
+    updateStrategy: { type: 'ServerSideApply', serverSideApply: { fieldManager: 'work-agent-kubestellar-wds1', force: false } },
+    feedbackRules: [{ type: 'WellKnownStatus' }] }]);
+  t.equal(work.spec.deleteOption, undefined, 'deleted with its work (the default)');
   const createOnly = manifestWork(manifest, { wds: 'wds1', cluster: 'wec1', id: { ...id, namespace: '' }, policies: [], createOnly: true }) as any;
-  t.same(createOnly.spec.manifestConfigs[0], { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web' }, updateStrategy: { type: 'CreateOnly' } });
+  t.same(createOnly.spec.manifestConfigs[0], { resourceIdentifier: { group: 'apps', resource: 'deployments', name: 'web' }, updateStrategy: { type: 'CreateOnly' },
+    feedbackRules: [{ type: 'WellKnownStatus' }] });
   const big = { ...manifest, data: { x: 'a'.repeat(MAX_MANIFESTS_BYTES) } };
   t.throws(() => manifestWork(big, { wds: 'wds1', cluster: 'wec1', id, policies: [], createOnly: false }), WrapError);
+});
+
+t.test('feedbackRules: OCM v1.2.0 well-known kinds, JSONPaths for a few more, none for the rest', async (t) => {
+  for (const [g, k] of [['apps', 'Deployment'], ['apps', 'DaemonSet'], ['batch', 'Job'], ['', 'Pod']] as const) {
+    t.same(feedbackRules(g, k), [{ type: 'WellKnownStatus' }], `${g}/${k}`);
+  }
+  t.same(feedbackRules('apps', 'StatefulSet')?.[0]?.jsonPaths?.map((p) => p.name), ['ReadyReplicas', 'Replicas', 'AvailableReplicas', 'UpdatedReplicas']);
+  t.same(feedbackRules('apiextensions.k8s.io', 'CustomResourceDefinition'),
+    [{ type: 'JSONPaths', jsonPaths: [{ name: 'Established', path: '.status.conditions[?(@.type=="Established")].status' }] }]);
+  t.equal(feedbackRules('', 'ConfigMap'), undefined, 'no status, no rule');
+  t.equal(feedbackRules('example.com', 'Deployment'), undefined, 'the group counts');
+  const sts = manifestWork({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 's', namespace: 'n' } },
+    { wds: 'w', cluster: 'c', id: { group: 'apps', version: 'v1', resource: 'statefulsets', namespace: 'n', name: 's' }, policies: [], createOnly: false });
+  t.equal(sts.spec?.manifestConfigs?.[0]?.feedbackRules?.[0]?.type, 'JSONPaths');
+});
+
+t.test('a Namespace: selected → SSA, deleted with its work; implied → CreateOnly, orphaned', async (t) => {
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo', labels: { a: 'b' } } };
+  const id = { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' };
+  const selected = manifestWork(ns, { wds: 'wds1', cluster: 'wec1', id, policies: ['p'], createOnly: false });
+  t.equal(selected.spec?.deleteOption, undefined);
+  t.equal(selected.spec?.manifestConfigs?.[0]?.updateStrategy?.type, 'ServerSideApply');
+  t.equal(selected.spec?.manifestConfigs?.[0]?.feedbackRules, undefined);
+  const implied = manifestWork(ns, { wds: 'wds1', cluster: 'wec1', id, policies: ['p'], createOnly: false, impliedNamespace: true });
+  t.same(implied.spec?.deleteOption, { propagationPolicy: 'SelectivelyOrphan',
+    selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', name: 'demo', namespace: '' }] } });
+  t.same(implied.spec?.manifestConfigs?.[0]?.updateStrategy, { type: 'CreateOnly' });
+  t.equal(implied.metadata.name, selected.metadata.name, 'the same work changes, so going from one to the other is an update');
+  const cm = manifestWork({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'demo' } },
+    { wds: 'wds1', cluster: 'wec1', id: { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'c' }, policies: [], createOnly: false, impliedNamespace: true });
+  t.equal(cm.spec?.deleteOption, undefined, 'only a Namespace is ever implied');
 });

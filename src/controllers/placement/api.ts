@@ -1,6 +1,6 @@
 // The kinds the placement controller reads and writes besides the workload: their collection
-// paths and typed views of the fields it uses (everything else stays unknown). ManifestWork, which
-// wrapping builds, is typed there.
+// paths and typed views of the fields it uses (everything else stays unknown). The OCM kinds
+// (ManifestWork, ManagedCluster) are typed once for both sides, in ../../kube/ocm-api.ts.
 import type { JsonObject, KubeObject, ObjectMeta } from '../../kube/objects.js';
 import type { BindingPolicySpec } from '../resolution.js';
 
@@ -26,9 +26,7 @@ export interface CustomTransform extends KubeObject {
   spec?: { apiGroup?: string; resource?: string; remove?: string[] };
 }
 
-export interface ManagedCluster extends KubeObject {
-  metadata: Named;
-}
+export type { ManagedCluster } from '../../kube/ocm-api.js';
 
 /** A workload object as listed from the WDS. */
 export interface WorkloadObject extends KubeObject {

@@ -5,6 +5,7 @@
 // customization-properties, its annotations, its labels, clusterName), wrapped in its ManifestWork.
 // A cluster it cannot be expanded for is an expansion error of that cluster (the caller freezes
 // the policies sending it there); one it cannot be wrapped for (over OCM's size limit) a wrap error.
+// A Namespace goes to the clusters in `impliedNamespace` only for what is in it (see wrapping.ts).
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { templateName, templateProperties, type ExpansionResult } from '../template-expander.js';
@@ -44,7 +45,7 @@ export interface Desired {
 
 export const expandsTemplates = (o: SentObject): boolean => o.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
 
-export async function desiredWorks(src: DesiredSources, found: SentObject, clusters: readonly string[], policies: readonly string[], createOnly: boolean): Promise<Desired> {
+export async function desiredWorks(src: DesiredSources, found: SentObject, clusters: readonly string[], policies: readonly string[], createOnly: boolean, impliedNamespace: ReadonlySet<string> = new Set()): Promise<Desired> {
   const out: Desired = { works: new Map(), expansionErrors: new Map(), wrapErrors: new Map() };
   let manifest = stripServerFields(found.native, found.id);
   for (const t of src.transforms.list()) {
@@ -84,7 +85,7 @@ export async function desiredWorks(src: DesiredSources, found: SentObject, clust
   }
   for (const [cluster, content] of contents) {
     try {
-      out.works.set(cluster, manifestWork(content, { wds: src.wdsName, cluster, id: found.id, policies, createOnly }));
+      out.works.set(cluster, manifestWork(content, { wds: src.wdsName, cluster, id: found.id, policies, createOnly, impliedNamespace: impliedNamespace.has(cluster) }));
     } catch (err) {
       if (!(err instanceof WrapError)) throw err;
       out.wrapErrors.set(cluster, err.message);

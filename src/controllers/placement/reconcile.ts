@@ -131,13 +131,16 @@ export class Reconciler {
     if (found && resolution) {
       const clusters = new Set(resolution.clusters);
       const policyNames = new Set(resolution.policies);
+      // Clusters a Namespace goes to only because objects in it go there (never deleted there).
+      const implied = new Set<string>();
       if (found.id.group === '' && found.id.resource === 'namespaces') {
         const inner = this.reach.union(caches.workload.keysInNamespace(found.id.name), (ik) => this.unrecordedReach(ik, resolveRef));
+        for (const c of inner.clusters) if (!clusters.has(c)) implied.add(c);
         for (const c of inner.clusters) clusters.add(c);
         for (const p of inner.policies) policyNames.add(p);
       }
       // Most objects go nowhere: they are not copied and stripped for nothing.
-      const d = clusters.size > 0 ? await desiredWorks(this.sources, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly) : undefined;
+      const d = clusters.size > 0 ? await desiredWorks(this.sources, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly, implied) : undefined;
       desired = d?.works ?? desired;
       for (const [cluster, message] of d?.wrapErrors ?? []) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
       this.recordExpansion(source, resolution, d?.expansionErrors ?? new Map(), addError);

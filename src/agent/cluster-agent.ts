@@ -1,0 +1,190 @@
+// The work controller of one cluster (ClusterWorker): started by the pull or push front, it
+// - makes sure the WEC serves AppliedManifestWorks (creates OCM's CRD when absent, waits Established);
+// - watches the cluster's mailbox namespace of the ITS (ManifestWorks only there) and queues work
+//   names (never objects) for a few workers running WorkReconciler;
+// - after the first list, queues the works of AppliedManifestWorks of our hub whose ManifestWork
+//   is gone (deleted while the agent was down), which the reconciler then cleans;
+// - watches what was applied (AppliedWatcher): drift or deletion by someone else → re-apply;
+//   status changes → observe → coalesced status write; a resync every resyncMs is the backstop.
+// When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
+// re-lists on reconnect and the differences are queued.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import YAML from 'yaml';
+import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
+import { Informer } from '../kube/informer.js';
+import { manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { WorkQueue, runWorkers } from '../kube/work-queue.js';
+import { repoRoot } from '../util/repo-root.js';
+import type { ClusterWorker, PlacedResource, WorkApplier } from './contract.js';
+import type { AgentMetrics } from './metrics.js';
+import { AppliedWorks } from './applied-works.js';
+import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './applied-watcher.js';
+import { StatusWriter } from './status-writer.js';
+import { WorkReconciler } from './work-reconciler.js';
+import { gvrKey } from './resource-path.js';
+
+export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';
+
+export interface ClusterAgentOptions {
+  cluster: string;
+  its: Upstream;
+  wec: Upstream;
+  hubHash: string;
+  agentID: string;
+  applier: WorkApplier;
+  metrics: AgentMetrics;
+  log: (msg: string) => void;
+  /** Backstop resync of every work (default 5 min). */
+  resyncMs?: number;
+  /** Workers of the queue (default 4). */
+  workers?: number;
+  /** Status write debounce (default 100 ms). */
+  statusDebounceMs?: number;
+  /** Tests: informers of applied objects (default: real informers on the WEC). */
+  appliedInformers?: InformerFactory;
+}
+
+/** Creates the AppliedManifestWork CRD in the WEC when absent and waits until it is Established. */
+export async function ensureAppliedWorkCRD(wec: Upstream, timeoutMs = 60_000): Promise<void> {
+  const crd = YAML.parse(readFileSync(path.join(repoRoot(), 'manifests', 'crds', APPLIED_MANIFESTWORK_CRD_FILE), 'utf8')) as { metadata: { name: string } };
+  const got = await upstreamRequest(wec, 'GET', `${CRDS_PATH}/${crd.metadata.name}`);
+  if (got.status === 404) {
+    expectOk(await upstreamRequest(wec, 'POST', CRDS_PATH, { body: crd }), `create CRD ${crd.metadata.name}`, [409]);
+  } else {
+    expectOk(got, `get CRD ${crd.metadata.name}`);
+  }
+  await waitForEstablished(wec, [crd.metadata.name], timeoutMs);
+}
+
+export class ClusterAgent implements ClusterWorker {
+  readonly cluster: string;
+  private readonly queue = new WorkQueue();
+  private readonly works: Informer<ManifestWork>;
+  private readonly applied: AppliedWorks;
+  private readonly watcher: AppliedWatcher;
+  readonly status: StatusWriter;
+  private readonly reconciler: WorkReconciler;
+  /** resourceVersion of each object as we last applied it: its own watch event is not drift. */
+  private readonly ownRv = new Map<string, string>();
+  private stopped = false;
+  private started = false;
+  private wecOk = false;
+  private wecUnreachable: string | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private gauge: NodeJS.Timeout | undefined;
+  private loops: Promise<void> | undefined;
+
+  constructor(private readonly o: ClusterAgentOptions) {
+    this.cluster = o.cluster;
+    const { cluster, metrics } = o;
+    this.works = new Informer<ManifestWork>(o.its, {
+      path: manifestWorksPath(cluster),
+      onChange: (_t, w) => {
+        this.queue.add(w.metadata.name);
+        metrics.works.set({ cluster }, this.works.store.size);
+      },
+      onError: (err) => o.log(`${cluster}: mailbox watch: ${err.message}`),
+    });
+    this.applied = new AppliedWorks(o.wec, o.hubHash, o.agentID);
+    this.status = new StatusWriter({
+      cluster, its: o.its, applier: o.applier, debounceMs: o.statusDebounceMs,
+      work: (n) => this.works.get(cluster, n),
+      onError: (where, err) => {
+        metrics.errors.inc({ cluster, where });
+        o.log(`${cluster}: ${where}: ${(err as Error).message}`);
+      },
+    });
+    this.watcher = new AppliedWatcher(o.wec, (e) => this.onApplied(e), o.appliedInformers);
+    this.reconciler = new WorkReconciler({
+      cluster, its: o.its, wec: o.wec, applier: o.applier, applied: this.applied, status: this.status, watcher: this.watcher,
+      work: (n) => this.works.get(cluster, n),
+      enqueueAfter: (n, ms) => this.queue.addAfter(n, ms),
+      metrics, log: o.log,
+      noteApplied: (ref, rv) => this.noteApplied(ref, rv),
+    });
+  }
+
+  /** Starts in the background (the WEC or the ITS may not answer yet); ready() says when it is serving. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.loops = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.resync);
+    clearInterval(this.gauge);
+    this.works.stop();
+    this.watcher.stop();
+    this.status.stop();
+    this.queue.shutDown();
+    await this.loops;
+  }
+
+  ready(): boolean {
+    return this.works.hasSynced && this.wecOk && !this.wecUnreachable && this.watcher.synced();
+  }
+
+  setWecUnreachable(reason: string | undefined): void {
+    this.wecUnreachable = reason;
+    this.status.setUnreachable(reason);
+  }
+
+  placed(): PlacedResource[] {
+    return this.status.placed();
+  }
+
+  private async run(): Promise<void> {
+    const { cluster, log, metrics } = this.o;
+    // The WEC side first: without AppliedManifestWorks nothing can be applied safely.
+    for (let backoff = 1000; !this.stopped; backoff = Math.min(backoff * 2, 30_000)) {
+      try {
+        await ensureAppliedWorkCRD(this.o.wec);
+        await this.applied.load();
+        this.wecOk = true;
+        break;
+      } catch (err) {
+        metrics.errors.inc({ cluster, where: 'apply' });
+        log(`${cluster}: WEC not ready: ${(err as Error).message}`);
+        await sleep(backoff);
+      }
+    }
+    if (this.stopped) return;
+    this.works.start();
+    const workers = runWorkers(this.queue, this.o.workers ?? 4, (k) => this.reconciler.reconcile(k), (k, err) => {
+      metrics.errors.inc({ cluster, where: 'apply' });
+      log(`${cluster}/${k}: ${(err as Error).message}`);
+    });
+    this.gauge = setInterval(() => metrics.queueDepth.set({ cluster }, this.queue.length), 1000);
+    await Promise.race([this.works.synced, workers]);
+    if (this.stopped) return workers;
+    // AppliedManifestWorks whose ManifestWork went while we were away: the reconciler cleans them.
+    for (const amw of this.applied.list()) {
+      if (!this.works.get(cluster, amw.spec.manifestWorkName)) this.queue.add(amw.spec.manifestWorkName);
+    }
+    this.resync = setInterval(() => {
+      for (const w of this.works.list()) this.queue.add(w.metadata.name);
+    }, this.o.resyncMs ?? 300_000);
+    return workers;
+  }
+
+  private noteApplied(ref: AppliedRef, rv: string | undefined): void {
+    const k = `${gvrKey(ref)}|${ref.namespace}/${ref.name}`;
+    if (rv) this.ownRv.set(k, rv);
+    else this.ownRv.delete(k);
+  }
+
+  private onApplied(e: AppliedEvent): void {
+    const rv = e.obj.metadata?.resourceVersion;
+    const ours = rv !== undefined && this.ownRv.get(`${e.gvr}|${e.obj.metadata?.namespace ?? ''}/${e.obj.metadata?.name ?? ''}`) === rv;
+    const drift = classify(e) === 'drift' && !ours;
+    for (const { work, ordinal } of e.works) {
+      if (drift) this.queue.add(work);
+      else this.status.observe(work, ordinal, e.type === 'DELETED' ? undefined : e.obj);
+    }
+  }
+}

@@ -1,0 +1,245 @@
+// Push mode: one process beside the ITS serves every cluster whose mailbox namespace holds a Secret
+// `<cluster>-kubeconfig` (key `kubeconfig`). Per cluster (a ClusterSlot), independently of all
+// others — no await is shared across clusters, so a slow or dead WEC stalls only its own slot:
+// - the fleet lease (kube-system/kubestellar-fleet in the WEC) is claimed and renewed every quarter
+//   of its duration; held by another fleet → no worker, and the ManagedCluster says so;
+// - Registration (ManagedCluster, Lease, status) runs; the ClusterWorker runs only while the hub
+//   accepts the cluster and the lease is ours;
+// - /readyz of the WEC is checked every health interval; the worker and the ManagedCluster hear
+//   when it stops or resumes answering.
+// A Secret added starts its slot, deleted stops it, changed (other kubeconfig) restarts it.
+import { Informer, type ChangeType } from '../kube/informer.js';
+import type { KubeObject } from '../kube/objects.js';
+import { upstreamFromKubeconfigText, type Upstream } from '../kube/upstream.js';
+import type { ClusterWorker, PlacedResource } from './contract.js';
+import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './fleet-lease.js';
+import { errorLine, type AgentLog } from './log.js';
+import { Registration, type RegistrationOptions } from './registration.js';
+import { checkWec } from './wec-health.js';
+import type { CreateWorker, RegistrationLike } from './worker-factory.js';
+
+export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
+export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
+
+interface Secret extends KubeObject { data?: Record<string, string> }
+
+export interface PushSupervisorOptions {
+  its: Upstream;
+  fleetID: string;
+  /** Holder identity in fleet leases and agentID of AppliedManifestWorks. */
+  agentID: string;
+  hubHash: string;
+  createWorker: CreateWorker;
+  log: AgentLog;
+  healthIntervalMs?: number;
+  healthTimeoutMs?: number;
+  fleetLeaseSeconds?: number;
+  /** Test seams. */
+  wecFromKubeconfig?: (text: string, label: string) => Promise<Upstream>;
+  createRegistration?: (o: RegistrationOptions) => RegistrationLike;
+}
+
+/** The cluster a Secret serves, when it is a `<namespace>-kubeconfig` Secret with a kubeconfig. */
+export function clusterOfSecret(s: Secret): string | undefined {
+  const ns = s.metadata?.namespace;
+  return ns && s.metadata?.name === `${ns}${KUBECONFIG_SECRET_SUFFIX}` ? ns : undefined;
+}
+
+export interface SlotState {
+  cluster: string;
+  /** Why the slot does not run a worker ('' when it does). */
+  problem: string;
+  worker?: ClusterWorker;
+}
+
+class ClusterSlot {
+  private wec: Upstream | undefined;
+  private reg: RegistrationLike | undefined;
+  worker: ClusterWorker | undefined;
+  private fleetHeld = false;
+  private wecProblem: string | undefined;
+  problem = 'starting';
+  private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
+  /** Serialises this slot's start/stop of its worker (never shared with other slots). */
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(readonly cluster: string, readonly kubeconfig: string, private readonly o: PushSupervisorOptions) {}
+
+  private log(line: string): void { this.o.log(`[${this.cluster}] ${line}`); }
+
+  async start(): Promise<void> {
+    try {
+      this.wec = await (this.o.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, `secret ${this.cluster}/${this.cluster}${KUBECONFIG_SECRET_SUFFIX}`);
+    } catch (err) {
+      this.problem = errorLine(err);
+      this.log(`cannot serve: ${this.problem}`);
+      return;
+    }
+    if (this.stopped) return;
+    const regOpts: RegistrationOptions = { cluster: this.cluster, its: this.o.its, wec: this.wec, log: this.o.log, onAccepted: () => this.reconcileWorker() };
+    this.reg = (this.o.createRegistration ?? ((ro) => new Registration(ro)))(regOpts);
+    const leaseMs = (this.o.fleetLeaseSeconds ?? DEFAULT_FLEET_LEASE_SECONDS) * 1000;
+    await this.claim();
+    if (this.stopped) return;
+    this.reg.start();
+    this.every(leaseMs / 4, () => this.claim());
+    this.every(this.o.healthIntervalMs ?? 5000, () => this.health());
+  }
+
+  private every(ms: number, fn: () => Promise<void>): void {
+    const tick = () => {
+      if (this.stopped) return;
+      const t = setTimeout(() => { void fn().finally(tick); }, ms);
+      this.timers.push(t);
+    };
+    tick();
+  }
+
+  async claim(): Promise<void> {
+    if (!this.wec || this.stopped) return;
+    try {
+      const r = await claimFleetLease(this.wec, { fleetID: this.o.fleetID, holderIdentity: this.o.agentID, durationSeconds: this.o.fleetLeaseSeconds });
+      if (r.held) {
+        if (!this.fleetHeld) this.log(r.tookOver ? 'took over the expired fleet lease of another fleet' : `holds the fleet lease (fleet ${this.o.fleetID})`);
+        this.fleetHeld = true;
+        this.reg?.setHeldByAnotherFleet(undefined);
+      } else {
+        const who = `fleet ${r.holder.fleetID}, holder ${r.holder.holderIdentity}, renewed ${r.holder.renewTime}`;
+        if (this.fleetHeld || this.problem !== `held by another fleet (${who})`) this.log(`refused: the WEC is held by another fleet (${who})`);
+        this.fleetHeld = false;
+        this.problem = `held by another fleet (${who})`;
+        this.reg?.setHeldByAnotherFleet(who);
+      }
+    } catch (err) {
+      // WEC unreachable or refusing: keep the state we had; the health check reports it.
+      const line = `fleet lease: ${errorLine(err)}`;
+      if (!this.fleetHeld && line !== this.problem) this.log(line);
+      if (!this.fleetHeld) this.problem = line;
+    }
+    this.reconcileWorker();
+  }
+
+  async health(): Promise<void> {
+    if (!this.wec || this.stopped) return;
+    const reason = await checkWec(this.wec, this.o.healthTimeoutMs ?? Math.min(3000, this.o.healthIntervalMs ?? 5000));
+    if (reason === this.wecProblem) return;
+    this.log(reason ? `WEC unreachable: ${reason}` : 'WEC answers again');
+    this.wecProblem = reason;
+    this.worker?.setWecUnreachable(reason);
+    this.reg?.setWecUnreachable(reason);
+  }
+
+  /** Starts or stops the worker as acceptance and the fleet lease say. */
+  reconcileWorker(): void {
+    this.chain = this.chain.then(async () => {
+      const want = !this.stopped && this.fleetHeld && this.reg?.isAccepted() === true;
+      if (want && !this.worker) {
+        const w = this.o.createWorker({ cluster: this.cluster, its: this.o.its, wec: this.wec!, hubHash: this.o.hubHash, agentID: this.o.agentID, log: this.o.log });
+        this.worker = w;
+        if (this.wecProblem) w.setWecUnreachable(this.wecProblem);
+        try {
+          await w.start();
+          this.problem = '';
+          this.log('worker started');
+        } catch (err) {
+          this.problem = `worker: ${errorLine(err)}`;
+          this.log(`worker did not start: ${this.problem}`);
+        }
+      } else if (!want && this.worker) {
+        const w = this.worker;
+        this.worker = undefined;
+        await w.stop().catch((err: unknown) => this.log(`worker stop: ${errorLine(err)}`));
+        this.log('worker stopped');
+      }
+      if (!this.worker && this.fleetHeld) this.problem = this.reg?.isAccepted() ? this.problem : 'waiting for the hub to accept the cluster';
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.reconcileWorker();
+    await this.chain;
+    await this.reg?.stop();
+    await this.wec?.pool.close().catch(() => undefined);
+  }
+}
+
+export class PushSupervisor {
+  private readonly slots = new Map<string, ClusterSlot>();
+  /** Per-cluster chain of slot starts/stops: a Secret's changes are handled in order. */
+  private readonly chains = new Map<string, Promise<void>>();
+  private informer: Informer<Secret> | undefined;
+
+  constructor(private readonly o: PushSupervisorOptions) {}
+
+  start(): void {
+    this.informer = new Informer<Secret>(this.o.its, {
+      path: '/api/v1/secrets',
+      onChange: (type, s) => this.secretChanged(type, s),
+      onError: (err) => this.o.log(`push: watching Secrets in the ITS: ${errorLine(err)}`),
+    });
+    this.informer.start();
+  }
+
+  /** Reacts to one Secret event (the informer's handler; tests call it directly). */
+  secretChanged(type: ChangeType, s: Secret): void {
+    const cluster = clusterOfSecret(s);
+    if (!cluster) return;
+    const text = s.data?.[KUBECONFIG_SECRET_KEY] ? Buffer.from(s.data[KUBECONFIG_SECRET_KEY], 'base64').toString('utf8') : undefined;
+    this.enqueue(cluster, async () => {
+      const cur = this.slots.get(cluster);
+      if (type !== 'DELETED' && text !== undefined && cur?.kubeconfig === text) return;
+      if (cur) {
+        this.slots.delete(cluster);
+        this.o.log(`[${cluster}] ${type === 'DELETED' || text === undefined ? 'kubeconfig Secret gone: stopping' : 'kubeconfig Secret changed: restarting'}`);
+        await cur.stop();
+      }
+      if (type === 'DELETED') return;
+      if (text === undefined) {
+        this.o.log(`[${cluster}] Secret ${cluster}/${cluster}${KUBECONFIG_SECRET_SUFFIX} has no key ${KUBECONFIG_SECRET_KEY}: not served`);
+        return;
+      }
+      const slot = new ClusterSlot(cluster, text, this.o);
+      this.slots.set(cluster, slot);
+      this.o.log(`[${cluster}] kubeconfig Secret found: serving`);
+      await slot.start();
+    });
+  }
+
+  private enqueue(cluster: string, fn: () => Promise<void>): void {
+    const next = (this.chains.get(cluster) ?? Promise.resolve()).then(fn).catch((err: unknown) => this.o.log(`[${cluster}] ${errorLine(err)}`));
+    this.chains.set(cluster, next);
+  }
+
+  /** Resolves when every queued Secret change has been handled (tests). */
+  async settled(): Promise<void> {
+    let before;
+    do {
+      before = [...this.chains.values()];
+      await Promise.all(before);
+    } while (before.length !== this.chains.size || before.some((p, i) => p !== [...this.chains.values()][i]));
+  }
+
+  slot(cluster: string): ClusterSlot | undefined { return this.slots.get(cluster); }
+
+  states(): SlotState[] {
+    return [...this.slots.values()].map((s) => ({ cluster: s.cluster, problem: s.worker ? '' : s.problem, worker: s.worker }));
+  }
+
+  workers(): ClusterWorker[] {
+    return [...this.slots.values()].flatMap((s) => (s.worker ? [s.worker] : []));
+  }
+
+  placed(): PlacedResource[] {
+    return this.workers().flatMap((w) => w.placed());
+  }
+
+  async stop(): Promise<void> {
+    this.informer?.stop();
+    const all = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(all.map((s) => s.stop()));
+  }
+}

@@ -1,0 +1,141 @@
+// Event-driven status of one cluster's works, written coalesced (./coalescer.ts): per work, the
+// latest apply/observe results; a write builds the ManifestWork status from them and PATCHes the
+// status subresource only when it differs from what the ITS holds, and server-side-applies one
+// WorkStatus per applied object whose content changed (and deletes those no longer applied). A
+// missing WorkStatus CRD (`ksview serve` installs it) is retried, never fatal.
+import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
+import type { KubeObject } from '../kube/objects.js';
+import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
+import { Coalescer } from './coalescer.js';
+import { buildWorkStatusObject } from './workstatus.js';
+import { workStatus } from './work-conditions.js';
+
+const FIELD_MANAGER = 'ksview-agent';
+
+export interface StatusWriterOptions {
+  cluster: string;
+  its: Upstream;
+  applier: WorkApplier;
+  /** The ManifestWork as the ITS informer holds it. */
+  work: (name: string) => ManifestWork | undefined;
+  onError: (where: string, err: unknown) => void;
+  debounceMs?: number;
+}
+
+/** What the status builder looks at, without timestamps. */
+const comparable = (s: unknown): string => JSON.stringify(s, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v));
+
+export class StatusWriter {
+  private readonly results = new Map<string, ManifestApplyResult[]>();
+  /** WorkStatus name → JSON last written, per work. */
+  private readonly written = new Map<string, Map<string, string>>();
+  private unreachable: string | undefined;
+  private readonly coalescer: Coalescer;
+  /** Counts of writes, for tests and metrics. */
+  readonly writes = { work: 0, workStatus: 0 };
+
+  constructor(private readonly o: StatusWriterOptions) {
+    this.coalescer = new Coalescer((k) => this.write(k), o.debounceMs ?? 100, (_k, err) => o.onError('status', err));
+  }
+
+  setResults(workName: string, results: ManifestApplyResult[]): void {
+    this.results.set(workName, results);
+    this.coalescer.mark(workName);
+  }
+
+  /** A watch event of an applied object: recompute that manifest's result without applying. */
+  observe(workName: string, ordinal: number, live: KubeObject | undefined): void {
+    const work = this.o.work(workName);
+    const results = this.results.get(workName);
+    if (!work || !results) return;
+    const i = results.findIndex((r) => r.ordinal === ordinal);
+    if (i < 0) return;
+    const next = [...results];
+    next[i] = this.o.applier.observe(work, ordinal, live);
+    this.results.set(workName, next);
+    this.coalescer.mark(workName);
+  }
+
+  resultsOf(workName: string): readonly ManifestApplyResult[] | undefined {
+    return this.results.get(workName);
+  }
+
+  setUnreachable(reason: string | undefined): void {
+    if (reason === this.unreachable) return;
+    this.unreachable = reason;
+    for (const k of this.results.keys()) this.coalescer.mark(k);
+  }
+
+  /** The work is gone or being deleted: delete its WorkStatus objects, forget its results. */
+  async forget(workName: string): Promise<void> {
+    this.results.delete(workName);
+    const held = this.written.get(workName);
+    this.written.delete(workName);
+    for (const name of held?.keys() ?? []) await this.deleteWorkStatus(name);
+  }
+
+  idle(): boolean {
+    return this.coalescer.idle();
+  }
+
+  stop(): void {
+    this.coalescer.stop();
+  }
+
+  placed(): PlacedResource[] {
+    const out: PlacedResource[] = [];
+    for (const [work, results] of this.results) {
+      for (const r of results) {
+        const failing = r.conditions.find((c) => (c.type === 'Applied' || c.type === 'Available') && c.status !== 'True');
+        const reason = this.unreachable ?? (failing ? `${failing.reason}: ${failing.message}` : '');
+        const m = r.resourceMeta;
+        out.push({ cluster: this.o.cluster, work, group: m.group, version: m.version, kind: m.kind, namespace: m.namespace, name: m.name, ready: !reason, reason });
+      }
+    }
+    return out;
+  }
+
+  private async write(workName: string): Promise<void> {
+    const work = this.o.work(workName);
+    const results = this.results.get(workName);
+    if (!work || !results || work.metadata.deletionTimestamp) return;
+    const status = workStatus(work, results, work.status, { wecUnreachable: this.unreachable });
+    if (comparable(status) !== comparable(work.status ?? {})) {
+      const path = `/apis/work.open-cluster-management.io/v1/namespaces/${work.metadata.namespace}/manifestworks/${workName}/status`;
+      const res = await upstreamRequest(this.o.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status } });
+      expectOk(res, `write status of manifestwork ${work.metadata.namespace}/${workName}`, [404]);
+      this.writes.work++;
+    }
+    await this.writeWorkStatuses(workName, results);
+  }
+
+  private async writeWorkStatuses(workName: string, results: readonly ManifestApplyResult[]): Promise<void> {
+    const held = this.written.get(workName) ?? new Map<string, string>();
+    this.written.set(workName, held);
+    const want = new Map<string, WorkStatus>();
+    for (const r of results) {
+      const ws = buildWorkStatusObject(this.o.cluster, workName, r);
+      if (ws) want.set(ws.metadata.name, ws);
+    }
+    for (const [name, ws] of want) {
+      const json = JSON.stringify(ws);
+      if (held.get(name) === json) continue;
+      const path = `${workStatusesPath(this.o.cluster)}/${name}`;
+      if (!held.has(name)) await serverSideApply(this.o.its, path, { ...ws, status: undefined }, FIELD_MANAGER);
+      await serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status: ws.status }, FIELD_MANAGER);
+      held.set(name, json);
+      this.writes.workStatus++;
+    }
+    for (const name of [...held.keys()]) {
+      if (want.has(name)) continue;
+      await this.deleteWorkStatus(name);
+      held.delete(name);
+    }
+  }
+
+  private async deleteWorkStatus(name: string): Promise<void> {
+    const res = await upstreamRequest(this.o.its, 'DELETE', `${workStatusesPath(this.o.cluster)}/${name}`);
+    expectOk(res, `delete workstatus ${this.o.cluster}/${name}`, [404]);
+  }
+}

@@ -1,0 +1,150 @@
+// Reconciles one ManifestWork of the cluster's mailbox by name, as OCM's work agent controllers
+// do together (finalizercontroller, manifestcontroller, appliedmanifestcontroller, unmanaged/stale
+// AppliedManifestWork handling):
+// - a live work: finalizer held; its AppliedManifestWork ensured; applied through the WorkApplier;
+//   owner references set per deleteOption (ours when the work owns the object, removed otherwise);
+//   resources dropped since the last apply collected (uid and other-owner rules); appliedResources
+//   recorded; the applied objects watched; results handed to the status writer.
+// - a work being deleted (Foreground/Orphan/SelectivelyOrphan all go through owner references):
+//   its resources deleted and waited for, then its AppliedManifestWork deleted, then the finalizer
+//   removed so the ManifestWork goes.
+// - no work (gone while we were down): its AppliedManifestWork's resources collected, then it.
+// Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
+import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import type { KubeObject } from '../kube/objects.js';
+import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestResourceMeta, type AppliedManifestWork, type ManifestWork } from '../kube/ocm-api.js';
+import type { ManifestApplyResult, WorkApplier } from './contract.js';
+import type { AgentMetrics } from './metrics.js';
+import { untracked, ownerOf, type AppliedWorks } from './applied-works.js';
+import { deleteAppliedResources, desiredOwners, ownedByTheWork, patchOwners } from './garbage-collector.js';
+import type { AppliedRef } from './applied-watcher.js';
+import type { StatusWriter } from './status-writer.js';
+
+/** How soon a work with deletions still pending is looked at again (OCM requeues likewise). */
+export const PENDING_REQUEUE_MS = 1000;
+
+export interface WorkReconcilerDeps {
+  cluster: string;
+  its: Upstream;
+  wec: Upstream;
+  applier: WorkApplier;
+  applied: AppliedWorks;
+  status: StatusWriter;
+  watcher: { setWork(work: string, refs: readonly AppliedRef[]): void; removeWork(work: string): void };
+  work: (name: string) => ManifestWork | undefined;
+  enqueueAfter: (name: string, ms: number) => void;
+  metrics: AgentMetrics;
+  log: (msg: string) => void;
+  /** Called with the resourceVersion of each object applied, so its own watch event is not taken for drift. */
+  noteApplied?: (ref: AppliedRef, resourceVersion: string | undefined) => void;
+}
+
+export class WorkReconciler {
+  constructor(private readonly d: WorkReconcilerDeps) {}
+
+  async reconcile(name: string): Promise<void> {
+    const work = this.d.work(name);
+    if (!work) return this.cleanupGone(name);
+    if (work.metadata.deletionTimestamp) return this.cleanupDeleting(work);
+    let current = work;
+    if (!(work.metadata.finalizers ?? []).includes(MANIFEST_WORK_FINALIZER)) {
+      current = await this.setFinalizers(work, [...(work.metadata.finalizers ?? []), MANIFEST_WORK_FINALIZER]);
+    }
+    await this.apply(current);
+  }
+
+  private async apply(work: ManifestWork): Promise<void> {
+    const { cluster, metrics } = this.d;
+    const name = work.metadata.name;
+    let amw = await this.d.applied.ensure(name);
+    const end = metrics.applyDuration.startTimer({ cluster });
+    const results = await this.d.applier.applyWork(work);
+    end();
+    const owner = ownerOf(amw);
+    const now: AppliedManifestResourceMeta[] = [];
+    const refs: AppliedRef[] = [];
+    let retryAfter: number | undefined;
+    const finalResults: ManifestApplyResult[] = [];
+    for (const r of results) {
+      const applied = r.conditions.find((c) => c.type === 'Applied')?.status === 'True';
+      metrics.applies.inc({ cluster, outcome: applied ? 'applied' : 'failed' });
+      if (r.retryAfterMs !== undefined) retryAfter = Math.min(retryAfter ?? Infinity, r.retryAfterMs);
+      const m = r.resourceMeta;
+      let live = r.live;
+      if (r.owned && live && m.resource) {
+        const ref: AppliedRef = { group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, ordinal: r.ordinal };
+        const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
+        if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
+        now.push({ group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, uid: live.metadata?.uid });
+        refs.push(ref);
+        this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
+      }
+      finalResults.push(live === r.live ? r : { ...r, live });
+    }
+    // Objects dropped from the work since the last apply: collected per OCM's rules; those still
+    // going stay recorded until gone.
+    const dropped = untracked(amw.status?.appliedResources ?? [], now);
+    let pending: AppliedManifestResourceMeta[] = [];
+    if (dropped.length) {
+      const gc = await deleteAppliedResources(this.d.wec, dropped, owner, (r) => this.d.applied.carriedElsewhere(r, amw.metadata.name));
+      pending = gc.pending;
+      for (const e of gc.errors) {
+        metrics.errors.inc({ cluster, where: 'gc' });
+        this.d.log(`${cluster}/${name}: ${e.message}`);
+      }
+      if (gc.errors.length) pending = dropped; // keep them recorded; try again
+    }
+    amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
+    this.d.watcher.setWork(name, refs);
+    this.d.status.setResults(name, finalResults);
+    if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, PENDING_REQUEUE_MS);
+    if (retryAfter !== undefined) this.d.enqueueAfter(name, retryAfter);
+  }
+
+  /** Foreground deletion: objects gone, then the AppliedManifestWork, then the finalizer. */
+  private async cleanupDeleting(work: ManifestWork): Promise<void> {
+    if (!(work.metadata.finalizers ?? []).includes(MANIFEST_WORK_FINALIZER)) return;
+    const name = work.metadata.name;
+    if (!(await this.cleanupApplied(name))) return;
+    await this.setFinalizers(work, (work.metadata.finalizers ?? []).filter((f) => f !== MANIFEST_WORK_FINALIZER));
+  }
+
+  /** The work vanished (e.g. while the agent was down): collect what its AppliedManifestWork recorded. */
+  private async cleanupGone(name: string): Promise<void> {
+    await this.cleanupApplied(name);
+  }
+
+  /** Deletes the work's resources and then its AppliedManifestWork; false while some are still going. */
+  private async cleanupApplied(name: string): Promise<boolean> {
+    const amw: AppliedManifestWork | undefined = this.d.applied.get(name);
+    this.d.watcher.removeWork(name);
+    if (amw) {
+      const gc = await deleteAppliedResources(this.d.wec, amw.status?.appliedResources ?? [], ownerOf(amw),
+        (r) => this.d.applied.carriedElsewhere(r, amw.metadata.name));
+      for (const e of gc.errors) {
+        this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
+        this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
+      }
+      if (gc.errors.length) throw gc.errors[0]!;
+      if (gc.pending.length) {
+        this.d.enqueueAfter(name, PENDING_REQUEUE_MS);
+        return false;
+      }
+      await this.d.applied.delete(amw);
+    }
+    await this.d.status.forget(name);
+    return true;
+  }
+
+  /** Writes the finalizer list (merge patch with the resourceVersion read: a concurrent change is a 409 and a retry). */
+  private async setFinalizers(work: ManifestWork, finalizers: string[]): Promise<ManifestWork> {
+    const path = `${manifestWorksPath(this.d.cluster)}/${work.metadata.name}`;
+    const body = { metadata: { finalizers, resourceVersion: work.metadata.resourceVersion } };
+    const res = await upstreamRequest(this.d.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body });
+    expectOk(res, `set finalizers of manifestwork ${this.d.cluster}/${work.metadata.name}`, [404]);
+    if (res.status === 404) return work;
+    return JSON.parse(res.body.toString('utf8')) as ManifestWork;
+  }
+}
+
+export type { KubeObject };

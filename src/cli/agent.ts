@@ -1,0 +1,75 @@
+// `ksview agent`: checks the flags and kubeconfigs (a mistake is one line and a non-zero exit,
+// before anything starts), then runs the pull or push front (src/agent/agent.ts) until SIGTERM or
+// SIGINT. Runtime trouble (ITS or WEC unreachable, credentials rejected) never ends the process:
+// it is logged once and /readyz says it.
+import { hostname } from 'node:os';
+import type { CreateWorker } from '../agent/worker-factory.js';
+import { ClusterAgent } from '../agent/cluster-agent.js';
+import { ApplyEngine } from '../agent/apply-engine.js';
+import { createAgentMetrics, type AgentMetrics } from '../agent/metrics.js';
+import { stderrLog, type AgentLog } from '../agent/log.js';
+import { upstreamFromKubeconfig } from '../kube/upstream.js';
+import { UserError } from '../util/user-error.js';
+
+export interface AgentFlags {
+  push?: boolean;
+  cluster?: string;
+  itsKubeconfig?: string;
+  itsContext?: string;
+  wecKubeconfig?: string;
+  wecContext?: string;
+  fleetId: string;
+  agentId?: string;
+  port: number;
+  bindAddress: string;
+  healthInterval: number;
+}
+
+export interface AgentInvocation {
+  mode: 'pull' | 'push';
+  cluster?: string;
+  agentID: string;
+  fleetID: string;
+}
+
+/** The flag rules that commander cannot say: which flags each mode needs or refuses. */
+export function checkAgentFlags(f: AgentFlags): AgentInvocation {
+  if (!f.itsKubeconfig) throw new UserError("required option '--its-kubeconfig <file>' not specified");
+  if (f.push) {
+    if (f.cluster) throw new UserError('--cluster is for pull mode: with --push every cluster with a <cluster>-kubeconfig Secret in its mailbox namespace is served');
+    if (f.wecKubeconfig) throw new UserError("--wec-kubeconfig is for pull mode: with --push each WEC's kubeconfig is read from its Secret <cluster>-kubeconfig in the ITS");
+    return { mode: 'push', agentID: f.agentId ?? `ksview-push-${f.fleetId}-${hostname()}`, fleetID: f.fleetId };
+  }
+  if (!f.cluster) throw new UserError("required option '--cluster <name>' not specified (or --push for push mode)");
+  if (!f.wecKubeconfig) throw new UserError("required option '--wec-kubeconfig <file>' not specified (pull mode; or --push)");
+  return { mode: 'pull', cluster: f.cluster, agentID: f.agentId ?? `ksview-agent-${f.cluster}`, fleetID: f.fleetId };
+}
+
+/** The real worker: a ClusterAgent driving an ApplyEngine on the cluster's WEC. */
+const realWorkerFactory = (metrics: AgentMetrics): CreateWorker =>
+  (o) => new ClusterAgent({ ...o, applier: new ApplyEngine({ wec: o.wec, log: { info: o.log, warn: o.log } }), metrics });
+
+export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; createWorker?: CreateWorker } = {}): Promise<() => Promise<void>> {
+  const inv = checkAgentFlags(f);
+  const log = deps.log ?? stderrLog;
+  // Unusable kubeconfigs are the user's to fix now: UserErrors naming the file.
+  const its = await upstreamFromKubeconfig(f.itsKubeconfig!, f.itsContext);
+  const wec = inv.mode === 'pull' ? await upstreamFromKubeconfig(f.wecKubeconfig!, f.wecContext) : undefined;
+  const metrics = createAgentMetrics();
+  const createWorker = deps.createWorker ?? realWorkerFactory(metrics);
+  const { runPullAgent, runPushAgent } = await import('../agent/agent.js');
+  const common = { its, itsServer: its.origin + its.basePath, agentID: inv.agentID, metrics, createWorker, log, port: f.port, bindAddress: f.bindAddress };
+  let agent;
+  try {
+    agent = inv.mode === 'pull'
+      ? await runPullAgent({ ...common, cluster: inv.cluster!, wec: wec! })
+      : await runPushAgent({ ...common, fleetID: inv.fleetID, healthIntervalMs: f.healthInterval });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new UserError(`port ${f.port} on ${f.bindAddress} is already in use`);
+    if (e.syscall === 'listen') throw new UserError(`cannot listen on ${f.bindAddress}:${f.port}: ${e.message}`);
+    throw err;
+  }
+  log(`ksview agent (${inv.mode}${inv.cluster ? ` ${inv.cluster}` : `, fleet ${inv.fleetID}`}, agent ID ${inv.agentID}): endpoints on ${agent.url}`);
+  return () => agent.close();
+}

@@ -1,0 +1,72 @@
+// Faults, on spaces of their own (so the suite's shared spaces never lose a component under
+// another test): the pull agent stopped while works change, then started again by `ksview spaces
+// up`, converges with nothing lost and nothing orphaned; its1's kube-apiserver stopped and healed
+// the same way, the agent catches up.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { ksview } from '../fixtures/ksview.js';
+import { waitUntil } from '../fixtures/spaces.js';
+import { configMap, namespaceObj, type Obj } from '../fixtures/agent.js';
+
+t.test('agent down, works changed, agent back: converges; its1 down and back: converges', async (t) => {
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-faults-'));
+  const dir = path.join(parent, 'spaces');
+  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_FAULTS_PORT_BASE ?? '18600', '--wecs', '1'];
+  t.teardown(() => {
+    ksview(['spaces', 'down', '--dir', dir]);
+    rmSync(parent, { recursive: true, force: true });
+  });
+  const up = () => {
+    const r = ksview(['spaces', 'up', ...flags]);
+    t.equal(r.status, 0, `spaces up: ${r.stderr.trim().split('\n').pop()}`);
+  };
+  const kubectl = (space: string, args: string[], input?: string) =>
+    spawnSync('kubectl', ['--kubeconfig', path.join(dir, space, 'kubeconfig'), ...args], { encoding: 'utf8', input });
+  const get = (space: string, args: string[]): Obj | undefined => {
+    const r = kubectl(space, ['get', ...args, '-o', 'json']);
+    return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
+  };
+  const putWork = (name: string, manifests: Obj[]) => {
+    const r = kubectl('its1', ['apply', '--server-side', '--field-manager=faults', '-f', '-'], JSON.stringify({
+      apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name, namespace: 'wec1' }, spec: { workload: { manifests } } }));
+    t.equal(r.status, 0, `work ${name} written: ${r.stderr.trim()}`);
+  };
+  const ns = 'faults';
+
+  up();
+  putWork('keep', [namespaceObj(ns), configMap(ns, 'a', { v: '1' })]);
+  putWork('doomed', [namespaceObj(ns), configMap(ns, 'doomed', { v: '1' })]);
+  await waitUntil('both works applied', () => get('wec1', ['-n', ns, 'configmap', 'a']) && get('wec1', ['-n', ns, 'configmap', 'doomed']), 120_000);
+
+  t.equal(ksview(['spaces', 'stop', 'wec1/ksview-agent', '--dir', dir]).status, 0, 'the agent is stopped');
+  putWork('keep', [namespaceObj(ns), configMap(ns, 'a', { v: '2' }), configMap(ns, 'b', { v: '1' })]);
+  putWork('fresh', [namespaceObj(ns), configMap(ns, 'fresh', { v: '1' })]);
+  // Deleting a work whose agent is away leaves it waiting on the finalizer; remove the finalizer as
+  // an impatient admin would, so the work is gone while the AppliedManifestWork remains in wec1.
+  kubectl('its1', ['-n', 'wec1', 'delete', 'manifestwork', 'doomed', '--wait=false']);
+  kubectl('its1', ['-n', 'wec1', 'patch', 'manifestwork', 'doomed', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  await waitUntil('the doomed work gone from its1', () => !get('its1', ['-n', 'wec1', 'manifestwork', 'doomed']), 30_000);
+  t.equal(get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v, '1', 'nothing changed in wec1 while the agent was away');
+
+  up();
+  await waitUntil('the changed work applied', () => get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v === '2' && get('wec1', ['-n', ns, 'configmap', 'b']), 60_000);
+  await waitUntil('the new work applied', () => get('wec1', ['-n', ns, 'configmap', 'fresh']), 60_000);
+  await waitUntil('the deleted work\'s object cleaned', () => !get('wec1', ['-n', ns, 'configmap', 'doomed']), 60_000);
+  const applied = (get('wec1', ['appliedmanifestworks'])?.items ?? []) as Obj[];
+  t.same(applied.map((a) => a.spec.manifestWorkName).sort(), ['fresh', 'keep'], 'no AppliedManifestWork orphaned');
+
+  t.equal(ksview(['spaces', 'stop', 'its1/kube-apiserver', '--dir', dir]).status, 0, 'its1 kube-apiserver stopped');
+  t.equal(get('wec1', ['-n', ns, 'configmap', 'b'])?.data?.v, '1', 'wec1 keeps what was applied while the ITS is away');
+  up();
+  putWork('keep', [namespaceObj(ns), configMap(ns, 'a', { v: '3' }), configMap(ns, 'b', { v: '1' })]);
+  await waitUntil('a change after its1 came back applied', () => get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v === '3', 60_000);
+  const work = await waitUntil('its status reported again', () => {
+    const w = get('its1', ['-n', 'wec1', 'manifestwork', 'keep']);
+    const c = (w?.status?.conditions as Obj[] | undefined)?.find((x) => x.type === 'Applied');
+    return c?.status === 'True' && c.observedGeneration === w!.metadata.generation ? w : undefined;
+  }, 60_000);
+  t.ok(work, 'the work is Applied at its new generation');
+});

@@ -1,0 +1,105 @@
+// Interchangeability, the WDS side: OCM's own work agent (open-cluster-management.io/ocm at
+// build/ocm's version, `work agent` with its default intervals) applies the ManifestWorks our
+// placement writes (src/controllers/wrapping.ts: one work per object, ServerSideApply under
+// `work-agent-kubestellar-<wds>`), reports them in OCM's status shape, records its
+// AppliedManifestWork `<hub hash>-<work>`, and cleans the WEC when a work is deleted.
+//
+// Kept apart from the agents `ksview spaces up` runs (awaiting the merge of issue 11: a pull agent
+// for wec1 and a push agent for wec2): a fresh cluster name registered in its1 whose WEC is wec2,
+// with namespaces of its own in wec2. Nothing here depends on those agents; once they land, the
+// push agent serves only clusters with a `<cluster>-kubeconfig` Secret, which this cluster has not.
+import t from 'tap';
+import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
+import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
+import { managedCluster } from '../fixtures/inventory.js';
+import { ocmWorkAgent } from '../fixtures/ocm.js';
+import { kc, kcOk, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const WDS = 'wds1';
+
+t.test("OCM's work agent applies the works placement writes, reports them, and cleans up", async (t) => {
+  const cluster = uniqueName('ocm-peer');
+  const ns = uniqueName('ocm-peer-ns');
+  managedCluster(t, cluster, { 'ocm-peer': cluster });
+  const agent = await ocmWorkAgent(t, cluster, 'wec2');
+  t.teardown(() => { kc('wec2', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); });
+
+  const objects: { id: ObjectIdentity; manifest: Obj }[] = [
+    { id: { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: ns },
+      manifest: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } },
+    { id: { group: '', version: 'v1', resource: 'configmaps', namespace: ns, name: 'settings' },
+      manifest: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: ns }, data: { greeting: 'hello' } } },
+    { id: { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: 'web' },
+      manifest: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns },
+        spec: { replicas: 1, selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } } } },
+  ];
+  const works = objects.map(({ id, manifest }) => {
+    const w = manifestWork(manifest, { wds: WDS, cluster, id, policies: [cluster], createOnly: false }) as Obj;
+    // The issue's first part asks placement for WellKnownStatus feedback; until that lands in
+    // wrapping.ts the test asks for it itself so OCM's agent reports the Deployment's availability.
+    for (const c of w.spec.manifestConfigs) c.feedbackRules ??= [{ type: 'WellKnownStatus' }];
+    return w;
+  });
+  for (const w of works) kcOk('its1', ['apply', '--server-side', '--field-manager', 'ksview-test', '-f', '-'], JSON.stringify(w));
+
+  const get = (name: string): Obj => JSON.parse(kcOk('its1', ['-n', cluster, 'get', 'manifestwork', name, '-o', 'json'])) as Obj;
+  const cond = (o: Obj, type: string) => (o.status?.conditions ?? []).find((c: Obj) => c.type === type);
+
+  await t.test('the objects live in wec2, applied under the WDS field manager', async (t) => {
+    const cm = await waitUntil('the ConfigMap in wec2', () => {
+      const r = kc('wec2', ['-n', ns, 'get', 'configmap', 'settings', '-o', 'json']);
+      return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
+    }, 90_000);
+    t.equal(cm.data.greeting, 'hello');
+    t.ok((cm.metadata.managedFields as Obj[]).some((f) => f.manager === `work-agent-kubestellar-${WDS}` && f.operation === 'Apply'),
+      'applied server-side by the WDS field manager');
+    t.equal(kc('wec2', ['-n', ns, 'get', 'deployment', 'web']).status, 0, 'the Deployment exists');
+    t.equal(kc('wec1', ['get', 'namespace', ns]).status, 1, 'nothing in wec1');
+  });
+
+  await t.test('each work has Applied and Available, resourceStatus, and an AppliedManifestWork', async (t) => {
+    for (const [i, w] of works.entries()) {
+      const got = await waitUntil(`Applied and Available on ${w.metadata.name}`, () => {
+        const o = get(w.metadata.name);
+        return cond(o, 'Applied')?.status === 'True' && cond(o, 'Available')?.status === 'True' ? o : undefined;
+      }, 90_000);
+      t.ok((got.metadata.finalizers ?? []).includes('cluster.open-cluster-management.io/manifest-work-cleanup'), 'the cleanup finalizer');
+      const m = got.status.resourceStatus.manifests[0];
+      t.match(m.resourceMeta, { ordinal: 0, kind: objects[i]!.manifest.kind, resource: objects[i]!.id.resource, name: objects[i]!.id.name, version: 'v1' });
+      t.equal(cond(m, 'Applied')?.status, 'True', 'the manifest is Applied');
+      t.equal(cond(m, 'Available')?.status, 'True', 'the manifest is Available');
+    }
+    const hash = hubHash(`https://127.0.0.1:${layout.spaces.find((s) => s.name === 'its1')!.apiserverPort}`);
+    for (const w of works) {
+      const amw = JSON.parse(kcOk('wec2', ['get', 'appliedmanifestwork', appliedManifestWorkName(hash, w.metadata.name), '-o', 'json'])) as Obj;
+      t.equal(amw.spec.hubHash, hash);
+      t.equal(amw.spec.manifestWorkName, w.metadata.name);
+      t.ok(amw.spec.agentID, 'an agent ID');
+      t.equal(amw.status.appliedResources?.length, 1, 'the applied resource with its uid');
+      t.ok(amw.status.appliedResources[0].uid);
+    }
+  });
+
+  await t.test("the Deployment's availability reaches the work as status feedback", async (t) => {
+    const deploy = works[2]!;
+    // OCM polls status every 10 s (jittered) by default; give it a few rounds.
+    const values = await waitUntil('AvailableReplicas = 1 in statusFeedbacks', () => {
+      const v = get(deploy.metadata.name).status?.resourceStatus?.manifests?.[0]?.statusFeedbacks?.values as Obj[] | undefined;
+      return v?.find((x) => x.name === 'AvailableReplicas')?.fieldValue?.integer === 1 ? v : undefined;
+    }, 120_000, 1000);
+    t.ok(values.find((x) => x.name === 'ReadyReplicas'), 'ReadyReplicas reported too');
+  });
+
+  await t.test('deleting the works removes the objects from wec2, then the works', async (t) => {
+    for (const w of [...works].reverse()) kcOk('its1', ['-n', cluster, 'delete', 'manifestwork', w.metadata.name, '--wait=false']);
+    await waitUntil('the Deployment and ConfigMap gone from wec2', () =>
+      kc('wec2', ['-n', ns, 'get', 'deployment', 'web']).status !== 0 && kc('wec2', ['-n', ns, 'get', 'configmap', 'settings']).status !== 0, 90_000);
+    await waitUntil('the works gone (finalizer released)', () =>
+      works.every((w) => kc('its1', ['-n', cluster, 'get', 'manifestwork', w.metadata.name]).status !== 0), 90_000);
+    t.pass('cleaned');
+  });
+  t.comment(`OCM work agent pid ${agent.pid}, log ${agent.log}`);
+});

@@ -1,0 +1,63 @@
+// Spaces that heal: a component of running spaces dies (its1's kube-apiserver killed, or stopped
+// with `ksview spaces stop`), and `ksview spaces up` starts it again on its data, leaving the live
+// processes alone. Own folder and ports (no WEC, so quick), apart from the suite's shared spaces.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { ksview } from '../fixtures/ksview.js';
+import { waitFor } from '../../src/kube/wait.js';
+
+interface State { processes: Array<{ name: string; pid: number }> }
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+
+t.test('its1 kube-apiserver killed: up restarts only it, with its data; spaces stop stops one cleanly', async (t) => {
+  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-heal-'));
+  const dir = path.join(parent, 'spaces');
+  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_HEAL_PORT_BASE ?? '18500', '--wecs', '0'];
+  t.teardown(() => {
+    ksview(['spaces', 'down', '--dir', dir]);
+    rmSync(parent, { recursive: true, force: true });
+  });
+  const state = () => JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  const pidOf = (name: string) => state().processes.find((p) => p.name === name)?.pid;
+  const kubectl = (args: string[]) => spawnSync('kubectl', ['--kubeconfig', path.join(dir, 'its1', 'kubeconfig'), ...args], { encoding: 'utf8' });
+
+  const first = ksview(['spaces', 'up', ...flags]);
+  t.equal(first.status, 0, `first up succeeds: ${first.stderr.trim().split('\n').pop()}`);
+  t.ok(pidOf('wds1/ksview-serve'), 'up runs ksview serve for wds1');
+  t.equal(kubectl(['create', 'configmap', 'survivor', '--from-literal=k=v']).status, 0, 'data written in its1');
+
+  const before = new Map(state().processes.map((p) => [p.name, p.pid]));
+  const victim = before.get('its1/kube-apiserver')!;
+  process.kill(victim, 'SIGKILL');
+  const gone = await waitFor(async () => ({ ok: !alive(victim), detail: 'still alive' }), 10_000, 50);
+  t.ok(gone.ok, 'its1 kube-apiserver is dead');
+  const down = ksview(['spaces', 'status', '--dir', dir]);
+  t.equal(down.status, 1, 'status says something is wrong');
+  t.match(down.stdout, /^its1\s.*kube-apiserver: not running/m);
+
+  const healed = ksview(['spaces', 'up', ...flags]);
+  t.equal(healed.status, 0, `up heals: ${healed.stderr.trim().split('\n').pop()}`);
+  t.match(healed.stderr, /started its1\/kube-apiserver/);
+  const after = new Map(state().processes.map((p) => [p.name, p.pid]));
+  t.not(after.get('its1/kube-apiserver'), victim, 'a new its1 kube-apiserver');
+  for (const [name, pid] of before) if (name !== 'its1/kube-apiserver') t.equal(after.get(name), pid, `${name} kept`);
+  t.equal(kubectl(['get', 'configmap', 'survivor', '-o', 'jsonpath={.data.k}']).stdout, 'v', 'its1 data kept');
+  t.equal(ksview(['spaces', 'status', '--dir', dir]).status, 0, 'status healthy again');
+
+  const stop = ksview(['spaces', 'stop', 'its1/kube-apiserver', '--dir', dir]);
+  t.equal(stop.status, 0, 'spaces stop succeeds');
+  t.notOk(alive(after.get('its1/kube-apiserver')!), 'the stopped process is gone');
+  const bad = ksview(['spaces', 'stop', 'its1/nope', '--dir', dir]);
+  t.equal(bad.status, 1, 'an unknown name fails');
+  t.equal(bad.stderr.trim().split('\n').length, 1, 'with one line');
+  t.match(bad.stderr, /no process 'its1\/nope'/);
+  const again = ksview(['spaces', 'up', ...flags]);
+  t.equal(again.status, 0, `up after stop: ${again.stderr.trim().split('\n').pop()}`);
+  t.equal(kubectl(['get', 'configmap', 'survivor', '-o', 'jsonpath={.data.k}']).stdout, 'v', 'data kept after stop too');
+  const idle = ksview(['spaces', 'up', ...flags]);
+  t.notMatch(idle.stderr, /started /, 'a further up starts nothing');
+});

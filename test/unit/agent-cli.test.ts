@@ -1,0 +1,56 @@
+// `ksview agent` flag mistakes: one line, non-zero exit, nothing started.
+import t from 'tap';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../src/cli/main.js';
+import { checkAgentFlags, runAgentCommand, type AgentFlags } from '../../src/cli/agent.js';
+
+async function run(args: string[]): Promise<{ code: number; err: string }> {
+  let err = '';
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((s: string) => { err += s; return true; }) as typeof process.stderr.write;
+  try {
+    const code = await main(['node', 'ksview', 'agent', ...args]);
+    return { code, err };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+const base: AgentFlags = { fleetId: 'ksview', port: 0, bindAddress: '127.0.0.1', healthInterval: 5000 };
+
+t.test('mode rules', async (t) => {
+  t.throws(() => checkAgentFlags({ ...base, cluster: 'wec1', wecKubeconfig: 'w' }), /--its-kubeconfig/);
+  t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', wecKubeconfig: 'w' }), /--cluster/);
+  t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1' }), /--wec-kubeconfig/);
+  t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', cluster: 'wec1' }), /--cluster is for pull mode/);
+  t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', wecKubeconfig: 'w' }), /--wec-kubeconfig is for pull mode/);
+  t.match(checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1', wecKubeconfig: 'w' }), { mode: 'pull', agentID: 'ksview-agent-wec1' });
+  t.match(checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', fleetId: 'f1' }), { mode: 'push', fleetID: 'f1' });
+});
+
+t.test('command line mistakes are one line and a non-zero exit', async (t) => {
+  for (const [args, want] of [
+    [['--cluster', 'wec1', '--wec-kubeconfig', 'w'], /--its-kubeconfig/],
+    [['--its-kubeconfig', '/nonexistent/its.kubeconfig', '--cluster', 'wec1', '--wec-kubeconfig', '/nonexistent/w'], /kubeconfig \/nonexistent\/its.kubeconfig/],
+    [['--push', '--its-kubeconfig', 'i', '--cluster', 'wec1'], /pull mode/],
+    [['--cluster', 'Not_A_Label'], /--cluster/],
+    [['--push', '--its-kubeconfig', 'i', '--health-interval', 'soon'], /--health-interval/],
+    [['--port', '70000'], /--port/],
+    [['--its-kubconfig', 'x'], /unknown option/],
+  ] as [string[], RegExp][]) {
+    const { code, err } = await run(args);
+    t.not(code, 0, args.join(' '));
+    t.match(err, want, args.join(' '));
+    t.equal(err.trim().split('\n').length, 1, `one line: ${err.trim()}`);
+  }
+});
+
+t.test('an unusable kubeconfig is a UserError before anything starts', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-cli-'));
+  const bad = path.join(dir, 'bad');
+  writeFileSync(bad, 'apiVersion: v1\nkind: Config\n');
+  await t.rejects(runAgentCommand({ ...base, push: true, itsKubeconfig: bad }, { createWorker: () => { throw new Error('never'); } }),
+    { name: 'UserError', message: /defines no contexts/ });
+});

@@ -1,0 +1,193 @@
+import t from 'tap';
+import { AppliedWorks } from '../../src/agent/applied-works.js';
+import { createAgentMetrics } from '../../src/agent/metrics.js';
+import { StatusWriter } from '../../src/agent/status-writer.js';
+import { WorkReconciler } from '../../src/agent/work-reconciler.js';
+import type { AppliedRef } from '../../src/agent/applied-watcher.js';
+import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
+import type { KubeObject } from '../../src/kube/objects.js';
+import { FakeApplier, cm, fakeServer, ns, work } from '../fixtures/agent-fakes.js';
+
+const HASH = 'h'.repeat(64);
+const worksPath = manifestWorksPath('wec1');
+
+async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] = []) {
+  const its = fakeServer('https://its.test:6443');
+  const wec = fakeServer('https://wec.test:6443');
+  for (const w of works) its.put(`${worksPath}/${w.metadata.name}`, w);
+  for (const a of otherAmws) wec.put(`${APPLIED_MANIFESTWORKS_PATH}/${a.metadata.name}`, a);
+  const applier = new FakeApplier(wec);
+  const applied = new AppliedWorks(wec.m.up, HASH, 'agent1');
+  await applied.load();
+  const getWork = (n: string) => its.objects.get(`${worksPath}/${n}`) as ManifestWork | undefined;
+  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
+  const watched = new Map<string, readonly AppliedRef[]>();
+  const requeued: { name: string; ms: number }[] = [];
+  const rec = new WorkReconciler({
+    cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied, status,
+    watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w) },
+    work: getWork, enqueueAfter: (name, ms) => requeued.push({ name, ms }), metrics: createAgentMetrics(), log: () => {},
+  });
+  const setWork = (w: ManifestWork) => {
+    const cur = getWork(w.metadata.name)!;
+    its.put(`${worksPath}/${w.metadata.name}`, { ...w, metadata: { ...cur.metadata, ...w.metadata, finalizers: cur.metadata.finalizers } });
+  };
+  const wecObj = (p: string) => wec.objects.get(p);
+  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  return { its, wec, applier, applied, status, rec, watched, requeued, getWork, setWork, wecObj };
+}
+
+const CM_A = '/api/v1/namespaces/app/configmaps/a';
+const CM_B = '/api/v1/namespaces/app/configmaps/b';
+const NS_APP = '/api/v1/namespaces/app';
+const amwPath = (w: string) => `${APPLIED_MANIFESTWORKS_PATH}/${HASH}-${w}`;
+const ownerUids = (o: KubeObject | undefined) => ((o?.metadata?.ownerReferences ?? []) as { uid: string }[]).map((r) => r.uid);
+
+t.test('a new work: finalizer, AppliedManifestWork, apply, owner references, appliedResources with uids', async (t) => {
+  const h = await harness([work('w1', [ns('app'), cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  t.same(h.getWork('w1')!.metadata.finalizers, [MANIFEST_WORK_FINALIZER], 'finalizer added');
+  t.same(h.its.writes[0]!.method, 'PATCH', 'the finalizer is the first write to the ITS');
+  const amw = h.wecObj(amwPath('w1')) as AppliedManifestWork;
+  t.ok(amw, 'AppliedManifestWork <hubHash>-<work> created');
+  t.same(amw.spec, { hubHash: HASH, agentID: 'agent1', manifestWorkName: 'w1' });
+  t.same(h.applier.calls, ['w1']);
+  for (const p of [NS_APP, CM_A]) {
+    const refs = h.wecObj(p)!.metadata!.ownerReferences as { kind: string; name: string; uid: string; apiVersion: string }[];
+    t.same(refs.map((r) => [r.apiVersion, r.kind, r.name, r.uid]), [['work.open-cluster-management.io/v1', 'AppliedManifestWork', `${HASH}-w1`, amw.metadata.uid]], `${p} owned by the AMW`);
+  }
+  t.same(amw.status!.appliedResources, [
+    { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'app', uid: h.wecObj(NS_APP)!.metadata!.uid },
+    { group: '', version: 'v1', resource: 'configmaps', namespace: 'app', name: 'a', uid: h.wecObj(CM_A)!.metadata!.uid },
+  ]);
+  t.same(h.watched.get('w1')!.map((r) => r.name), ['app', 'a'], 'applied objects watched');
+});
+
+t.test('a manifest dropped from a work: its object deleted with a uid precondition', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+  await h.rec.reconcile('w1');
+  const uidB = h.wecObj(CM_B)!.metadata!.uid;
+  h.setWork(work('w1', [cm('app', 'a')]));
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  const del = h.wec.writes.find((w) => w.method === 'DELETE');
+  t.equal(del?.path, CM_B);
+  t.equal(del?.body.preconditions.uid, uidB);
+  t.equal(del?.body.propagationPolicy, 'Background');
+  t.notOk(h.wecObj(CM_B), 'b deleted');
+  t.ok(h.wecObj(CM_A), 'a kept');
+  t.same((h.wecObj(amwPath('w1')) as AppliedManifestWork).status!.appliedResources!.map((r) => r.name), ['a', 'b'], 'b recorded until seen gone (as OCM)');
+  t.same(h.requeued.at(-1), { name: 'w1', ms: 1000 });
+  await h.rec.reconcile('w1');
+  t.same((h.wecObj(amwPath('w1')) as AppliedManifestWork).status!.appliedResources!.map((r) => r.name), ['a']);
+});
+
+t.test('a dropped object re-created by someone else (other uid) is left alone', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+  await h.rec.reconcile('w1');
+  const b = h.wecObj(CM_B)!;
+  h.wec.put(CM_B, { ...b, metadata: { ...b.metadata, uid: 'someone-else' } });
+  h.setWork(work('w1', [cm('app', 'a')]));
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.notOk(h.wec.writes.some((w) => w.method === 'DELETE'), 'no delete');
+  t.ok(h.wecObj(CM_B));
+});
+
+t.test('a dropped object another work of ours still carries: only our owner reference goes', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')]), work('w2', [cm('app', 'b')])]);
+  await h.rec.reconcile('w1');
+  await h.rec.reconcile('w2');
+  const amw1 = h.wecObj(amwPath('w1'))!.metadata!.uid!;
+  const amw2 = h.wecObj(amwPath('w2'))!.metadata!.uid!;
+  t.same(ownerUids(h.wecObj(CM_B)).sort(), [amw1, amw2].sort(), 'b owned by both');
+  h.setWork(work('w1', [cm('app', 'a')]));
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.notOk(h.wec.writes.some((w) => w.method === 'DELETE'), 'no delete');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'only w2 owns b now');
+});
+
+t.test('Foreground deletion: objects deleted and gone, then the AppliedManifestWork, then the finalizer', async (t) => {
+  const h = await harness([work('w1', [ns('app'), cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  const cur = h.getWork('w1')!;
+  h.its.put(`${worksPath}/w1`, { ...cur, metadata: { ...cur.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  h.wec.slowDelete = true; // finalizers on the objects: they linger with a deletionTimestamp
+  h.wec.writes.length = 0;
+  h.its.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.wec.writes.map((w) => `${w.method} ${w.path}`).sort(), [`DELETE ${CM_A}`, `DELETE ${NS_APP}`].sort(), 'objects deleted, nothing else yet');
+  t.same(h.its.writes, [], 'finalizer still held');
+  t.same(h.requeued.at(-1), { name: 'w1', ms: 1000 }, 'looked at again while deletions are pending');
+  await h.rec.reconcile('w1');
+  t.notOk(h.wec.writes.some((w) => w.path.startsWith(APPLIED_MANIFESTWORKS_PATH)), 'objects with deletionTimestamp still count');
+  h.wec.objects.delete(CM_A);
+  h.wec.objects.delete(NS_APP);
+  await h.rec.reconcile('w1');
+  const amwDelete = h.wec.writes.findIndex((w) => w.method === 'DELETE' && w.path === amwPath('w1'));
+  t.ok(amwDelete >= 0, 'AppliedManifestWork deleted once the objects are gone');
+  t.same(h.its.writes.map((w) => [w.method, w.path, w.body.metadata.finalizers]), [['PATCH', `${worksPath}/w1`, []]], 'then the finalizer removed');
+});
+
+t.test('Orphan: no owner references, nothing deleted with the work', async (t) => {
+  const h = await harness([work('w1', [ns('app'), cm('app', 'a')], { deleteOption: { propagationPolicy: 'Orphan' } })]);
+  await h.rec.reconcile('w1');
+  t.same(ownerUids(h.wecObj(CM_A)), [], 'no owner reference');
+  const cur = h.getWork('w1')!;
+  h.its.put(`${worksPath}/w1`, { ...cur, metadata: { ...cur.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.wec.writes.map((w) => `${w.method} ${w.path}`), [`DELETE ${amwPath('w1')}`], 'only the AppliedManifestWork goes');
+  t.ok(h.wecObj(CM_A) && h.wecObj(NS_APP), 'objects kept');
+  t.same(h.getWork('w1')!.metadata.finalizers, [], 'finalizer removed');
+});
+
+t.test('Orphan set on a work that owned its objects: our owner references are removed', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  t.equal(ownerUids(h.wecObj(CM_A)).length, 1);
+  h.setWork(work('w1', [cm('app', 'a')], { deleteOption: { propagationPolicy: 'Orphan' } }));
+  await h.rec.reconcile('w1');
+  t.same(ownerUids(h.wecObj(CM_A)), []);
+});
+
+t.test('SelectivelyOrphan: the Namespace survives its work, the ConfigMap goes', async (t) => {
+  const opt = { deleteOption: { propagationPolicy: 'SelectivelyOrphan' as const, selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', namespace: '', name: 'app' }] } } };
+  const h = await harness([work('w1', [ns('app'), cm('app', 'a')], opt)]);
+  await h.rec.reconcile('w1');
+  const cur = h.getWork('w1')!;
+  h.its.put(`${worksPath}/w1`, { ...cur, metadata: { ...cur.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  await h.rec.reconcile('w1');
+  await h.rec.reconcile('w1');
+  t.ok(h.wecObj(NS_APP), 'Namespace kept');
+  t.notOk(h.wecObj(CM_A), 'ConfigMap deleted');
+  t.notOk(h.wecObj(amwPath('w1')), 'AppliedManifestWork deleted');
+  t.same(h.getWork('w1')!.metadata.finalizers, []);
+});
+
+t.test('an AppliedManifestWork whose ManifestWork went while the agent was down is cleaned', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  h.its.objects.delete(`${worksPath}/w1`); // force-deleted meanwhile
+  await h.applied.load(); // a new agent start
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(CM_A), 'object deleted');
+  t.ok(h.wecObj(amwPath('w1')), 'AppliedManifestWork kept until its objects are seen gone');
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(amwPath('w1')), 'AppliedManifestWork deleted');
+});
+
+t.test('protected Namespaces are never deleted', async (t) => {
+  const h = await harness([work('w1', [ns('default'), cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  h.setWork(work('w1', [cm('app', 'a')]));
+  await h.rec.reconcile('w1');
+  t.ok(h.wecObj('/api/v1/namespaces/default'));
+});
+
+t.test('AppliedManifestWorks of another hub are not ours', async (t) => {
+  const other = { apiVersion: 'work.open-cluster-management.io/v1', kind: 'AppliedManifestWork', metadata: { name: 'x-w9' }, spec: { hubHash: 'x', agentID: 'a', manifestWorkName: 'w9' } };
+  const h = await harness([], [other]);
+  t.same(h.applied.list(), []);
+});

@@ -1,0 +1,112 @@
+import t from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Coalescer } from '../../src/agent/coalescer.js';
+import { StatusWriter } from '../../src/agent/status-writer.js';
+import { workStatusName } from '../../src/agent/workstatus.js';
+import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
+import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
+
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
+t.test('Coalescer: a burst of marks makes at most two writes, of the latest state', async (t) => {
+  let state = 0;
+  const seen: number[] = [];
+  const c = new Coalescer(async () => { seen.push(state); await sleep(20); }, 10);
+  for (let i = 1; i <= 50; i++) {
+    state = i;
+    c.mark('k');
+    if (i % 10 === 0) await sleep(1);
+  }
+  await until(() => c.idle());
+  t.ok(seen.length >= 1 && seen.length <= 2, `${seen.length} writes for 50 marks`);
+  t.equal(seen.at(-1), 50, 'the last write has the latest state');
+});
+
+t.test('Coalescer: a failed write is retried', async (t) => {
+  let n = 0;
+  const c = new Coalescer(async () => { if (++n === 1) throw new Error('boom'); }, 1, () => {}, 5);
+  c.mark('k');
+  await until(() => n === 2 && c.idle());
+  t.equal(n, 2);
+});
+
+async function writerHarness(w: ManifestWork) {
+  const its = fakeServer('https://its.test:6443');
+  const wec = fakeServer('https://wec.test:6443');
+  its.put(`${manifestWorksPath('wec1')}/${w.metadata.name}`, w);
+  const applier = new FakeApplier(wec);
+  const getWork = (n: string) => its.objects.get(`${manifestWorksPath('wec1')}/${n}`) as ManifestWork | undefined;
+  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 20 });
+  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  return { its, wec, applier, status, getWork };
+}
+
+t.test('StatusWriter: N quick status changes → few ManifestWork status writes, via the status subresource', async (t) => {
+  const w = work('w1', [cm('app', 'a')]);
+  const h = await writerHarness(w);
+  const results = await h.applier.applyWork(w);
+  h.status.setResults('w1', results);
+  for (let i = 0; i < 30; i++) {
+    h.status.observe('w1', 0, { ...results[0]!.live!, status: { ready: i % 2 === 0, n: i } });
+  }
+  await until(() => h.status.idle());
+  const patches = h.its.writes.filter((x) => x.path.endsWith('/manifestworks/w1/status'));
+  t.ok(patches.length >= 1 && patches.length <= 2, `${patches.length} status writes for 31 changes`);
+  t.equal(patches[0]!.method, 'PATCH');
+  const st = h.getWork('w1')!.status!;
+  t.same(st.conditions!.map((c) => [c.type, c.status, c.reason]), [['Applied', 'True', 'AppliedManifestWorkComplete'], ['Available', 'False', 'ResourcesNotAvailable']],
+    'the last state (i=29: not ready) is what was written');
+  t.same(st.resourceStatus!.manifests![0]!.resourceMeta, { ordinal: 0, group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'app', name: 'a' });
+  t.equal(h.applier.observed.length, 30, 'each change observed through the applier');
+
+  // Nothing changed: no write.
+  const before = h.its.writes.length;
+  h.status.setResults('w1', h.status.resultsOf('w1')!.slice());
+  await until(() => h.status.idle());
+  t.equal(h.its.writes.filter((x) => x.path.endsWith('/status')).length, h.its.writes.slice(0, before).filter((x) => x.path.endsWith('/status')).length, 'an unchanged status is not written');
+});
+
+t.test('StatusWriter: one WorkStatus per applied object, KubeStellar shape; deleted when no longer applied', async (t) => {
+  const w = work('w1', [cm('app', 'a'), cm('app', 'b')]);
+  const h = await writerHarness(w);
+  const results = await h.applier.applyWork(w);
+  h.status.setResults('w1', results.map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready', replicas: 2 } } })));
+  await until(() => h.status.idle());
+  const name = workStatusName({ kind: 'ConfigMap', namespace: 'app', name: 'a' });
+  t.equal(name, 'configmap-app-a');
+  const ws = h.its.objects.get(`${workStatusesPath('wec1')}/${name}`) as any;
+  t.ok(ws, 'WorkStatus written in the mailbox namespace');
+  t.same(ws.spec.sourceRef, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'app', name: 'a' });
+  t.same(ws.status, { phase: 'Ready', replicas: 2 }, 'status = the object\'s full .status');
+  t.equal(ws.metadata.namespace, 'wec1');
+  t.ok(h.its.writes.some((x) => x.path === `${workStatusesPath('wec1')}/${name}/status`), 'status through the status subresource');
+
+  h.status.setResults('w1', [results[0]!].map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready', replicas: 2 } } })));
+  await until(() => h.status.idle());
+  t.ok(h.its.writes.some((x) => x.method === 'DELETE' && x.path === `${workStatusesPath('wec1')}/configmap-app-b`), 'WorkStatus of b deleted');
+  t.ok(h.its.objects.get(`${workStatusesPath('wec1')}/${name}`), 'a\'s stays');
+
+  await h.status.forget('w1');
+  t.notOk(h.its.objects.get(`${workStatusesPath('wec1')}/${name}`), 'forgetting the work deletes its WorkStatuses');
+});
+
+t.test('StatusWriter: WEC unreachable → Available Unknown with the reason; placed() says why', async (t) => {
+  const w = work('w1', [cm('app', 'a')]);
+  const h = await writerHarness(w);
+  h.status.setResults('w1', await h.applier.applyWork(w));
+  await until(() => h.status.idle());
+  h.status.setUnreachable('wec1 does not answer: connect ECONNREFUSED');
+  await until(() => h.status.idle());
+  const av = h.getWork('w1')!.status!.conditions!.find((c) => c.type === 'Available')!;
+  t.same([av.status, av.message], ['Unknown', 'wec1 does not answer: connect ECONNREFUSED']);
+  const p = h.status.placed();
+  t.same(p.map((x) => [x.cluster, x.work, x.kind, x.namespace, x.name, x.ready, x.reason]), [['wec1', 'w1', 'ConfigMap', 'app', 'a', false, 'wec1 does not answer: connect ECONNREFUSED']]);
+  h.status.setUnreachable(undefined);
+  t.same(h.status.placed()[0]!.ready, true);
+});

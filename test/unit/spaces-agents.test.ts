@@ -1,0 +1,66 @@
+import t from 'tap';
+import { agentCommands, inventoryObjects, LOCAL_FLEET_ID } from '../../src/spaces/agents.js';
+import { spacesLayout } from '../../src/spaces/layout.js';
+import { healPlan, parseProcessName, processNames } from '../../src/spaces/spaces.js';
+import type { ProcessRecord } from '../../src/spaces/processes.js';
+
+const layout = spacesLayout({ dir: '/state', portBase: 30000, wecs: 3 });
+const after = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+
+t.test('a pull agent for wec1 with its own kubeconfigs and port', async (t) => {
+  const [pull] = agentCommands(layout, '/repo/bin/ksview.js');
+  t.equal(pull!.name, 'wec1/ksview-agent');
+  t.same(pull!.args.slice(0, 2), ['/repo/bin/ksview.js', 'agent']);
+  t.notOk(pull!.args.includes('--push'));
+  t.equal(after(pull!.args, '--cluster'), 'wec1');
+  t.equal(after(pull!.args, '--its-kubeconfig'), '/state/its1/kubeconfig');
+  t.equal(after(pull!.args, '--wec-kubeconfig'), '/state/wec1/kubeconfig');
+  t.equal(after(pull!.args, '--port'), '30006');
+});
+
+t.test('one push agent beside its1 for every other WEC', async (t) => {
+  const cmds = agentCommands(layout, '/repo/bin/ksview.js');
+  t.equal(cmds.length, 2);
+  const push = cmds[1]!;
+  t.equal(push.name, 'its1/ksview-agent-push');
+  t.ok(push.args.includes('--push'));
+  t.equal(after(push.args, '--its-kubeconfig'), '/state/its1/kubeconfig');
+  t.equal(after(push.args, '--fleet-id'), LOCAL_FLEET_ID);
+  t.equal(after(push.args, '--port'), '30007');
+  t.notOk(push.args.includes('--wec-kubeconfig'), 'WECs come from Secrets in their mailboxes');
+  t.same(push.wecs, ['wec2', 'wec3']);
+  t.equal(agentCommands(spacesLayout({ dir: '/s', portBase: 30000, wecs: 1 })).length, 1, 'one WEC: no push agent');
+});
+
+t.test('inventory: every WEC accepted and labelled, a kubeconfig Secret only in pushed mailboxes', async (t) => {
+  const objs = inventoryObjects(layout, (s) => `kubeconfig of ${s.name}`);
+  const mcs = objs.filter((o) => o.path.includes('/managedclusters/')).map((o) => o.obj as { metadata: { name: string; labels: Record<string, string> }; spec: { hubAcceptsClient: boolean } });
+  t.same(mcs.map((m) => m.metadata.name), ['wec1', 'wec2', 'wec3']);
+  t.ok(mcs.every((m) => m.spec.hubAcceptsClient && m.metadata.labels['location-group'] === 'edge' && m.metadata.labels.name === m.metadata.name));
+  t.ok(objs.some((o) => o.path === '/api/v1/namespaces/wec1'), 'mailbox namespaces');
+  const secrets = objs.filter((o) => o.path.includes('/secrets/')).map((o) => o.obj as { metadata: { name: string; namespace: string }; stringData: { kubeconfig: string } });
+  t.same(secrets.map((s) => `${s.metadata.namespace}/${s.metadata.name}`), ['wec2/wec2-kubeconfig', 'wec3/wec3-kubeconfig']);
+  t.equal(secrets[0]!.stringData.kubeconfig, 'kubeconfig of wec2');
+  // Order matters: a Secret's namespace exists before it.
+  t.ok(objs.findIndex((o) => o.path === '/api/v1/namespaces/wec2') < objs.findIndex((o) => o.path.includes('/secrets/wec2-kubeconfig')));
+});
+
+t.test('healing: dead recorded processes are started again, live ones reused', async (t) => {
+  const rec = (name: string, pid: number): ProcessRecord => ({ name, pid, binary: '/b', log: '/l' });
+  const recorded = [rec('etcd', 1), rec('its1/kube-apiserver', 2), rec('wds1/kube-apiserver', 3), rec('wec1/ksview-agent', 4)];
+  const dead = new Set([2, 4]);
+  const plan = healPlan(recorded, (r) => !dead.has(r.pid));
+  t.same(plan.reuse.map((r) => r.name), ['etcd', 'wds1/kube-apiserver']);
+  t.same(plan.restart, ['its1/kube-apiserver', 'wec1/ksview-agent']);
+  t.same(healPlan(recorded, () => true).restart, [], 'all alive: nothing to restart (idempotent up)');
+});
+
+t.test('spaces stop names: every process, and one clear line for an unknown one', async (t) => {
+  const names = processNames(spacesLayout({ dir: '/s', portBase: 30000, wecs: 2 }));
+  for (const n of ['etcd', 'its1/kube-apiserver', 'wec1/kwok', 'wec2/kube-scheduler', 'wds1/ksview-serve', 'wec1/ksview-agent', 'its1/ksview-agent-push']) {
+    t.equal(parseProcessName(n, names), n);
+  }
+  t.notOk(names.includes('wds1/kube-scheduler'), 'no scheduler in a WDS');
+  t.throws(() => parseProcessName('its1/kube-scheduler', names), /^no process 'its1\/kube-scheduler' in these spaces; one of: etcd, /);
+  t.throws(() => parseProcessName('its1', names), { name: 'UserError' });
+});
