@@ -17,7 +17,7 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 function source(): BindingSource {
   const policies = new Store<BindingPolicy>({}, [{
     apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy',
-    metadata: { name: 'edge', uid: 'policy-uid', generation: 1, creationTimestamp: new Date(Date.now() - 120_000).toISOString() },
+    metadata: { name: 'edge', uid: 'policy-uid', generation: 1, creationTimestamp: new Date(Date.now() - 20 * 60_000).toISOString() },
     spec: { clusterSelectors: [{ matchLabels: { location: 'edge' } }] }, status: { observedGeneration: 1 },
   }]);
   const clusters = new Store<ManagedCluster>({}, [{ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name: 'c1', labels: { location: 'edge' } } }]);
@@ -62,7 +62,7 @@ t.test('one Binding, two paths: each in its own apiVersion, authorized on its ow
 
   const table = await app.inject({ url: CONTROL_BINDINGS, headers: { ...ADMIN, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
   t.same(table.json().columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Objects', 'Clusters', 'Age']);
-  t.same(table.json().rows[0].cells, ['edge', 1, 'c1', '2m']);
+  t.same(table.json().rows[0].cells, ['edge', 1, 'c1', '20m']);
 });
 
 t.test('writes to either path: authorized as the write, then 405 MethodNotAllowed', async (t) => {
