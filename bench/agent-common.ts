@@ -233,7 +233,7 @@ export async function setUp(args: CommonArgs): Promise<Bench> {
     metadata: { name: cluster, labels: { 'ksview-bench': run } }, spec: { hubAcceptsClient: true } });
   const log = path.join(layout.dir, `ocm-peer-${cluster}.log`);
   writeFileSync(log, '');
-  const ocm: OcmWorkAgent = startOcmWorkAgent({ binary, cluster, hubKubeconfig, wecKubeconfig, log });
+  const ocm: OcmWorkAgent = await startOcmWorkAgent({ binary, cluster, hubKubeconfig, wecKubeconfig, log });
   progress.step(`OCM's work agent ${ocmVersion()} (pid ${ocm.pid}) for cluster ${cluster} → ${args.wec}; log ${log}`);
   return {
     layout, its, wec, run,

@@ -52,6 +52,9 @@ export function findManifestConfig(meta: ManifestResourceMeta, configs: Manifest
   return out.feedbackRules?.length || out.conditionRules?.length || out.updateStrategy ? out : undefined;
 }
 
+/** The object a read found, as an Attempt's `live`. */
+const liveOf = (read: LiveRead): { live?: KubeObject } => ('found' in read && read.found ? { live: read.found } : {});
+
 /** OCM's FindManifestCondition: the previous status of the same resource, ordinal aside. */
 function previousOf(work: ManifestWork, meta: ManifestResourceMeta): { conditions?: Condition[]; values?: FeedbackValue[] } | undefined {
   const key = (m: ManifestResourceMeta) => `${m.group}|${m.version}|${m.kind}|${m.resource}|${m.namespace}|${m.name}`;
@@ -167,7 +170,8 @@ export class ApplyEngine implements WorkApplier {
     }
     // OCM: a manifest whose Complete condition is True (a finished Job) is never applied again.
     if (previousOf(work, meta)?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) {
-      return { meta, mapping, owned: true, read: await this.readLive(objectPath({ ...mapping, version }, meta.namespace, meta.name)) };
+      const read = await this.readLive(objectPath({ ...mapping, version }, meta.namespace, meta.name));
+      return { meta, mapping, owned: true, read, ...liveOf(read) };
     }
     const option = findManifestConfig(meta, work.spec?.manifestConfigs);
     const strategy = option?.updateStrategy ?? { type: 'Update' };
@@ -183,7 +187,10 @@ export class ApplyEngine implements WorkApplier {
       const message = (err as Error).message;
       this.log.warn('apply failed', { work: work.metadata.name, ordinal, status, message });
       const retry = !(err instanceof ApplyError) || status === 429 || status >= 500;
-      return failM(message, { retry, read: await this.readLive(path) });
+      // The object as it is (e.g. kept by another manager after a conflict): still recorded, so
+      // a failed apply never reads as a manifest dropped from the work.
+      const read = await this.readLive(path);
+      return failM(message, { retry, read, ...liveOf(read) });
     }
   }
 

@@ -71,18 +71,27 @@ export class WorkReconciler {
       if (r.retryAfterMs !== undefined) retryAfter = Math.min(retryAfter ?? Infinity, r.retryAfterMs);
       const m = r.resourceMeta;
       let live = r.live;
-      if (r.owned && live && m.resource) {
+      if (live && m.resource) {
         const ref: AppliedRef = { group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, ordinal: r.ordinal };
-        const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
-        if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
+        if (r.owned) {
+          const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
+          if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
+          refs.push(ref);
+          this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
+        }
+        // Every manifest whose object exists is recorded, as OCM's appliedmanifestcontroller does:
+        // one that failed to apply (a conflict) is still in the work, not dropped from it.
         now.push({ group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, uid: live.metadata?.uid });
-        refs.push(ref);
-        this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
       }
       finalResults.push(live === r.live ? r : { ...r, live });
     }
     // Objects dropped from the work since the last apply: collected per OCM's rules; those still
     // going stay recorded until gone.
+    // A recorded object whose manifest is still in the work but could not be read or mapped this
+    // time (WEC or discovery trouble) stays recorded: only what left the work is collected.
+    const stillInWork = (e: AppliedManifestResourceMeta) => results.some((r) => r.resourceMeta.group === e.group
+      && r.resourceMeta.namespace === e.namespace && r.resourceMeta.name === e.name && (r.resourceMeta.resource === '' || r.resourceMeta.resource === e.resource));
+    for (const e of untracked(amw.status?.appliedResources ?? [], now)) if (stillInWork(e)) now.push(e);
     const dropped = untracked(amw.status?.appliedResources ?? [], now);
     let pending: AppliedManifestResourceMeta[] = [];
     if (dropped.length) {

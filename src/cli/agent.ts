@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import type { CreateWorker } from '../agent/worker-factory.js';
 import { ClusterAgent } from '../agent/cluster-agent.js';
-import { ApplyEngine } from '../agent/apply-engine.js';
+import { ApplyEngine, type EngineLog } from '../agent/apply-engine.js';
 import { createAgentMetrics, type AgentMetrics } from '../agent/metrics.js';
 import { stderrLog, type AgentLog } from '../agent/log.js';
 import { upstreamFromKubeconfig } from '../kube/upstream.js';
@@ -45,9 +45,16 @@ export function checkAgentFlags(f: AgentFlags): AgentInvocation {
   return { mode: 'pull', cluster: f.cluster, agentID: f.agentId ?? `ksview-agent-${f.cluster}`, fleetID: f.fleetId };
 }
 
+/** The engine's structured lines as one log line each: `apply failed work=w ordinal=1 status=409 message="…"`. */
+function engineLog(log: (line: string) => void): EngineLog {
+  const line = (msg: string, fields?: Record<string, unknown>) =>
+    log(fields ? `${msg} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' && /[\s"]/.test(v) ? JSON.stringify(v) : String(v)}`).join(' ')}` : msg);
+  return { info: line, warn: line };
+}
+
 /** The real worker: a ClusterAgent driving an ApplyEngine on the cluster's WEC. */
 const realWorkerFactory = (metrics: AgentMetrics): CreateWorker =>
-  (o) => new ClusterAgent({ ...o, applier: new ApplyEngine({ wec: o.wec, log: { info: o.log, warn: o.log } }), metrics });
+  (o) => new ClusterAgent({ ...o, applier: new ApplyEngine({ wec: o.wec, log: engineLog(o.log) }), metrics });
 
 export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; createWorker?: CreateWorker } = {}): Promise<() => Promise<void>> {
   const inv = checkAgentFlags(f);

@@ -5,6 +5,7 @@
 // with OCM's default intervals and its log in a file, and stopped by its pid.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Progress } from '../util/progress.js';
@@ -66,6 +67,8 @@ export interface OcmWorkAgentOptions {
   agentId?: string;
   /** Extra flags (e.g. `--status-sync-interval`); none by default: OCM's own defaults. */
   extraArgs?: string[];
+  /** Loopback port of its metrics/health server (startOcmWorkAgent picks a free one). */
+  listenPort?: number;
 }
 
 export interface OcmWorkAgent {
@@ -90,15 +93,29 @@ export function ocmWorkAgentArgs(o: Omit<OcmWorkAgentOptions, 'binary' | 'log'>)
     // One agent per cluster here, so no election; library-go's metrics/health server on a free
     // loopback port instead of 0.0.0.0:8443, so two agents can run side by side.
     '--disable-leader-election',
-    '--listen=127.0.0.1:0',
+    // Not port 0: library-go then leaves its serving config unset and the agent panics at start
+    // (nil SecureServing in serving.ToServerConfig, library-go of OCM v1.2.0).
+    `--listen=127.0.0.1:${o.listenPort ?? 8443}`,
     '--namespace=default',
     ...(o.extraArgs ?? []),
   ];
 }
 
+/** A loopback port nobody listens on right now (the kernel's choice). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 /** Starts OCM's work agent as a child of this process (it ends with it). */
-export function startOcmWorkAgent(o: OcmWorkAgentOptions): OcmWorkAgent {
-  const args = ocmWorkAgentArgs(o);
+export async function startOcmWorkAgent(o: OcmWorkAgentOptions): Promise<OcmWorkAgent> {
+  const args = ocmWorkAgentArgs({ ...o, listenPort: o.listenPort ?? await freeLoopbackPort() });
   const fd = openSync(o.log, 'a');
   let child: ChildProcess;
   try {

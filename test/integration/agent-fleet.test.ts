@@ -25,7 +25,7 @@ t.test('a WEC held by another fleet is refused with a condition saying so, and t
   // Accepted by the hub, so the refusal alone is what keeps the agent from applying.
   managedCluster(t, cluster, { name: cluster });
   const wec1Kubeconfig = kcOk('wec1', ['config', 'view', '--minify', '--flatten', '--context', 'wec1']);
-  kcOk('its1', ['-n', cluster, 'create', 'secret', 'generic', `${cluster}-kubeconfig`, '--from-file=kubeconfig=/dev/stdin'], wec1Kubeconfig);
+  kcOk('its1', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${cluster}-kubeconfig`, namespace: cluster }, stringData: { kubeconfig: wec1Kubeconfig } }));
   // Teardowns run last-registered first: the work (and its finalizer) goes while the agent still serves the cluster.
   t.teardown(() => { kc('its1', ['-n', cluster, 'delete', 'secret', `${cluster}-kubeconfig`, '--ignore-not-found']); });
   writeWork(t, cluster, 'cm', [configMap('default', cmName, { a: '1' })]);

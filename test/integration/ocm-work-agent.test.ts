@@ -4,10 +4,10 @@
 // `work-agent-kubestellar-<wds>`), reports them in OCM's status shape, records its
 // AppliedManifestWork `<hub hash>-<work>`, and cleans the WEC when a work is deleted.
 //
-// Kept apart from the agents `ksview spaces up` runs (awaiting the merge of issue 11: a pull agent
-// for wec1 and a push agent for wec2): a fresh cluster name registered in its1 whose WEC is wec2,
-// with namespaces of its own in wec2. Nothing here depends on those agents; once they land, the
-// push agent serves only clusters with a `<cluster>-kubeconfig` Secret, which this cluster has not.
+// Kept apart from the agents `ksview spaces up` runs (a pull agent for wec1, a push agent for
+// wec2): a fresh cluster name registered in its1 whose WEC is wec2, with namespaces of its own in
+// wec2. The push agent serves only clusters with a `<cluster>-kubeconfig` Secret, which this
+// cluster has not, so OCM's agent alone serves it.
 import t from 'tap';
 import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
@@ -36,13 +36,8 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
         spec: { replicas: 1, selector: { matchLabels: { app: 'web' } },
           template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } } } },
   ];
-  const works = objects.map(({ id, manifest }) => {
-    const w = manifestWork(manifest, { wds: WDS, cluster, id, policies: [cluster], createOnly: false }) as Obj;
-    // The issue's first part asks placement for WellKnownStatus feedback; until that lands in
-    // wrapping.ts the test asks for it itself so OCM's agent reports the Deployment's availability.
-    for (const c of w.spec.manifestConfigs) c.feedbackRules ??= [{ type: 'WellKnownStatus' }];
-    return w;
-  });
+  // Exactly as placement writes them (feedbackRules included: WellKnownStatus for the Deployment).
+  const works = objects.map(({ id, manifest }) => manifestWork(manifest, { wds: WDS, cluster, id, policies: [cluster], createOnly: false }) as Obj);
   for (const w of works) kcOk('its1', ['apply', '--server-side', '--field-manager', 'ksview-test', '-f', '-'], JSON.stringify(w));
 
   const get = (name: string): Obj => JSON.parse(kcOk('its1', ['-n', cluster, 'get', 'manifestwork', name, '-o', 'json'])) as Obj;
@@ -50,7 +45,7 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
 
   await t.test('the objects live in wec2, applied under the WDS field manager', async (t) => {
     const cm = await waitUntil('the ConfigMap in wec2', () => {
-      const r = kc('wec2', ['-n', ns, 'get', 'configmap', 'settings', '-o', 'json']);
+      const r = kc('wec2', ['-n', ns, 'get', 'configmap', 'settings', '-o', 'json', '--show-managed-fields']);
       return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
     }, 90_000);
     t.equal(cm.data.greeting, 'hello');

@@ -82,6 +82,23 @@ t.test('a manifest dropped from a work: its object deleted with a uid preconditi
   t.same((h.wecObj(amwPath('w1')) as AppliedManifestWork).status!.appliedResources!.map((r) => r.name), ['a']);
 });
 
+t.test('a manifest that fails to apply is still in the work: its object is neither collected nor forgotten', async (t) => {
+  for (const failure of ['conflict', 'unmapped'] as const) {
+    const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+    await h.rec.reconcile('w1');
+    h.applier.failing.set('b', failure);
+    h.wec.writes.length = 0;
+    await h.rec.reconcile('w1');
+    t.notOk(h.wec.writes.some((w) => w.method === 'DELETE'), `${failure}: nothing deleted`);
+    t.ok(h.wecObj(CM_B), `${failure}: b is still in the WEC`);
+    t.same((h.wecObj(amwPath('w1')) as AppliedManifestWork).status!.appliedResources!.map((r) => r.name), ['a', 'b'], `${failure}: b still recorded`);
+    h.applier.failing.delete('b');
+    h.setWork(work('w1', [cm('app', 'a')]));
+    await h.rec.reconcile('w1');
+    t.notOk(h.wecObj(CM_B), `${failure}: once dropped from the work, b is collected`);
+  }
+});
+
 t.test('a dropped object re-created by someone else (other uid) is left alone', async (t) => {
   const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
   await h.rec.reconcile('w1');
