@@ -3,8 +3,8 @@
 // AppliedManifestWork handling):
 // - a live work: finalizer held; its AppliedManifestWork ensured; applied through the WorkApplier;
 //   owner references set per deleteOption (ours when the work owns the object, removed otherwise);
-//   resources dropped since the last apply collected (uid and other-owner rules); appliedResources
-//   recorded; the applied objects watched; results handed to the status writer.
+//   resources dropped since the last apply collected (uid and other-owner rules; a manifest still
+//   in the work whose apply failed is not dropped: it stays recorded); appliedResources recorded; the applied objects watched; results handed to the status writer.
 // - a work being deleted (Foreground/Orphan/SelectivelyOrphan all go through owner references):
 //   its resources deleted and waited for, then its AppliedManifestWork deleted, then the finalizer
 //   removed so the ManifestWork goes.
@@ -109,9 +109,16 @@ export class WorkReconciler {
       }
       finalResults.push(live === r.live ? r : { ...r, live });
     }
+    // A manifest still in the work whose apply failed this time (a conflict: another manager took
+    // its fields) is not dropped: as in OCM, what the work carries stays recorded while it exists,
+    // so it is neither deleted nor orphaned — the other manager's content stays.
+    const failedNow = finalResults.filter((r) => r.resourceMeta.resource && r.conditions.some((c) => c.type === 'Applied' && c.status === 'False'))
+      .map((r): AppliedManifestResourceMeta => ({ group: r.resourceMeta.group, version: r.resourceMeta.version, resource: r.resourceMeta.resource,
+        namespace: r.resourceMeta.namespace, name: r.resourceMeta.name }));
+    const kept = (amw.status?.appliedResources ?? []).filter((a) => untracked([a], failedNow).length === 0 && untracked([a], now).length > 0);
     // Objects dropped from the work since the last apply: collected per OCM's rules; those still
     // going stay recorded until gone.
-    const dropped = untracked(amw.status?.appliedResources ?? [], now);
+    const dropped = untracked(untracked(amw.status?.appliedResources ?? [], now), kept);
     let pending: AppliedManifestResourceMeta[] = [];
     if (dropped.length) {
       const gc = await deleteAppliedResources(this.d.wec, dropped, owner, (r) => this.d.applied.carriedElsewhere(r, amw.metadata.name));
@@ -123,7 +130,7 @@ export class WorkReconciler {
       if (gc.errors.length) pending = dropped; // keep them recorded; try again
       else if (pending.length < dropped.length) this.retryConflicted(name);
     }
-    amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
+    amw = await this.d.applied.setApplied(amw, [...now, ...kept, ...pending]);
     this.d.watcher.setWork(name, refs);
     this.d.status.setResults(name, finalResults);
     if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, PENDING_REQUEUE_MS);

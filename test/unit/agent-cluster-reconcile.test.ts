@@ -162,6 +162,17 @@ t.test('a conflicted work is retried with backoff, and at once when another work
   t.same(h.applied.get('w2')!.status!.appliedResources!.map((r) => r.name), ['a'], 'and w2 owns the ConfigMap');
 });
 
+t.test('a manifest applied before and conflicted now stays recorded: not collected, the other manager\'s content stays', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+  await h.rec.reconcile('w1');
+  h.applier.conflictOn.add(`w1|${CM_A}`);
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.wec.writes.filter((w) => w.method === 'DELETE'), [], 'nothing deleted');
+  t.ok(h.wecObj(CM_A), 'the conflicted ConfigMap is still there');
+  t.same(h.applied.get('w1')!.status!.appliedResources!.map((r) => r.name).sort(), ['a', 'b'], 'and still recorded as the work\'s');
+});
+
 t.test('Orphan: no owner references, nothing deleted with the work', async (t) => {
   const h = await harness([work('w1', [ns('app'), cm('app', 'a')], { deleteOption: { propagationPolicy: 'Orphan' } })]);
   await h.rec.reconcile('w1');
