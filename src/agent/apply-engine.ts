@@ -3,7 +3,8 @@
 // parallel; the strategy of the first matching manifestConfig (OCM's FindManifestConfiguration,
 // default Update); a custom resource whose CRD the same work carries waits (bounded) for discovery
 // to serve it. A bad manifest never throws: its Applied=False condition carries the WEC's words,
-// and a failure that may pass by itself sets retryAfterMs.
+// a failure that may pass by itself sets retryAfterMs, and a conflict with another field manager
+// (409) sets `conflict` (retried with backoff by the work reconciler).
 import type { JsonObject, KubeObject } from '../kube/objects.js';
 import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
 import { upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -70,6 +71,8 @@ interface Attempt {
   read?: LiveRead;
   owned: boolean;
   retry?: boolean;
+  /** A 409 from the WEC: another field manager owns what we apply. */
+  conflict?: boolean;
 }
 
 export class ApplyEngine implements WorkApplier {
@@ -126,6 +129,7 @@ export class ApplyEngine implements WorkApplier {
       ordinal, resourceMeta: a.meta, owned: a.error === undefined && a.owned, conditions, feedback,
       ...(a.live ? { live: a.live } : {}),
       ...(a.retry ? { retryAfterMs: this.retryAfterMs } : {}),
+      ...(a.conflict ? { conflict: true } : {}),
     };
   }
 
@@ -190,7 +194,7 @@ export class ApplyEngine implements WorkApplier {
       // The object as it is (e.g. kept by another manager after a conflict): still recorded, so
       // a failed apply never reads as a manifest dropped from the work.
       const read = await this.readLive(path);
-      return failM(message, { retry, read, ...liveOf(read) });
+      return failM(message, { retry, conflict: status === 409, read, ...liveOf(read) });
     }
   }
 

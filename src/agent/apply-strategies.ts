@@ -1,6 +1,7 @@
 // The update strategies of OCM's work agent v1.2.0 (pkg/work/spoke/apply), one HTTP exchange each
 // against the WEC: ServerSideApply (PATCH apply-patch, the config's field manager or `work-agent`,
-// force only when asked; a 409 conflict is the manifest's error, not retried), Update (create if
+// force only when asked; a 409 conflict is the manifest's error, retried by the work reconciler
+// with backoff), Update (create if
 // absent, else PUT with the live labels/annotations merged under the manifest's, the live
 // finalizers and resourceVersion; skipped when nothing differs), CreateOnly (create if absent,
 // never update) and ReadOnly (only GET). Errors carry the WEC's own message.

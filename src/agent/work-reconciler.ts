@@ -3,12 +3,18 @@
 // AppliedManifestWork handling):
 // - a live work: finalizer held; its AppliedManifestWork ensured; applied through the WorkApplier;
 //   owner references set per deleteOption (ours when the work owns the object, removed otherwise);
-//   resources dropped since the last apply collected (uid and other-owner rules); appliedResources
-//   recorded; the applied objects watched; results handed to the status writer.
+//   resources dropped since the last apply collected (uid and other-owner rules; a manifest still
+//   in the work whose apply failed is not dropped: it stays recorded); appliedResources recorded;
+//   the applied objects watched; results handed to the status writer.
 // - a work being deleted (Foreground/Orphan/SelectivelyOrphan all go through owner references):
 //   its resources deleted and waited for, then its AppliedManifestWork deleted, then the finalizer
 //   removed so the ManifestWork goes.
 // - no work (gone while we were down): its AppliedManifestWork's resources collected, then it.
+// - a work with a manifest the WEC refused for another field manager's ownership (SSA conflict,
+//   e.g. the same object from two WDSs): requeued with backoff (CONFLICT_RETRY_*), as OCM
+//   requeues a failed work rate-limited; and every such work at once when a work of the cluster
+//   released its objects (deleted, or its resources collected), since that is when a conflict
+//   usually ends — the other WDS's object went.
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import type { KubeObject } from '../kube/objects.js';
@@ -22,6 +28,14 @@ import type { StatusWriter } from './status-writer.js';
 
 /** How soon a work with deletions still pending is looked at again (OCM requeues likewise). */
 export const PENDING_REQUEUE_MS = 1000;
+/** A conflicted work is retried after 1 s, doubling per attempt up to a minute, until it applies. */
+export const CONFLICT_RETRY_BASE_MS = 1000;
+export const CONFLICT_RETRY_MAX_MS = 60_000;
+
+/** The backoff before attempt `n + 1` of a work conflicted `n` times in a row. */
+export function conflictRetryMs(n: number): number {
+  return Math.min(CONFLICT_RETRY_BASE_MS * 2 ** Math.min(n, 16), CONFLICT_RETRY_MAX_MS);
+}
 
 export interface WorkReconcilerDeps {
   cluster: string;
@@ -40,7 +54,15 @@ export interface WorkReconcilerDeps {
 }
 
 export class WorkReconciler {
+  /** Works with a conflicted manifest → how many attempts in a row conflicted. */
+  private readonly conflicted = new Map<string, number>();
+
   constructor(private readonly d: WorkReconcilerDeps) {}
+
+  /** The works waiting for a conflict to end (tests, /metrics). */
+  conflictedWorks(): string[] {
+    return [...this.conflicted.keys()].sort();
+  }
 
   async reconcile(name: string): Promise<void> {
     const work = this.d.work(name);
@@ -65,6 +87,13 @@ export class WorkReconciler {
     const refs: AppliedRef[] = [];
     let retryAfter: number | undefined;
     const finalResults: ManifestApplyResult[] = [];
+    if (results.some((r) => r.conflict)) {
+      const n = this.conflicted.get(name) ?? 0;
+      this.conflicted.set(name, n + 1);
+      retryAfter = conflictRetryMs(n);
+    } else {
+      this.conflicted.delete(name);
+    }
     for (const r of results) {
       const applied = r.conditions.find((c) => c.type === 'Applied')?.status === 'True';
       metrics.applies.inc({ cluster, outcome: applied ? 'applied' : 'failed' });
@@ -102,6 +131,7 @@ export class WorkReconciler {
         this.d.log(`${cluster}/${name}: ${e.message}`);
       }
       if (gc.errors.length) pending = dropped; // keep them recorded; try again
+      else if (pending.length < dropped.length) this.retryConflicted(name);
     }
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
     this.d.watcher.setWork(name, refs);
@@ -140,9 +170,17 @@ export class WorkReconciler {
         return false;
       }
       await this.d.applied.delete(amw);
+      this.conflicted.delete(name);
+      this.retryConflicted(name);
     }
+    this.conflicted.delete(name);
     await this.d.status.forget(name);
     return true;
+  }
+
+  /** A work released objects in the WEC: the works conflicted over some object try again now. */
+  private retryConflicted(releasedBy: string): void {
+    for (const w of this.conflicted.keys()) if (w !== releasedBy) this.d.enqueueAfter(w, 0);
   }
 
   /** Writes the finalizer list (merge patch with the resourceVersion read: a concurrent change is a 409 and a retry). */

@@ -6,9 +6,9 @@ import { Command, CommanderError, Option } from 'commander';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectVersion, repoRoot } from '../util/repo-root.js';
-import { readState } from '../spaces/state.js';
+import { optionsOfState, readState } from '../spaces/state.js';
 import { defaultCacheDir, gotemplatePath, protojsonPath } from '../spaces/binaries.js';
-import { DEFAULT_PORT_BASE, DEFAULT_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
+import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { fsProblem } from '../util/fs-error.js';
@@ -17,7 +17,7 @@ import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, res
 import type { AgentFlags } from './agent.js';
 
 interface DirOption { dir: string }
-interface UpFlags extends DirOption { wecs: number; portBase: number }
+interface UpFlags extends DirOption { wecs: number; wdss: number; portBase: number }
 
 /**
  * A failed start of `serve`, as the user should see it: what the user can act on becomes a
@@ -52,8 +52,9 @@ function buildProgram(): Command {
 
   const spaces = program.command('spaces').description('local spaces: real kube-apiservers on loopback');
   spaces.command('up')
-    .description('start (or reuse, or restart what died) the local system: etcd, a kube-apiserver per space (wds1, its1, wec1..wecN), ksview serve for wds1, the accepted ManagedClusters and the agents')
-    .option('--wecs <n>', 'number of workload execution clusters', intOption(0, 20), DEFAULT_WECS)
+    .description('start (or reuse, or restart what died) the local system: etcd, a kube-apiserver per space (wds1..wdsM, its1, wec1..wecN), ksview serve for each WDS, the accepted ManagedClusters and the agents')
+    .option('--wecs <n>', 'number of workload execution clusters', intOption(0, MAX_WECS), DEFAULT_WECS)
+    .option('--wdss <n>', 'number of workload definition spaces, each with its own ksview serve', intOption(1, MAX_WDSS), DEFAULT_WDSS)
     .option('--port-base <port>', 'first loopback port used', intOption(1024, 65000), DEFAULT_PORT_BASE)
     .option(...dirOption)
     .action(async (flags: UpFlags) => {
@@ -104,19 +105,19 @@ function buildProgram(): Command {
   program.command('kubeconfig')
     .description('print the kubeconfig of the local spaces (a context per space)')
     .option(...dirOption)
-    .option('--view', 'add the context wds1-view, whose server is the view root, and make it current')
+    .option('--view', 'add the context <wds>-view of each WDS, whose server is its view root, and make wds1-view current')
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .action(async (flags: DirOption & { output?: string; view?: boolean }) => {
       const state = readState(path.join(flags.dir, 'state.json'));
       if (!state || !existsSync(path.join(flags.dir, 'kubeconfig'))) {
         throw new UserError(`no kubeconfig in ${flags.dir}: run 'ksview spaces up'`);
       }
-      const { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } = await import('../spaces/kubeconfig.js');
+      const { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntries } = await import('../spaces/kubeconfig.js');
       const { viewRoot } = await import('../apiserver/view-group.js');
-      const layout = spacesLayout({ dir: flags.dir, portBase: state.portBase, wecs: state.wecs });
+      const layout = spacesLayout(optionsOfState(flags.dir, state));
       const entries = spaceKubeconfigEntries(layout);
-      if (flags.view) entries.push(viewKubeconfigEntry(layout, viewRoot));
-      const text = renderKubeconfig(entries, flags.view ? entries.at(-1)!.name : undefined);
+      if (flags.view) entries.push(...viewKubeconfigEntries(layout, viewRoot));
+      const text = renderKubeconfig(entries, flags.view ? 'wds1-view' : undefined);
       if (!flags.output) {
         process.stdout.write(text);
         return;

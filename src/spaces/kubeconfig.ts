@@ -2,7 +2,7 @@
 // after the space), credentials embedded so the file can be copied anywhere.
 import { writeFileSync } from 'node:fs';
 import YAML from 'yaml';
-import type { SpacesLayout } from './layout.js';
+import { wdsSpaces, type SpacesLayout } from './layout.js';
 import { readAdminCredentials } from './space-pki.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -46,11 +46,18 @@ export function spaceKubeconfigEntries(layout: SpacesLayout): KubeconfigEntry[] 
   });
 }
 
-/** The context `<wds>-view`: the WDS's credentials, with the view root as server URL. */
+/** The context `wds1-view`: wds1's credentials, with the view root as server URL. */
 export function viewKubeconfigEntry(layout: SpacesLayout, viewPath: (wds: string) => string): KubeconfigEntry {
-  const wds = layout.spaces.find((s) => s.role === 'wds')!;
-  const entry = spaceKubeconfigEntries(layout).find((e) => e.name === wds.name)!;
-  return { ...entry, name: `${wds.name}-view`, server: entry.server + viewPath(wds.name) };
+  return viewKubeconfigEntries(layout, viewPath)[0]!;
+}
+
+/** The contexts `<wds>-view` of every WDS (wds1-view first). */
+export function viewKubeconfigEntries(layout: SpacesLayout, viewPath: (wds: string) => string): KubeconfigEntry[] {
+  const entries = spaceKubeconfigEntries(layout);
+  return wdsSpaces(layout).map((wds) => {
+    const entry = entries.find((e) => e.name === wds.name)!;
+    return { ...entry, name: `${wds.name}-view`, server: entry.server + viewPath(wds.name) };
+  });
 }
 
 export function writeSpacesKubeconfig(layout: SpacesLayout): void {

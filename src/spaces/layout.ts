@@ -14,6 +14,8 @@ export interface SpaceLayout {
   schedulerPort: number;
   /** Folder with this space's PKI and logs. */
   dir: string;
+  /** A WDS only: the port of its `ksview serve` (process `<wds>/ksview-serve`). */
+  viewServerPort?: number;
 }
 
 export interface SpacesLayout {
@@ -23,7 +25,7 @@ export interface SpacesLayout {
   spaces: SpaceLayout[];
   kubeconfigPath: string;
   statePath: string;
-  /** Port of `ksview serve` for wds1 when the spaces run it (demo, tests). */
+  /** Port of `ksview serve` for wds1 when the spaces run it (demo, tests); other WDSs: their SpaceLayout. */
   viewServerPort: number;
   /** Endpoints (/healthz, /readyz, /metrics, /federatedresources) of the pull agent of wec1. */
   pullAgentPort: number;
@@ -34,15 +36,27 @@ export interface SpacesLayout {
 export interface SpacesOptions {
   /** State folder: PKI, etcd data, logs, pids, kubeconfig. */
   dir: string;
-  /** First loopback port; the spaces use the 10 * (spaces + 1) ports from it. */
+  /** First loopback port; the spaces use blocks of ten ports from it (see spacesLayout). */
   portBase: number;
   wecs: number;
+  /** WDSs: wds1 … wdsN (default 1). */
+  wdss?: number;
 }
 
 export const DEFAULT_PORT_BASE = 16400;
 export const DEFAULT_WECS = 2;
-/** Ports reserved per space: kube-apiserver, kube-controller-manager, kube-scheduler. */
+export const MAX_WECS = 20;
+export const DEFAULT_WDSS = 1;
+export const MAX_WDSS = 5;
+/** Ports reserved per space: kube-apiserver, kube-controller-manager, kube-scheduler; a WDS's serve at +5. */
 const PORTS_PER_SPACE = 10;
+/**
+ * The block of wds2: after the blocks every allowed WEC may take (wds1, its1, wec1…wec20 are
+ * blocks 1…22), so the ports of wds1, its1 and the WECs never move when WDSs are added, and
+ * adding WECs never moves a WDS.
+ */
+const EXTRA_WDS_FIRST_BLOCK = MAX_WECS + 3;
+const SERVE_OFFSET = 5;
 
 export function defaultSpacesDir(env = process.env): string {
   if (env.KSVIEW_SPACES_DIR) return env.KSVIEW_SPACES_DIR;
@@ -50,18 +64,26 @@ export function defaultSpacesDir(env = process.env): string {
   return path.join(stateHome, 'kubestellar-view', 'spaces');
 }
 
-export function spaceNames(wecs: number): Array<{ name: string; role: SpaceRole }> {
-  const names: Array<{ name: string; role: SpaceRole }> = [
-    { name: 'wds1', role: 'wds' },
-    { name: 'its1', role: 'its' },
+/** The spaces, in start order: wds1, its1, wec1…wecN, then wds2…wdsM. */
+export function spaceNames(wecs: number, wdss = DEFAULT_WDSS): Array<{ name: string; role: SpaceRole; block: number }> {
+  const names: Array<{ name: string; role: SpaceRole; block: number }> = [
+    { name: 'wds1', role: 'wds', block: 1 },
+    { name: 'its1', role: 'its', block: 2 },
   ];
-  for (let i = 1; i <= wecs; i++) names.push({ name: `wec${i}`, role: 'wec' });
+  for (let i = 1; i <= wecs; i++) names.push({ name: `wec${i}`, role: 'wec', block: 2 + i });
+  for (let i = 2; i <= wdss; i++) names.push({ name: `wds${i}`, role: 'wds', block: EXTRA_WDS_FIRST_BLOCK + i - 2 });
   return names;
 }
 
+/**
+ * Ports, in blocks of ten from the port base: block 0 is etcd (+0, +1), wds1's serve (+5) and the
+ * agents (+6, +7); block 1 wds1, block 2 its1, blocks 3… the WECs; wds2… from block 23 on, each
+ * with its serve at +5 of its own block (port base 16400: wds2 at 16630, its serve at 16635).
+ */
 export function spacesLayout(opts: SpacesOptions): SpacesLayout {
-  const spaces = spaceNames(opts.wecs).map(({ name, role }, i) => {
-    const first = opts.portBase + PORTS_PER_SPACE * (i + 1);
+  const viewServerPort = opts.portBase + SERVE_OFFSET;
+  const spaces = spaceNames(opts.wecs, opts.wdss).map(({ name, role, block }): SpaceLayout => {
+    const first = opts.portBase + PORTS_PER_SPACE * block;
     return {
       name,
       role,
@@ -69,6 +91,7 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
       controllerManagerPort: first + 1,
       schedulerPort: first + 2,
       dir: path.join(opts.dir, name),
+      ...(role === 'wds' ? { viewServerPort: block === 1 ? viewServerPort : first + SERVE_OFFSET } : {}),
     };
   });
   return {
@@ -78,7 +101,7 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
     spaces,
     kubeconfigPath: path.join(opts.dir, 'kubeconfig'),
     statePath: path.join(opts.dir, 'state.json'),
-    viewServerPort: opts.portBase + 5,
+    viewServerPort,
     // Inside the first block of ten, beside etcd and serve: the spaces' own ports never move.
     pullAgentPort: opts.portBase + 6,
     pushAgentPort: opts.portBase + 7,
@@ -100,11 +123,21 @@ export function layoutPorts(layout: SpacesLayout): Array<{ port: number; what: s
   return ports;
 }
 
+/** The WDS spaces, wds1 first. */
+export function wdsSpaces(layout: SpacesLayout): SpaceLayout[] {
+  return layout.spaces.filter((s) => s.role === 'wds');
+}
+
+/** The process name of a WDS's `ksview serve`. */
+export const serveProcessName = (wds: string): string => `${wds}/ksview-serve`;
+
 /** The ports of our own Node processes (serve, agents), keyed by process name. */
 export function nodePorts(layout: SpacesLayout): Array<{ port: number; what: string }> {
+  const [wds1, ...others] = wdsSpaces(layout);
   return [
-    { port: layout.viewServerPort, what: 'wds1/ksview-serve' },
+    { port: layout.viewServerPort, what: serveProcessName(wds1?.name ?? 'wds1') },
     { port: layout.pullAgentPort, what: 'wec1/ksview-agent' },
     { port: layout.pushAgentPort, what: 'its1/ksview-agent-push' },
+    ...others.map((s) => ({ port: s.viewServerPort!, what: serveProcessName(s.name) })),
   ];
 }

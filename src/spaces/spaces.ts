@@ -14,11 +14,11 @@ import type { ProbeResult } from '../kube/wait.js';
 import { probeApiserver, probeComponent, probeEtcd, probeHttp } from './health.js';
 import { agentCommands } from './agents.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
-import { layoutPorts, spacesLayout, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
+import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
 import { isRunning, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
-import { readState, writeState, type SpacesState } from './state.js';
+import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
 export interface UpOptions extends SpacesOptions {
   cacheDir: string;
@@ -108,7 +108,7 @@ export function processNames(layout: SpacesLayout): string[] {
     names.push(`${s.name}/kube-apiserver`, `${s.name}/kube-controller-manager`);
     if (s.role === 'wec') names.push(`${s.name}/kube-scheduler`, `${s.name}/kwok`);
   }
-  names.push('wds1/ksview-serve', ...agentCommands(layout).map((a) => a.name));
+  names.push(...wdsSpaces(layout).map((s) => serveProcessName(s.name)), ...agentCommands(layout).map((a) => a.name));
   return names;
 }
 
@@ -116,7 +116,7 @@ export function processNames(layout: SpacesLayout): string[] {
 export async function spacesStop(dir: string, name: string): Promise<{ stopped: boolean }> {
   const state = readState(path.join(dir, 'state.json'));
   if (!state) throw new UserError(`no spaces in ${dir}: run 'ksview spaces up'`);
-  const layout = spacesLayout({ dir, portBase: state.portBase, wecs: state.wecs });
+  const layout = spacesLayout(optionsOfState(dir, state));
   const wanted = parseProcessName(name, processNames(layout));
   const rec = state.processes.find((p) => p.name === wanted);
   if (!rec || !isRunning(rec)) return { stopped: false };
@@ -143,14 +143,16 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const { progress } = opts;
   const timeout = opts.readyTimeoutMs ?? 120_000;
   const layout = spacesLayout(opts);
+  const wdss = opts.wdss ?? DEFAULT_WDSS;
   const previous = readState(layout.statePath);
-  if (previous && (previous.portBase !== opts.portBase || previous.wecs !== opts.wecs)
+  // More WDSs than before is fine on running spaces (theirs are new ports; nothing else moves).
+  if (previous && (previous.portBase !== opts.portBase || previous.wecs !== opts.wecs || (previous.wdss ?? 1) > wdss)
     && previous.processes.some(isRunning)) {
-    throw new UserError(`spaces in ${layout.dir} already run with --port-base ${previous.portBase} --wecs ${previous.wecs}; run 'ksview spaces down' first`);
+    throw new UserError(`spaces in ${layout.dir} already run with --port-base ${previous.portBase} --wecs ${previous.wecs} --wdss ${previous.wdss ?? 1}; run 'ksview spaces down' first`);
   }
   const bins: Binaries = await ensureBinaries(opts.cacheDir, progress);
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
-  const state: SpacesState = { portBase: opts.portBase, wecs: opts.wecs, processes: previous?.processes ?? [] };
+  const state: SpacesState = { portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [] };
   const launcher = new Launcher(layout, state, progress);
   writeState(layout.statePath, state);
   await checkPorts(layout, launcher);
@@ -197,12 +199,13 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
     progress.step(`${s.name}: ${nodes.length} kwok nodes Ready`);
   }));
 
-  // The whole local system: the view and placement for wds1, the inventory, the agents. Our Node
-  // processes are replaced when `restartNode` (tests, demo: run the code just built).
+  // The whole local system: the view and placement of each WDS, the inventory, the agents. Our
+  // Node processes are replaced when `restartNode` (tests, demo: run the code just built).
   if (opts.spacesOnly) return layout;
   const { ensureViewServer } = await import('./view-server.js');
   const { ensureAgents, ensureInventory } = await import('./agents.js');
-  await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false });
+  // One at a time: the first installs the ITS CRDs the others then find.
+  for (const wds of wdsSpaces(layout)) await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false, wds: wds.name });
   await ensureInventory(layout, progress);
   await ensureAgents(layout, progress, { restart: opts.restartNode ?? false });
   return layout;
@@ -238,16 +241,16 @@ export async function spacesDown(dir: string): Promise<DownResult> {
   const rank = (r: ProcessRecord) => (r.name === 'etcd' ? 2 : r.name.endsWith('/kube-apiserver') ? 1 : 0);
   const live = state.processes.filter(isRunning);
   for (const level of [0, 1, 2]) await stopAll(live.filter((r) => rank(r) === level));
-  removeState(dir, state.wecs);
+  removeState(dir, state.wecs, state.wdss ?? 1);
   return { stopped: live.length };
 }
 
 /** Removes what `up` wrote, and only that: never a folder the user pointed at by mistake. */
-function removeState(dir: string, wecs: number): void {
-  const layout = spacesLayout({ dir, portBase: 0, wecs });
+function removeState(dir: string, wecs: number, wdss = 1): void {
+  const layout = spacesLayout({ dir, portBase: 0, wecs, wdss });
   const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'logs', ...layout.spaces.map((s) => s.name)]);
   for (const entry of readdirSync(dir)) {
-    if (ours.has(entry) || /^wec\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
+    if (ours.has(entry) || /^(wec|wds)\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
   }
   try { rmdirSync(dir); } catch { /* not empty: something else lives there */ }
 }
@@ -262,7 +265,7 @@ export interface SpaceStatus {
 export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefined> {
   const state = readState(path.join(dir, 'state.json'));
   if (!state) return undefined;
-  const layout = spacesLayout({ dir, portBase: state.portBase, wecs: state.wecs });
+  const layout = spacesLayout(optionsOfState(dir, state));
   const proc = (name: string) => state.processes.find((p) => p.name === name);
   const alive = (name: string) => {
     const p = proc(name);
@@ -284,7 +287,7 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
       components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
       components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
     }
-    if (s.role === 'wds') components.push(await check('ksview-serve', () => probeComponent(layout.viewServerPort)));
+    if (s.role === 'wds') components.push(await check('ksview-serve', () => probeComponent(s.viewServerPort ?? layout.viewServerPort)));
     // The agents answer /readyz: ready means connected to the ITS (and, pull, its WEC).
     // Listed once started (KSVIEW_SPACES_NO_AGENTS=1 starts none); a dead one stays recorded: "not running".
     for (const a of agentCommands(layout).filter((c) => c.name.startsWith(`${s.name}/`) && proc(c.name))) {

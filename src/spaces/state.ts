@@ -1,12 +1,20 @@
 // The state file of local spaces (state.json in the state folder): which processes run for which
 // options. `up` reads it to reuse live processes, `down` to stop them, `status` to report.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import type { SpacesOptions } from './layout.js';
 import type { ProcessRecord } from './processes.js';
 
 export interface SpacesState {
   portBase: number;
   wecs: number;
+  /** Absent in state written before there could be more than one WDS: 1. */
+  wdss?: number;
   processes: ProcessRecord[];
+}
+
+/** The options the recorded spaces run with. */
+export function optionsOfState(dir: string, state: SpacesState): SpacesOptions {
+  return { dir, portBase: state.portBase, wecs: state.wecs, wdss: state.wdss ?? 1 };
 }
 
 export function readState(file: string): SpacesState | undefined {

@@ -1,12 +1,14 @@
-// Runs `ksview serve --register` for wds1 as a process of the local spaces (recorded in their
-// state, so `ksview spaces down` stops it too) and waits until the WDS reports the APIService
-// v1alpha1.view.kubestellar.io Available. `restart` replaces a running one, so tests always
-// exercise the code just built.
+// Runs `ksview serve --register` for one WDS of the local spaces (wds1 unless told) as a process of
+// the spaces (`<wds>/ksview-serve`, recorded in their state, so `ksview spaces down` stops it too)
+// and waits until that WDS reports the APIService v1alpha1.view.kubestellar.io Available. Each WDS's
+// serve has its own port, certificates and `--wds-name`, hence its own ManifestWork names, labels,
+// field managers and leader Lease; all share the ITS. `restart` replaces a running one, so tests
+// always exercise the code just built.
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
 import type { Progress } from '../util/progress.js';
 import { upstreamFromKubeconfig, upstreamJson } from '../kube/upstream.js';
-import type { SpacesLayout } from './layout.js';
+import { serveProcessName, wdsSpaces, type SpacesLayout } from './layout.js';
 import { waitFor } from '../kube/wait.js';
 import { probeComponent } from './health.js';
 import { portFree } from './ports.js';
@@ -14,37 +16,42 @@ import { isRunning, logTail, startDetached, stopAll, waitReady } from './process
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
-export const VIEW_SERVER_PROCESS = 'wds1/ksview-serve';
+/** The process of wds1's serve. */
+export const VIEW_SERVER_PROCESS = serveProcessName('wds1');
 export const APISERVICE_NAME = 'v1alpha1.view.kubestellar.io';
 
-export async function ensureViewServer(layout: SpacesLayout, progress: Progress, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
+export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
+  opts: { restart?: boolean; timeoutMs?: number; wds?: string } = {}): Promise<void> {
+  const wdsName = opts.wds ?? 'wds1';
+  const wds = wdsSpaces(layout).find((s) => s.name === wdsName);
+  if (!wds) throw new UserError(`no WDS ${wdsName} in these spaces`);
+  const name = serveProcessName(wds.name);
+  const port = wds.viewServerPort ?? layout.viewServerPort;
   const state = readState(layout.statePath);
   if (!state) throw new UserError(`no spaces in ${layout.dir}: run 'ksview spaces up'`);
-  const existing = state.processes.find((p) => p.name === VIEW_SERVER_PROCESS);
+  const existing = state.processes.find((p) => p.name === name);
   if (existing && isRunning(existing) && opts.restart) await stopAll([existing]);
   const running = existing && isRunning(existing);
   if (!running) {
-    if (!(await portFree(layout.viewServerPort))) {
-      throw new UserError(`port ${layout.viewServerPort} on 127.0.0.1 (for ksview serve) is already in use`);
+    if (!(await portFree(port))) {
+      throw new UserError(`port ${port} on 127.0.0.1 (for ksview serve of ${wds.name}) is already in use`);
     }
-    const wds = layout.spaces.find((s) => s.role === 'wds')!;
     const args = [
       path.join(repoRoot(), 'bin', 'ksview.js'), 'serve',
       '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
-      '--port', String(layout.viewServerPort), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
+      '--port', String(port), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
     ];
     // With an ITS, the placement controllers run too.
     const its = layout.spaces.find((s) => s.role === 'its');
     if (its) args.push('--its-kubeconfig', path.join(its.dir, 'kubeconfig'));
-    const rec = startDetached(VIEW_SERVER_PROCESS, process.execPath, args, path.join(layout.dir, 'logs', 'wds1-ksview-serve.log'));
-    state.processes = [...state.processes.filter((p) => p.name !== VIEW_SERVER_PROCESS), rec];
+    const rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${wds.name}-ksview-serve.log`));
+    state.processes = [...state.processes.filter((p) => p.name !== name), rec];
     writeState(layout.statePath, state);
-    progress.step(`started ksview serve for wds1 (pid ${rec.pid}) on 127.0.0.1:${layout.viewServerPort}`);
+    progress.step(`started ksview serve for ${wds.name} (pid ${rec.pid}) on 127.0.0.1:${port}`);
   }
-  const rec = readState(layout.statePath)!.processes.find((p) => p.name === VIEW_SERVER_PROCESS)!;
+  const rec = readState(layout.statePath)!.processes.find((p) => p.name === name)!;
   // The server itself first: after a restart the APIService may still say Available from before.
-  await waitReady('ksview serve', rec, () => probeComponent(layout.viewServerPort), opts.timeoutMs ?? 60_000);
-  const wds = layout.spaces.find((s) => s.role === 'wds')!;
+  await waitReady(`ksview serve of ${wds.name}`, rec, () => probeComponent(port), opts.timeoutMs ?? 60_000);
   const up = await upstreamFromKubeconfig(path.join(wds.dir, 'kubeconfig'));
   let result;
   try {
@@ -63,9 +70,9 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     await up.pool.close();
   }
   if (result.ok) {
-    progress.step(`APIService ${APISERVICE_NAME} is Available`);
+    progress.step(`APIService ${APISERVICE_NAME} is Available in ${wds.name}`);
     return;
   }
   if (result.final) throw new UserError(result.detail);
-  throw new UserError(`APIService ${APISERVICE_NAME} is not Available: ${result.detail.slice(0, 200)}; log ${rec.log}`);
+  throw new UserError(`APIService ${APISERVICE_NAME} is not Available in ${wds.name}: ${result.detail.slice(0, 200)}; log ${rec.log}`);
 }

@@ -54,6 +54,7 @@ t.test('a hand-written ManifestWork: everything lives in wec1 only, and its stat
   t.notOk(live('wec2', ['namespace', ns]), 'nothing reached wec2');
   t.equal(kc('wec2', ['auth', 'can-i', 'list', 'pods', '--as', user]).stdout.trim(), 'no', 'and nothing grants there');
 
+  // kubectl leaves managedFields out of -o json unless asked.
   const deploy = live('wec1', ['-n', ns, 'deployment', 'web', '--show-managed-fields'])!;
   t.ok((deploy.metadata.managedFields as Obj[]).some((m) => m.manager === 'work-agent-test' && m.operation === 'Apply'), 'applied by server-side apply under the work\'s field manager');
 

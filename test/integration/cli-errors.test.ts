@@ -60,6 +60,7 @@ t.test('an unknown command', async (t) => {
 
 t.test('a bad number', async (t) => {
   oneLineError(t, ksview(['spaces', 'up', '--wecs', 'many']), /--wecs.*whole number/, 'bad --wecs');
+  oneLineError(t, ksview(['spaces', 'up', '--wdss', '0']), /--wdss.*whole number from 1 to 5/, 'bad --wdss');
   oneLineError(t, ksview(['spaces', 'up', '--port-base', '80']), /--port-base.*whole number from 1024/, 'low port');
 });
 

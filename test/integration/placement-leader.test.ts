@@ -16,6 +16,12 @@ import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtu
 const wds = layout.spaces.find((s) => s.role === 'wds')!;
 const its = layout.spaces.find((s) => s.role === 'its')!;
 
+/**
+ * Ports for the replicas: the free ones of the spaces' first block of ten (etcd takes +0 and +1,
+ * wds1's serve +5, the agents +6 and +7).
+ */
+const REPLICA_PORTS = [layout.etcdClientPort + 2, layout.etcdClientPort + 3, layout.etcdClientPort + 4];
+
 function replica(t: Test, wdsName: string, port: number): ChildProcess {
   const certDir = mkdtempSync(path.join(os.tmpdir(), 'ksview-replica-'));
   const child = spawn(process.execPath, [ksviewBin, 'serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--its-kubeconfig', path.join(its.dir, 'kubeconfig'),
@@ -40,10 +46,10 @@ t.test('two replicas: one leader writes; the standby takes over within 15 s of i
   const wdsName = uniqueName('lewds');
   const lease = `kubestellar-view-placement-${wdsName}`;
   t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', lease, '--ignore-not-found']); });
-  const a = replica(t, wdsName, layout.viewServerPort + 1);
+  const a = replica(t, wdsName, REPLICA_PORTS[0]!);
   const leaderA = await waitUntil('replica A to lead', () => holder(lease).includes(`-${a.pid}-`) || undefined, 60_000);
   t.ok(leaderA, `the Lease names replica A (pid ${a.pid})`);
-  const b = replica(t, wdsName, layout.viewServerPort + 2);
+  const b = replica(t, wdsName, REPLICA_PORTS[1]!);
   await waitUntil('replica B to be serving', () => {
     if (b.exitCode !== null) throw new Error(`replica B exited: ${(b as ChildProcess & { log: () => string }).log()}`);
     return (b as ChildProcess & { log: () => string }).log().includes('listening on') || undefined;
@@ -80,7 +86,7 @@ t.test('two WDSs sending one object to one cluster: reported on the policy and a
   // A second "WDS" here is a server for the same wds1 under another name: it writes its own works.
   const other = uniqueName('otherwds');
   t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', `kubestellar-view-placement-${other}`, '--ignore-not-found']); });
-  const replicaProcess = replica(t, other, layout.viewServerPort + 3);
+  const replicaProcess = replica(t, other, REPLICA_PORTS[2]!);
   await waitUntil('the other WDS\'s server to lead its own Lease', () => holder(`kubestellar-view-placement-${other}`).includes(`-${replicaProcess.pid}-`) || undefined, 60_000);
   const run = uniqueName('cf');
   const ns = testNamespace(t, ['wds1'], 'cf');

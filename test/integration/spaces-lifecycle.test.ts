@@ -40,10 +40,25 @@ t.test('up twice reuses the same processes; status is healthy; down stops them a
   t.equal(status.status, 0, 'status exits 0 when healthy');
   for (const s of ['wds1', 'its1', 'wec1']) t.match(status.stdout, new RegExp(`^${s}\\s+\\w+\\s+https://127\\.0\\.0\\.1:\\d+\\s+ok`, 'm'));
 
+  // A second WDS on the running spaces: only its own processes start; nothing else moves.
+  const third = ksview(['spaces', 'up', ...flags, '--wdss', '2']);
+  t.equal(third.status, 0, `up --wdss 2 on running spaces succeeds: ${third.stderr.trim().split('\n').pop()}`);
+  const state3 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State & { wdss?: number };
+  const added = ['wds2/kube-apiserver', 'wds2/kube-controller-manager', 'wds2/ksview-serve'];
+  t.same(state3.processes.map((p) => p.name).sort(), [...expected, ...added].sort(), 'wds2\'s kube-apiserver, controller-manager and serve are added');
+  t.equal(state3.wdss, 2, 'the number of WDSs is kept in the state');
+  t.same(state3.processes.filter((p) => !added.includes(p.name)).map((p) => p.pid).sort(), state1.processes.map((p) => p.pid).sort(), 'every other process kept');
+  const status3 = ksview(['spaces', 'status', '--dir', dir]);
+  t.match(status3.stdout, /^wds2\s+wds\s+https:\/\/127\.0\.0\.1:\d+\s+ok \(.*ksview-serve\)/m, 'status shows wds2 healthy, with its serve');
+  t.match(ksview(['kubeconfig', '--dir', dir, '--view']).stdout, /name: wds2-view/, 'kubeconfig --view has wds2-view');
+  const fewer = ksview(['spaces', 'up', ...flags]);
+  t.not(fewer.status, 0, 'fewer WDSs than running is refused');
+  t.match(fewer.stderr, /already run with .* --wdss 2; run 'ksview spaces down' first/);
+
   const down = ksview(['spaces', 'down', '--dir', dir]);
   t.equal(down.status, 0, 'down succeeds');
-  t.match(down.stdout, new RegExp(`stopped ${expected.length} processes`));
-  const left = state1.processes.filter((p) => alive(p.pid));
+  t.match(down.stdout, new RegExp(`stopped ${expected.length + added.length} processes`));
+  const left = state3.processes.filter((p) => alive(p.pid));
   t.same(left, [], 'no process left behind');
   t.notOk(existsSync(dir), 'state folder removed');
 

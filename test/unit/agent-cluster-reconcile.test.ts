@@ -2,7 +2,7 @@ import t from 'tap';
 import { AppliedWorks } from '../../src/agent/applied-works.js';
 import { createAgentMetrics } from '../../src/agent/metrics.js';
 import { StatusWriter } from '../../src/agent/status-writer.js';
-import { WorkReconciler } from '../../src/agent/work-reconciler.js';
+import { CONFLICT_RETRY_BASE_MS, CONFLICT_RETRY_MAX_MS, WorkReconciler, conflictRetryMs } from '../../src/agent/work-reconciler.js';
 import type { AppliedRef } from '../../src/agent/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
@@ -145,6 +145,49 @@ t.test('Foreground deletion: objects deleted and gone, then the AppliedManifestW
   const amwDelete = h.wec.writes.findIndex((w) => w.method === 'DELETE' && w.path === amwPath('w1'));
   t.ok(amwDelete >= 0, 'AppliedManifestWork deleted once the objects are gone');
   t.same(h.its.writes.map((w) => [w.method, w.path, w.body.metadata.finalizers]), [['PATCH', `${worksPath}/w1`, []]], 'then the finalizer removed');
+});
+
+t.test('a conflicted work is retried with backoff, and at once when another work releases its objects', async (t) => {
+  // w1 (from one WDS) holds app/a; w2 (from another) sends the same object with other data.
+  const h = await harness([work('w1', [cm('app', 'a')]), work('w2', [cm('app', 'a')])]);
+  h.applier.conflictOn.add(`w2|${CM_A}`);
+  await h.rec.reconcile('w1');
+  await h.rec.reconcile('w2');
+  t.same(h.requeued, [{ name: 'w2', ms: CONFLICT_RETRY_BASE_MS }], 'tried again after a second');
+  await h.rec.reconcile('w2');
+  await h.rec.reconcile('w2');
+  t.same(h.requeued.map((r) => r.ms), [1000, 2000, 4000], 'the wait doubles while the conflict lasts');
+  t.equal(conflictRetryMs(30), CONFLICT_RETRY_MAX_MS, 'up to a minute');
+  t.same(h.rec.conflictedWorks(), ['w2']);
+  t.notOk((h.applied.get('w2')?.status?.appliedResources ?? []).length, 'nothing recorded as applied for w2');
+
+  // w1's WDS lets go: its work is deleted, its ConfigMap collected, and w2 is tried at once.
+  const cur = h.getWork('w1')!;
+  h.its.put(`${worksPath}/w1`, { ...cur, metadata: { ...cur.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  h.requeued.length = 0;
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(CM_A), 'w1\'s ConfigMap deleted');
+  t.same(h.requeued, [{ name: 'w1', ms: 1000 }], 'w1 waits until its ConfigMap is gone (checked at its next round)');
+  h.requeued.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.requeued, [{ name: 'w2', ms: 0 }], 'then the conflicted work is queued now, not after its backoff');
+  h.applier.conflictOn.clear(); // the WEC accepts w2 now: nobody else owns the fields
+  h.requeued.length = 0;
+  await h.rec.reconcile('w2');
+  t.same(h.requeued, [], 'applied: no more retries');
+  t.same(h.rec.conflictedWorks(), []);
+  t.same(h.applied.get('w2')!.status!.appliedResources!.map((r) => r.name), ['a'], 'and w2 owns the ConfigMap');
+});
+
+t.test('a manifest applied before and conflicted now stays recorded: not collected, the other manager\'s content stays', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+  await h.rec.reconcile('w1');
+  h.applier.conflictOn.add(`w1|${CM_A}`);
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.wec.writes.filter((w) => w.method === 'DELETE'), [], 'nothing deleted');
+  t.ok(h.wecObj(CM_A), 'the conflicted ConfigMap is still there');
+  t.same(h.applied.get('w1')!.status!.appliedResources!.map((r) => r.name).sort(), ['a', 'b'], 'and still recorded as the work\'s');
 });
 
 t.test('Orphan: no owner references, nothing deleted with the work', async (t) => {

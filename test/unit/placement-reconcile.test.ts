@@ -366,6 +366,47 @@ t.test('another WDS sending the same object to the same cluster: a conflict on t
   t.same(f.writes(), [], 'not announced twice');
 });
 
+t.test('a manifest a cluster could not apply goes to the status of the policies sending it there, and leaves when it applies', async (t) => {
+  // core sends settings to c3 only: c1's failure is none of its business.
+  const core = policy('core', { clusterSelectors: [{ matchLabels: { 'location-group': 'core' } }], downsync: [{ namespaces: ['demo'], objectSelectors: [{ matchLabels: { app: 'nginx' } }] }] },
+    {}, { observedGeneration: 1 });
+  const f = fixture({ policies: [EDGE, core] });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  const conflictText = 'Apply failed with 1 conflict: conflict with "work-agent-kubestellar-wds2": .data.a';
+  const withApplied = (cluster: string, status: 'True' | 'False', message: string): ManifestWork => {
+    const w = structuredClone(f.caches.works.get(cluster, settingsWork)!);
+    w.metadata.resourceVersion = `${w.metadata.resourceVersion}1`;
+    w.status = { resourceStatus: { manifests: [{
+      resourceMeta: { ordinal: 0, group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'demo', name: 'settings' },
+      conditions: [{ type: 'Applied', status, reason: status === 'True' ? 'AppliedManifestComplete' : 'AppliedManifestFailed', message, lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    }] } };
+    return w;
+  };
+  update(f.caches.works, withApplied('c1', 'False', `Failed to apply manifest: ${conflictText}`));
+  update(f.caches.works, withApplied('c2', 'True', 'Apply manifest complete'));
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'the works are not written again: their content did not change');
+  t.same(f.queued.map((q) => q.key), ['p|edge'], 'only the policy sending it to c1 is queued');
+  await f.reconcile(policyKey('edge'));
+  t.same(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, conditions: [],
+    errors: [`cluster c1 did not apply configmaps demo/settings: ${conflictText}`] } }], 'the cluster, the object and the WEC\'s words');
+  f.clear();
+  await f.reconcile(policyKey('core'));
+  t.same(f.writes().filter((w) => w.path.endsWith('/status')), [], 'core\'s status has nothing to say');
+
+  update(f.caches.works, withApplied('c1', 'True', 'Apply manifest complete'));
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(f.queued.map((q) => q.key), ['p|edge'], 'applied at last: the policy is queued again');
+  const edgeWithError = structuredClone(EDGE);
+  edgeWithError.status = { observedGeneration: 1, errors: [`cluster c1 did not apply configmaps demo/settings: ${conflictText}`] };
+  update(f.caches.policies, edgeWithError);
+  await f.reconcile(policyKey('edge'));
+  t.same(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, errors: null, conditions: [] } }], 'and its error is cleared');
+});
+
 t.test('a ManifestWork the controller did not expect (left over) is deleted when its object is gone', async (t) => {
   const leftover: ManifestWork = {
     apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',

@@ -63,4 +63,7 @@ t.test('spaces stop names: every process, and one clear line for an unknown one'
   t.notOk(names.includes('wds1/kube-scheduler'), 'no scheduler in a WDS');
   t.throws(() => parseProcessName('its1/kube-scheduler', names), /^no process 'its1\/kube-scheduler' in these spaces; one of: etcd, /);
   t.throws(() => parseProcessName('its1', names), { name: 'UserError' });
+  const two = processNames(spacesLayout({ dir: '/s', portBase: 30000, wecs: 2, wdss: 2 }));
+  for (const n of ['wds2/kube-apiserver', 'wds2/kube-controller-manager', 'wds2/ksview-serve']) t.ok(two.includes(n), `--wdss 2: ${n}`);
+  t.ok(two.indexOf('wds1/ksview-serve') < two.indexOf('wds2/ksview-serve'), 'wds1\'s serve first');
 });

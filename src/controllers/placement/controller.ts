@@ -9,8 +9,9 @@
 // - a policy → its key; a new generation or a deletion → every object's key;
 // - a CustomTransform or a ManagedCluster → every object's key; a ConfigMap of the ITS namespace
 //   customization-properties (a cluster's template properties) → every object's key;
-// - one of this WDS's works changed by someone else (not the echo of our own write) → the key of
-//   the object it carries; another WDS's work → the keys of the object of that identity.
+// - one of this WDS's works changed by someone else (not the echo of our own write; of a status
+//   write by an agent, only one that changes which manifests failed to apply) → the key of the
+//   object it carries; another WDS's work → the keys of the object of that identity.
 // CRDs of the WDS are watched only to rediscover at once when one changes (else every 10 s).
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
@@ -33,6 +34,7 @@ import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
 import { WORK_INDEXERS } from './works.js';
+import { workChangeConcernsObject } from './apply-failures.js';
 
 export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
 
@@ -103,11 +105,12 @@ export class PlacementController {
       onChange: everything,
     });
     // A work changed or deleted by someone else, or left by an object deleted while this server
-    // was down: its source object is reconciled again.
+    // was down: its source object is reconciled again; so is one whose cluster's agent reports a
+    // different set of manifests it could not apply (other status writes change nothing here).
     this.works = new Informer<ManifestWork>(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, onError: onError('manifestworks'),
-      onChange: (type, w) => {
-        if (type !== 'DELETED' && this.reconciler.works.isEcho(w)) return;
+      onChange: (type, w, old) => {
+        if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
         const source = decodeKey(w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '');
         if (source?.kind === 'object') this.enqueue(source);
       },

@@ -2,7 +2,8 @@
 // - the cleanup finalizer goes on every live policy; on a deleting one it is removed once no work
 //   of this WDS names the policy any more (every object has been re-resolved without it first);
 // - status.errors = the policy's own selector errors + the errors reconciliation found for the
-//   objects it selects (template, size, WDS conflicts; recorded here per object), sorted, with
+//   objects it selects (template, size, WDS conflicts, what a cluster could not apply; recorded
+//   here per object), sorted, with
 //   observedGeneration; written only when they differ from what the status says.
 import type { Store } from '../../kube/informer.js';
 import { LabelSelectorError, validateLabelSelector } from '../../kube/label-selector.js';

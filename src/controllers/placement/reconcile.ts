@@ -4,8 +4,9 @@
 // see ./namespace-reach.ts), compute the work it wants in each (./desired.ts: strip, transform,
 // expand templates, wrap); template expansion failures freeze the failing policies' works in that
 // cluster (./expansion-failures.ts); report to the selecting policies what they should know
-// (expansion and wrap errors, WDS conflicts, more than one cluster for a singleton, an object
-// written straight to the WDS or shadowing such one); record its placement for the Bindings;
+// (expansion and wrap errors, WDS conflicts, manifests a cluster's agent could not apply
+// (./apply-failures.ts), more than one cluster for a singleton, an object written straight to the
+// WDS or shadowing such one); record its placement for the Bindings;
 // then — the leader only — apply the works that differ from what was last written and delete this
 // object's works in the clusters it no longer goes to (frozen ones stay).
 // A policy: its finalizer and status (./policy-status.ts), the leader only. Standbys resolve too,
@@ -20,6 +21,7 @@ import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
 import { PolicyEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
+import { applyFailures } from './apply-failures.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
@@ -150,6 +152,7 @@ export class Reconciler {
         if (this.works.store.get(cluster, workName)) kept.add(cluster);
       }
       await this.report(found, resolution, desired, addError);
+      this.reportApplyFailures(found, workName, desired, kept, resolution, policyNames, addError);
     } else {
       this.recordExpansion(source, undefined, new Map(), addError);
     }
@@ -265,6 +268,32 @@ export class Reconciler {
     if (qualified.size > 1) {
       for (const [p] of singleton) {
         addError(p, `${what}: wantSingletonReportedState, but ${qualified.size} clusters qualify (${[...qualified].sort().join(', ')}); it goes to all of them and no single cluster's status can be returned`);
+      }
+    }
+  }
+
+  /**
+   * What the clusters' agents could not apply (./apply-failures.ts), on the policies that send the
+   * object there: each work that stays (wanted or frozen) is read from the cache, and every policy
+   * selecting that cluster for the object (else, for a Namespace sent for its objects or a frozen
+   * work, every policy its labels name) gets `cluster <c> did not apply <object>: <the WEC's
+   * words>` — e.g. a server-side apply conflict with another WDS's field manager. Gone once the
+   * agent applies it.
+   */
+  private reportApplyFailures(found: SentObject, workName: string, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>,
+    resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
+    for (const cluster of this.works.clustersOf(workName)) {
+      if (!desired.has(cluster) && !kept.has(cluster)) continue;
+      const stored = this.works.store.get(cluster, workName);
+      const failures = applyFailures(stored);
+      if (failures.length === 0) continue;
+      let senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
+      if (senders.length === 0) {
+        const labels = desired.get(cluster)?.metadata.labels ?? stored?.metadata.labels ?? {};
+        senders = [...policies].filter((p) => labels[policyLabel(p)] !== undefined);
+      }
+      for (const p of senders) {
+        for (const f of failures) addError(p, `cluster ${cluster} did not apply ${describe(found.id)}: ${f.message.replace(/^Failed to apply manifest: /, '')}`);
       }
     }
   }
