@@ -100,24 +100,22 @@ export class WorkReconciler {
       if (r.retryAfterMs !== undefined) retryAfter = Math.min(retryAfter ?? Infinity, r.retryAfterMs);
       const m = r.resourceMeta;
       let live = r.live;
-      if (live && m.resource) {
+      if (r.owned && live && m.resource) {
         const ref: AppliedRef = { group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, ordinal: r.ordinal };
-        if (r.owned) {
-          const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
-          if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
-          refs.push(ref);
-          this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
-        }
-        // Every manifest whose object exists is recorded, as OCM's appliedmanifestcontroller does:
-        // one that failed to apply (a conflict) is still in the work, not dropped from it.
+        const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
+        if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
         now.push({ group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, uid: live.metadata?.uid });
+        refs.push(ref);
+        this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
       }
       finalResults.push(live === r.live ? r : { ...r, live });
     }
     // Objects dropped from the work since the last apply: collected per OCM's rules; those still
     // going stay recorded until gone.
-    // A recorded object whose manifest is still in the work but could not be read or mapped this
-    // time (WEC or discovery trouble) stays recorded: only what left the work is collected.
+    // A recorded object whose manifest is still in the work but failed this time (a conflict: another
+    // manager took its fields; or WEC or discovery trouble) stays recorded: only what left the work
+    // is collected. An object this work never applied (another WDS's, refused by a conflict) is not
+    // recorded, so it never counts as carried by this work when its owner's work goes.
     const stillInWork = (e: AppliedManifestResourceMeta) => results.some((r) => r.resourceMeta.group === e.group
       && r.resourceMeta.namespace === e.namespace && r.resourceMeta.name === e.name && (r.resourceMeta.resource === '' || r.resourceMeta.resource === e.resource));
     for (const e of untracked(amw.status?.appliedResources ?? [], now)) if (stillInWork(e)) now.push(e);

@@ -6,6 +6,7 @@
 // under leader election. Resolves once listening; `close()` stops everything it started.
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
+import { retryUntilDone } from '../kube/wait.js';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
@@ -117,7 +118,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   let elector: LeaderElector | undefined;
   if (placement && its) {
     await ensureCRDs(up, WDS_CRD_FILES);
-    await ensureCRDs(its, ITS_CRD_FILES);
+    // The ITS may be restarting while this server starts: placement waits for it, the view does not.
+    let lastError = '';
+    await retryUntilDone(() => ensureCRDs(its, ITS_CRD_FILES), (err) => {
+      const line = (err as Error).message.split('\n')[0]!;
+      if (line !== lastError) process.stderr.write(`ksview serve: ITS CRDs not ensured yet (retrying): ${line}\n`);
+      lastError = line;
+    });
     await placement.start();
     await health?.start();
     // Replicas of the server for one WDS: one Lease decides which one writes.

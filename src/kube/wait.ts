@@ -38,3 +38,19 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T
     clearTimeout(timer);
   }
 }
+
+/**
+ * Runs `attempt` until it succeeds, waiting `firstMs` after a failure and doubling up to `maxMs`:
+ * for start-up steps against a space that may be briefly away (its kube-apiserver restarting),
+ * which must delay a server, not end it. Each failure is handed to `onError`.
+ */
+export async function retryUntilDone<T>(attempt: () => Promise<T>, onError: (err: unknown) => void, firstMs = 1000, maxMs = 10_000): Promise<T> {
+  for (let wait = firstMs; ; wait = Math.min(wait * 2, maxMs)) {
+    try {
+      return await attempt();
+    } catch (err) {
+      onError(err);
+      await sleep(wait);
+    }
+  }
+}

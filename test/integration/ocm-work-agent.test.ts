@@ -42,6 +42,8 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
 
   const get = (name: string): Obj => JSON.parse(kcOk('its1', ['-n', cluster, 'get', 'manifestwork', name, '-o', 'json'])) as Obj;
   const cond = (o: Obj, type: string) => (o.status?.conditions ?? []).find((c: Obj) => c.type === type);
+  // A manifest's status holds its conditions itself (resourceStatus.manifests[].conditions).
+  const manifestCond = (m: Obj, type: string) => (m.conditions ?? []).find((c: Obj) => c.type === type);
 
   await t.test('the objects live in wec2, applied under the WDS field manager', async (t) => {
     const cm = await waitUntil('the ConfigMap in wec2', () => {
@@ -64,8 +66,8 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
       t.ok((got.metadata.finalizers ?? []).includes('cluster.open-cluster-management.io/manifest-work-cleanup'), 'the cleanup finalizer');
       const m = got.status.resourceStatus.manifests[0];
       t.match(m.resourceMeta, { ordinal: 0, kind: objects[i]!.manifest.kind, resource: objects[i]!.id.resource, name: objects[i]!.id.name, version: 'v1' });
-      t.equal(cond(m, 'Applied')?.status, 'True', 'the manifest is Applied');
-      t.equal(cond(m, 'Available')?.status, 'True', 'the manifest is Available');
+      t.equal(manifestCond(m, 'Applied')?.status, 'True', 'the manifest is Applied');
+      t.equal(manifestCond(m, 'Available')?.status, 'True', 'the manifest is Available');
     }
     const hash = hubHash(`https://127.0.0.1:${layout.spaces.find((s) => s.name === 'its1')!.apiserverPort}`);
     for (const w of works) {

@@ -99,6 +99,18 @@ t.test('a manifest that fails to apply is still in the work: its object is neith
   }
 });
 
+t.test('an object another work owns, refused to this one by a conflict, is not recorded by it: it goes with its owner', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')]), work('w2', [cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  h.applier.failing.set('a', 'conflict');
+  await h.rec.reconcile('w2');
+  t.same((h.wecObj(amwPath('w2')) as AppliedManifestWork).status?.appliedResources ?? [], [], 'w2 records nothing');
+  h.applier.failing.delete('a');
+  h.its.put(`${worksPath}/w1`, { ...h.getWork('w1')!, metadata: { ...h.getWork('w1')!.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  await h.rec.reconcile('w1');
+  t.ok(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_A), 'deleted with w1, not kept as carried by w2');
+});
+
 t.test('a dropped object re-created by someone else (other uid) is left alone', async (t) => {
   const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
   await h.rec.reconcile('w1');
