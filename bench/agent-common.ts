@@ -144,7 +144,7 @@ export class WorkWatch {
     const name = o.metadata.name as string;
     if (!this.applied.has(name) && cond(o, 'Applied')?.status === 'True') this.applied.set(name, now);
     if (!this.available.has(name) && cond(o, 'Available')?.status === 'True') this.available.set(name, now);
-    const values = o.status?.resourceStatus?.manifests?.[0]?.statusFeedbacks?.values as Obj[] | undefined;
+    const values = o.status?.resourceStatus?.manifests?.[0]?.statusFeedback?.values as Obj[] | undefined;
     if (values) {
       this.feedback.set(name, values);
       if (!this.feedbackAt.has(name) && values.find((v) => v.name === 'AvailableReplicas')?.fieldValue?.integer >= 1) this.feedbackAt.set(name, now);

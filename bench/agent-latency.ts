@@ -14,7 +14,7 @@
 //     sees the ConfigMap (applied) and until a watch on the mailbox sees the work Applied=True
 //     (reported). Targets (the issue): reported p50 ≤ 300 ms, p99 ≤ 1 s.
 //  2. DEPLOYMENTS (default 5): a work holding a 1-replica Deployment (WellKnownStatus feedback),
-//     timed until the work reports AvailableReplicas ≥ 1 in statusFeedbacks (kwok runs the pod).
+//     timed until the work reports AvailableReplicas ≥ 1 in statusFeedback (kwok runs the pod).
 //  3. RSS of the agent process (/proc/<pid>/status VmRSS) at the end.
 // Everything it makes (works, the WEC namespace bench-<r>, OCM's bench cluster) is deleted at the
 // end, also on error. Exit status: 0 targets met, 1 one missed, 2 could not run.
@@ -80,7 +80,7 @@ async function main(): Promise<number> {
 
     const deployTimes: number[] = [];
     const deployAvailable: number[] = [];
-    progress.step(`${DEPLOYMENTS} Deployments: work written → AvailableReplicas ≥ 1 in the work's statusFeedbacks`);
+    progress.step(`${DEPLOYMENTS} Deployments: work written → AvailableReplicas ≥ 1 in the work's statusFeedback`);
     for (let i = 0; i < DEPLOYMENTS; i++) {
       const name = `web-${i}`;
       const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name };
@@ -106,7 +106,7 @@ async function main(): Promise<number> {
       `| work written → ConfigMap in the WEC | ${applied.length} | ${ms(median(applied))} | ${ms(percentile(applied, 90))} | ${ms(percentile(applied, 99))} | ${ms(Math.max(...applied))} | |`,
       `| work written → Applied on the work | ${reported.length} | **${ms(p50)}** | ${ms(percentile(reported, 90))} | **${ms(p99)}** | ${ms(Math.max(...reported))} | p50 ≤ 300 ms ${p50 <= 300 ? 'met' : 'NOT met'}, p99 ≤ 1 s ${p99 <= 1000 ? 'met' : 'NOT met'} |`,
       `| work written (Deployment) → Available condition on the work | ${deployAvailable.length} | ${ms(median(deployAvailable))} | | | ${ms(Math.max(...deployAvailable))} | |`,
-      `| work written (Deployment) → AvailableReplicas ≥ 1 in statusFeedbacks | ${deployTimes.length} | ${ms(median(deployTimes))} | | | ${ms(Math.max(...deployTimes))} | |`,
+      `| work written (Deployment) → AvailableReplicas ≥ 1 in statusFeedback | ${deployTimes.length} | ${ms(median(deployTimes))} | | | ${ms(Math.max(...deployTimes))} | |`,
       `| agent RSS at the end | | ${rss.toFixed(0)} MB | | | | |`,
       '',
     ].join('\n'));

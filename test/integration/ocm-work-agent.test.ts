@@ -84,7 +84,7 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
     const deploy = works[2]!;
     // OCM polls status every 10 s (jittered) by default; give it a few rounds.
     const values = await waitUntil('AvailableReplicas = 1 in statusFeedbacks', () => {
-      const v = get(deploy.metadata.name).status?.resourceStatus?.manifests?.[0]?.statusFeedbacks?.values as Obj[] | undefined;
+      const v = get(deploy.metadata.name).status?.resourceStatus?.manifests?.[0]?.statusFeedback?.values as Obj[] | undefined;
       return v?.find((x) => x.name === 'AvailableReplicas')?.fieldValue?.integer === 1 ? v : undefined;
     }, 120_000, 1000);
     t.ok(values.find((x) => x.name === 'ReadyReplicas'), 'ReadyReplicas reported too');
