@@ -28,6 +28,9 @@ import { gvrKey } from './resource-path.js';
 
 export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';
 
+/** Works reconciled at once per cluster: each waits on a few round trips to the ITS and the WEC. */
+export const DEFAULT_WORKERS = 16;
+
 export interface ClusterAgentOptions {
   cluster: string;
   its: Upstream;
@@ -155,7 +158,7 @@ export class ClusterAgent implements ClusterWorker {
     }
     if (this.stopped) return;
     this.works.start();
-    const workers = runWorkers(this.queue, this.o.workers ?? 4, (k) => this.reconciler.reconcile(k), (k, err) => {
+    const workers = runWorkers(this.queue, this.o.workers ?? DEFAULT_WORKERS, (k) => this.reconciler.reconcile(k), (k, err) => {
       metrics.errors.inc({ cluster, where: 'apply' });
       log(`${cluster}/${k}: ${(err as Error).message}`);
     });

@@ -1,21 +1,31 @@
-// Coalesced writes by key: mark(key) schedules write(key) after a short debounce; at most one write
-// per key is in flight, and marks meanwhile make one more write after it. A burst of N marks thus
-// makes one or two writes, each of the latest state (write reads the state when it runs). A
-// failed write is retried after retryMs.
+// Coalesced writes by key: mark(key) writes at once when the key was not written within the last
+// debounceMs (so a lone change is reported without delay), else at the end of that window; at most
+// one write per key is in flight, and marks meanwhile make one more write after it. A burst of N
+// marks thus makes two or three writes, each of the latest state (write reads the state when it
+// runs). A failed write is retried after retryMs.
 export class Coalescer {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inFlight = new Set<string>();
   private readonly dirty = new Set<string>();
+  /** When each key's last write started (keys are work names: bounded by the works there are). */
+  private readonly lastWrite = new Map<string, number>();
   private stopped = false;
 
   constructor(private readonly write: (key: string) => Promise<void>, private readonly debounceMs = 100,
     private readonly onError: (key: string, err: unknown) => void = () => {}, private readonly retryMs = 1000) {}
 
-  mark(key: string, delayMs = this.debounceMs): void {
+  mark(key: string, delayMs?: number): void {
     if (this.stopped) return;
     this.dirty.add(key);
     if (this.inFlight.has(key) || this.timers.has(key)) return;
-    this.timers.set(key, setTimeout(() => void this.run(key), delayMs));
+    const last = this.lastWrite.get(key);
+    const wait = delayMs ?? (last === undefined ? 0 : Math.max(0, last + this.debounceMs - Date.now()));
+    this.timers.set(key, setTimeout(() => void this.run(key), wait));
+  }
+
+  /** Drops what is kept of a key that is gone (its work deleted). */
+  forget(key: string): void {
+    this.lastWrite.delete(key);
   }
 
   /** Whether nothing is scheduled or in flight (tests wait on it). */
@@ -33,6 +43,7 @@ export class Coalescer {
     this.timers.delete(key);
     this.dirty.delete(key);
     this.inFlight.add(key);
+    this.lastWrite.set(key, Date.now());
     let retry = false;
     try {
       await this.write(key);

@@ -70,6 +70,7 @@ export class StatusWriter {
   /** The work is gone or being deleted: delete its WorkStatus objects, forget its results. */
   async forget(workName: string): Promise<void> {
     this.results.delete(workName);
+    this.coalescer.forget(workName);
     const held = this.written.get(workName);
     this.written.delete(workName);
     for (const name of held?.keys() ?? []) await this.deleteWorkStatus(name);
