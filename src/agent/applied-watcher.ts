@@ -35,7 +35,7 @@ function strip(o: KubeObject): string {
 }
 
 export type InformerFactory = (path: string, onChange: (type: ChangeType, obj: KubeObject, old?: KubeObject) => void) =>
-  { start(): void; stop(): void; hasSynced: boolean };
+  { start(): void; stop(): void; hasSynced: boolean; get?(namespace: string, name: string): KubeObject | undefined };
 
 export class AppliedWatcher {
   private readonly informers = new Map<string, ReturnType<InformerFactory>>();
@@ -66,6 +66,11 @@ export class AppliedWatcher {
       }
     }
     this.stopUnused();
+  }
+
+  /** The object as the watch last saw it (undefined before its informer has listed it). */
+  cached(r: ResourceRef): KubeObject | undefined {
+    return this.informers.get(gvrKey(r))?.get?.(r.namespace, r.name);
   }
 
   removeWork(work: string): void {

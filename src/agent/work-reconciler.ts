@@ -44,7 +44,7 @@ export interface WorkReconcilerDeps {
   applier: WorkApplier;
   applied: AppliedWorks;
   status: StatusWriter;
-  watcher: { setWork(work: string, refs: readonly AppliedRef[]): void; removeWork(work: string): void };
+  watcher: { setWork(work: string, refs: readonly AppliedRef[]): void; removeWork(work: string): void; cached?(r: AppliedRef): KubeObject | undefined };
   work: (name: string) => ManifestWork | undefined;
   enqueueAfter: (name: string, ms: number) => void;
   metrics: AgentMetrics;
@@ -134,6 +134,13 @@ export class WorkReconciler {
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
     this.d.watcher.setWork(name, refs);
     this.d.status.setResults(name, finalResults);
+    // Watch events of these objects between the apply and setWork found no work to tell (e.g. a
+    // Deployment becoming available meanwhile): what the watch holds now is observed once more.
+    for (const ref of refs) {
+      const seen = this.d.watcher.cached?.(ref);
+      const had = finalResults.find((r) => r.ordinal === ref.ordinal)?.live;
+      if (seen && seen.metadata?.resourceVersion !== had?.metadata?.resourceVersion) this.d.status.observe(name, ref.ordinal, seen);
+    }
     if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, PENDING_REQUEUE_MS);
     if (retryAfter !== undefined) this.d.enqueueAfter(name, retryAfter);
   }

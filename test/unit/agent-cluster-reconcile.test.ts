@@ -22,10 +22,12 @@ async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] =
   const getWork = (n: string) => its.objects.get(`${worksPath}/${n}`) as ManifestWork | undefined;
   const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
   const watched = new Map<string, readonly AppliedRef[]>();
+  /** What the applied objects' watch holds (namespace/name → object). */
+  const cached = new Map<string, KubeObject>();
   const requeued: { name: string; ms: number }[] = [];
   const rec = new WorkReconciler({
     cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied, status,
-    watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w) },
+    watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w), cached: (r) => cached.get(`${r.namespace}/${r.name}`) },
     work: getWork, enqueueAfter: (name, ms) => requeued.push({ name, ms }), metrics: createAgentMetrics(), log: () => {},
   });
   const setWork = (w: ManifestWork) => {
@@ -34,7 +36,7 @@ async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] =
   };
   const wecObj = (p: string) => wec.objects.get(p);
   t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
-  return { its, wec, applier, applied, status, rec, watched, requeued, getWork, setWork, wecObj };
+  return { its, wec, applier, applied, status, rec, watched, cached, requeued, getWork, setWork, wecObj };
 }
 
 const CM_A = '/api/v1/namespaces/app/configmaps/a';
@@ -61,6 +63,13 @@ t.test('a new work: finalizer, AppliedManifestWork, apply, owner references, app
     { group: '', version: 'v1', resource: 'configmaps', namespace: 'app', name: 'a', uid: h.wecObj(CM_A)!.metadata!.uid },
   ]);
   t.same(h.watched.get('w1')!.map((r) => r.name), ['app', 'a'], 'applied objects watched');
+});
+
+t.test('an object that changed while it was applied (watch ahead of the apply) is observed once more', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')])]);
+  h.cached.set('app/a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'app', name: 'a', resourceVersion: '999999' }, status: { ready: true } });
+  await h.rec.reconcile('w1');
+  t.same(h.applier.observed.map((o) => [o.ordinal, o.live?.metadata?.resourceVersion]), [[0, '999999']], 'a observed at the watch\'s version; b (not in the watch yet) not');
 });
 
 t.test('a manifest dropped from a work: its object deleted with a uid precondition', async (t) => {
