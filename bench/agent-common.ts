@@ -117,24 +117,46 @@ export class WorkWatch {
   private waiters: (() => void)[] = [];
   private ac = new AbortController();
 
+  /**
+   * Lists, then watches from the list's resourceVersion; when the watch ends or says ERROR (the
+   * server drops a watch that falls behind a burst), lists and watches again, so no work is missed.
+   */
   static async open(c: Client, namespace: string, labelSelector: string): Promise<WorkWatch> {
     const w = new WorkWatch();
-    const list = await c.call('GET', `/apis/work.open-cluster-management.io/v1/namespaces/${namespace}/manifestworks?labelSelector=${encodeURIComponent(labelSelector)}`);
-    const res = await c.pool.request({ method: 'GET', signal: w.ac.signal, headers: { accept: 'application/json' },
-      path: `/apis/work.open-cluster-management.io/v1/namespaces/${namespace}/manifestworks?watch=1&allowWatchBookmarks=false&resourceVersion=${list.metadata.resourceVersion}&labelSelector=${encodeURIComponent(labelSelector)}` });
-    void (async () => {
+    const base = `/apis/work.open-cluster-management.io/v1/namespaces/${namespace}/manifestworks?labelSelector=${encodeURIComponent(labelSelector)}`;
+    const connect = async () => {
+      const list = await c.call('GET', base);
+      for (const o of (list.items ?? []) as Obj[]) w.see(o);
+      return c.pool.request({ method: 'GET', signal: w.ac.signal, headers: { accept: 'application/json' },
+        path: `${base}&watch=1&allowWatchBookmarks=false&resourceVersion=${list.metadata.resourceVersion}` });
+    };
+    const consume = async (res: Awaited<ReturnType<typeof connect>>): Promise<void> => {
       let buf = '';
-      try {
-        for await (const chunk of res.body) {
-          buf += (chunk as Buffer).toString('utf8');
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const e = JSON.parse(buf.slice(0, nl)) as Obj;
-            buf = buf.slice(nl + 1);
-            if (e.type === 'ADDED' || e.type === 'MODIFIED') w.see(e.object as Obj);
+      for await (const chunk of res.body) {
+        buf += (chunk as Buffer).toString('utf8');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const e = JSON.parse(buf.slice(0, nl)) as Obj;
+          buf = buf.slice(nl + 1);
+          if (e.type === 'ADDED' || e.type === 'MODIFIED') w.see(e.object as Obj);
+          if (e.type === 'ERROR') return;
+        }
+      }
+    };
+    let res = await connect();
+    void (async () => {
+      for (;;) {
+        await consume(res).catch(() => undefined);
+        for (;;) {
+          if (w.ac.signal.aborted) return;
+          try {
+            res = await connect();
+            break;
+          } catch {
+            await new Promise((r) => setTimeout(r, 250));
           }
         }
-      } catch { /* aborted at the end */ }
+      }
     })();
     return w;
   }
@@ -166,8 +188,8 @@ export class WorkWatch {
 /** The ManifestWork placement would write for one object to `cluster` (see src/controllers/wrapping.ts). */
 export function benchWork(cluster: string, manifest: Obj, id: ObjectIdentity, label: string, feedback = false): Obj {
   const w = manifestWork(manifest, { wds: BENCH_WDS, cluster, id, policies: [label], createOnly: false }) as Obj;
-  // The issue asks placement for WellKnownStatus feedback; until wrapping.ts sets it, the bench
-  // asks for it on the works whose availability it times (so both agents can report it).
+  // wrapping.ts sets WellKnownStatus feedback for the kinds that have it (a Deployment does); the
+  // flag adds it for any other kind whose availability a bench would time.
   if (feedback) for (const c of w.spec.manifestConfigs) c.feedbackRules ??= [{ type: 'WellKnownStatus' }];
   return w;
 }

@@ -77,7 +77,7 @@ async function main(): Promise<number> {
       return out;
     };
     const before = await phase('BEFORE (every WEC up)');
-    ksview(['spaces', 'stop', `${STOPPED}/kube-apiserver`, ...spaces]);
+    ksview(['spaces', 'stop', `${STOPPED}/kube-apiserver`, '--dir', dir]);
     stopped = true;
     const after = await phase(`AFTER (${STOPPED}'s kube-apiserver stopped)`);
     const ratio = median(after) / median(before);
