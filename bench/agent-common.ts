@@ -9,6 +9,7 @@ import type https from 'node:https';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
+import { jsonLines } from '../src/kube/json-lines.js';
 import { manifestWork, manifestWorkName, type ObjectIdentity } from '../src/controllers/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { writeSpaceKubeconfig } from '../src/spaces/kubeconfig.js';
@@ -131,16 +132,10 @@ export class WorkWatch {
         path: `${base}&watch=1&allowWatchBookmarks=false&resourceVersion=${list.metadata.resourceVersion}` });
     };
     const consume = async (res: Awaited<ReturnType<typeof connect>>): Promise<void> => {
-      let buf = '';
-      for await (const chunk of res.body) {
-        buf += (chunk as Buffer).toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const e = JSON.parse(buf.slice(0, nl)) as Obj;
-          buf = buf.slice(nl + 1);
-          if (e.type === 'ADDED' || e.type === 'MODIFIED') w.see(e.object as Obj);
-          if (e.type === 'ERROR') return;
-        }
+      for await (const doc of jsonLines(res.body)) {
+        const e = doc as Obj;
+        if (e.type === 'ADDED' || e.type === 'MODIFIED') w.see(e.object as Obj);
+        if (e.type === 'ERROR') return;
       }
     };
     let res = await connect();

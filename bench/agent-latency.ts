@@ -19,6 +19,7 @@
 // Everything it makes (works, the WEC namespace bench-<r>, OCM's bench cluster) is deleted at the
 // end, also on error. Exit status: 0 targets met, 1 one missed, 2 could not run.
 import { performance } from 'node:perf_hooks';
+import { jsonLines } from '../src/kube/json-lines.js';
 import { benchWork, BENCH_WDS, applyWork, configMapId, deleteWorks, median, ms, parseArgs, percentile, progress, rssMb, setUp, WorkWatch, writeJson, type Bench, type Obj } from './agent-common.js';
 
 const USAGE = 'usage: node dist/bench/agent-latency.js --agent ours|ocm [--trials N] [--deployments N] [--wec NAME] [--dir DIR --port-base N --wecs N] [--no-up] [--json FILE]';
@@ -30,16 +31,10 @@ async function wecConfigMapWatch(b: Bench, ns: string): Promise<{ seen: Map<stri
   const ac = new AbortController();
   const res = await b.wec.pool.request({ method: 'GET', signal: ac.signal, headers: { accept: 'application/json' }, path: `/api/v1/namespaces/${ns}/configmaps?watch=1` });
   void (async () => {
-    let buf = '';
     try {
-      for await (const chunk of res.body) {
-        buf += (chunk as Buffer).toString('utf8');
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const e = JSON.parse(buf.slice(0, nl)) as Obj;
-          buf = buf.slice(nl + 1);
-          if (e.type === 'ADDED' && !seen.has(e.object.metadata.name)) seen.set(e.object.metadata.name, performance.now());
-        }
+      for await (const doc of jsonLines(res.body)) {
+        const e = doc as Obj;
+        if (e.type === 'ADDED' && !seen.has(e.object.metadata.name)) seen.set(e.object.metadata.name, performance.now());
       }
     } catch { /* aborted */ }
   })();
