@@ -70,6 +70,10 @@ t.test('an object that changed while it was applied (watch ahead of the apply) i
   h.cached.set('app/a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'app', name: 'a', resourceVersion: '999999' }, status: { ready: true } });
   await h.rec.reconcile('w1');
   t.same(h.applier.observed.map((o) => [o.ordinal, o.live?.metadata?.resourceVersion]), [[0, '999999']], 'a observed at the watch\'s version; b (not in the watch yet) not');
+  h.applier.observed.length = 0;
+  h.cached.set('app/a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'app', name: 'a', resourceVersion: '1' } });
+  await h.rec.reconcile('w1');
+  t.same(h.applier.observed, [], 'a watch behind the apply is not observed');
 });
 
 t.test('a manifest dropped from a work: its object deleted with a uid precondition', async (t) => {
