@@ -55,8 +55,10 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   await waitUntil('the changed work applied', () => get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v === '2' && get('wec1', ['-n', ns, 'configmap', 'b']), 60_000);
   await waitUntil('the new work applied', () => get('wec1', ['-n', ns, 'configmap', 'fresh']), 60_000);
   await waitUntil('the deleted work\'s object cleaned', () => !get('wec1', ['-n', ns, 'configmap', 'doomed']), 60_000);
-  const applied = (get('wec1', ['appliedmanifestworks'])?.items ?? []) as Obj[];
-  t.same(applied.map((a) => a.spec.manifestWorkName).sort(), ['fresh', 'keep'], 'no AppliedManifestWork orphaned');
+  // The AppliedManifestWork goes once its objects are seen gone (the agent looks again within 1 s).
+  const appliedWorks = () => ((get('wec1', ['appliedmanifestworks'])?.items ?? []) as Obj[]).map((a) => a.spec.manifestWorkName as string).sort();
+  await waitUntil('the deleted work\'s AppliedManifestWork gone', () => !appliedWorks().includes('doomed'), 30_000).catch(() => undefined);
+  t.same(appliedWorks(), ['fresh', 'keep'], 'no AppliedManifestWork orphaned');
 
   t.equal(ksview(['spaces', 'stop', 'its1/kube-apiserver', '--dir', dir]).status, 0, 'its1 kube-apiserver stopped');
   t.equal(get('wec1', ['-n', ns, 'configmap', 'b'])?.data?.v, '1', 'wec1 keeps what was applied while the ITS is away');
