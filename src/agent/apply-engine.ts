@@ -169,7 +169,7 @@ export class ApplyEngine implements WorkApplier {
     const failM = (error: string, extra: Partial<Attempt> = {}): Attempt => ({ meta, mapping, error, owned: false, read: { incomplete: true }, ...extra });
     if (!meta.name) return failM('resource name may not be empty');
     if (mapping.namespaced && !meta.namespace) return failM('the namespace of a namespaced resource may not be empty');
-    if (isNeverApplied(meta.group, meta.resource, meta.namespace, meta.name)) {
+    if (isNeverApplied(meta)) {
       return failM('kube-system/kubestellar-fleet is the fleet lease of the WEC and is never applied by a work');
     }
     // OCM: a manifest whose Complete condition is True (a finished Job) is never applied again.

@@ -5,17 +5,15 @@
 // - an object whose uid is not the one recorded was re-created by someone else: left alone;
 // - an object already being deleted (deletionTimestamp) is still pending;
 // - otherwise DELETE with a uid precondition, Background propagation: pending until gone.
-// Protected Namespaces are never deleted, whatever a work says.
+// Protected objects (manifest-order.ts: system Namespaces, the fleet lease) are never deleted,
+// whatever a work says.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import type { KubeObject } from '../kube/objects.js';
 import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../kube/ocm-api.js';
 import type { OwnerReference } from './applied-works.js';
+import { isProtected } from './manifest-order.js';
 import { objectPath, type ResourceRef } from './resource-path.js';
 
-export const PROTECTED_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'default']);
-
-export const isProtected = (r: { group: string; resource: string; namespace: string; name: string }): boolean =>
-  r.group === '' && r.resource === 'namespaces' && r.namespace === '' && PROTECTED_NAMESPACES.has(r.name);
 
 /** OCM's OwnedByTheWork: whether the work's deleteOption lets it own (and so delete) this resource. */
 export function ownedByTheWork(r: { group: string; resource: string; namespace: string; name: string }, opt: DeleteOption | undefined): boolean {

@@ -24,15 +24,18 @@ export function applyOrder(manifests: readonly JsonObject[]): number[] {
   return manifests.map((m, i) => ({ i, r: rankOf(m?.kind) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.i);
 }
 
-const SYSTEM_NAMESPACES = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'default']);
+/** Namespaces a work never deletes, whatever its deleteOption says. */
+export const PROTECTED_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'default']);
+
+interface ObjectRef { group: string; resource: string; namespace: string; name: string }
 
 /** Objects a work must never delete: the system Namespaces and the fleet lease ConfigMap. */
-export function isProtected(group: string, resource: string, namespace: string, name: string): boolean {
-  if (group === '' && resource === 'namespaces' && SYSTEM_NAMESPACES.has(name)) return true;
-  return isNeverApplied(group, resource, namespace, name);
+export function isProtected(r: ObjectRef): boolean {
+  if (r.group === '' && r.resource === 'namespaces' && r.namespace === '' && PROTECTED_NAMESPACES.has(r.name)) return true;
+  return isNeverApplied(r);
 }
 
 /** Objects a work must never write: the push agent's fleet lease ConfigMap. */
-export function isNeverApplied(group: string, resource: string, namespace: string, name: string): boolean {
-  return group === '' && resource === 'configmaps' && namespace === 'kube-system' && name === 'kubestellar-fleet';
+export function isNeverApplied(r: ObjectRef): boolean {
+  return r.group === '' && r.resource === 'configmaps' && r.namespace === 'kube-system' && r.name === 'kubestellar-fleet';
 }

@@ -96,9 +96,9 @@ t.test('work conditions: OCM aggregation, transition times kept, limits → Degr
 t.test('order, protection and manifestConfig matching', async (t) => {
   t.same(applyOrder([{ kind: 'Deployment' }, { kind: 'MutatingWebhookConfiguration' }, { kind: 'Secret' }, { kind: 'CustomResourceDefinition' }, { kind: 'RoleBinding' }, { kind: 'ServiceAccount' }, { kind: 'Widget' }, { kind: 'Namespace' }]),
     [3, 7, 4, 5, 2, 0, 6, 1]);
-  t.ok(isProtected('', 'namespaces', '', 'kube-system'));
-  t.ok(isProtected('', 'configmaps', 'kube-system', 'kubestellar-fleet'));
-  t.notOk(isProtected('', 'namespaces', '', 'app'));
+  t.ok(isProtected({ group: '', resource: 'namespaces', namespace: '', name: 'kube-system' }));
+  t.ok(isProtected({ group: '', resource: 'configmaps', namespace: 'kube-system', name: 'kubestellar-fleet' }));
+  t.notOk(isProtected({ group: '', resource: 'namespaces', namespace: '', name: 'app' }));
   const cfg = findManifestConfig(meta(0), [
     { resourceIdentifier: { group: '', resource: 'configmaps', namespace: 'a', name: 'other' }, updateStrategy: { type: 'ReadOnly' } },
     { resourceIdentifier: { group: '', resource: 'configmaps', namespace: '*', name: 'c*' }, feedbackRules: [{ type: 'JSONPaths', jsonPaths: [] }] },

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { desiredOwners, isProtected, ownedByTheWork } from '../../src/agent/garbage-collector.js';
+import { desiredOwners, ownedByTheWork } from '../../src/agent/garbage-collector.js';
+import { isProtected } from '../../src/agent/manifest-order.js';
 import { untracked } from '../../src/agent/applied-works.js';
 import { AppliedWatcher, classify } from '../../src/agent/applied-watcher.js';
 import type { ChangeType } from '../../src/kube/informer.js';
