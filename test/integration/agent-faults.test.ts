@@ -3,22 +3,15 @@
 // up`, converges with nothing lost and nothing orphaned; its1's kube-apiserver stopped and healed
 // the same way, the agent catches up.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { ksview } from '../fixtures/ksview.js';
+import { ownSpaces } from '../fixtures/own-spaces.js';
 import { waitUntil } from '../fixtures/spaces.js';
 import { configMap, namespaceObj, type Obj } from '../fixtures/agent.js';
 
 t.test('agent down, works changed, agent back: converges; its1 down and back: converges', async (t) => {
-  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-faults-'));
-  const dir = path.join(parent, 'spaces');
-  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_FAULTS_PORT_BASE ?? '18600', '--wecs', '1'];
-  t.teardown(() => {
-    ksview(['spaces', 'down', '--dir', dir]);
-    rmSync(parent, { recursive: true, force: true });
-  });
+  const { dir, flags } = ownSpaces(t, 'faults', process.env.KSVIEW_FAULTS_PORT_BASE ?? '18600', 1);
   const up = () => {
     const r = ksview(['spaces', 'up', ...flags]);
     t.equal(r.status, 0, `spaces up: ${r.stderr.trim().split('\n').pop()}`);

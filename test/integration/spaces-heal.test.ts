@@ -2,26 +2,14 @@
 // with `ksview spaces stop`), and `ksview spaces up` starts it again on its data, leaving the live
 // processes alone. Own folder and ports (no WEC, so quick), apart from the suite's shared spaces.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { ksview } from '../fixtures/ksview.js';
+import { alive, ownSpaces } from '../fixtures/own-spaces.js';
 import { waitFor } from '../../src/kube/wait.js';
 
-interface State { processes: Array<{ name: string; pid: number }> }
-
-const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-
 t.test('its1 kube-apiserver killed: up restarts only it, with its data; spaces stop stops one cleanly', async (t) => {
-  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-heal-'));
-  const dir = path.join(parent, 'spaces');
-  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_HEAL_PORT_BASE ?? '18500', '--wecs', '0'];
-  t.teardown(() => {
-    ksview(['spaces', 'down', '--dir', dir]);
-    rmSync(parent, { recursive: true, force: true });
-  });
-  const state = () => JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  const { dir, flags, state } = ownSpaces(t, 'heal', process.env.KSVIEW_HEAL_PORT_BASE ?? '18500', 0);
   const pidOf = (name: string) => state().processes.find((p) => p.name === name)?.pid;
   const kubectl = (args: string[]) => spawnSync('kubectl', ['--kubeconfig', path.join(dir, 'its1', 'kubeconfig'), ...args], { encoding: 'utf8' });
 

@@ -1,27 +1,16 @@
 // `ksview spaces up` is idempotent and `down` leaves no process behind: run on a set of spaces of
 // its own (own folder and ports), apart from the suite's shared spaces.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import t from 'tap';
 import { ksview } from '../fixtures/ksview.js';
-
-interface State { processes: Array<{ name: string; pid: number }> }
-
-const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+import { alive, ownSpaces } from '../fixtures/own-spaces.js';
 
 t.test('up twice reuses the same processes; status is healthy; down stops them all and removes state', async (t) => {
-  const parent = mkdtempSync(path.join(os.tmpdir(), 'ksview-lifecycle-'));
-  const dir = path.join(parent, 'spaces');
-  const flags = ['--dir', dir, '--port-base', process.env.KSVIEW_LIFECYCLE_PORT_BASE ?? '18400', '--wecs', '1'];
-  t.teardown(() => {
-    ksview(['spaces', 'down', '--dir', dir]);
-    rmSync(parent, { recursive: true, force: true });
-  });
+  const { dir, flags, state } = ownSpaces(t, 'lifecycle', process.env.KSVIEW_LIFECYCLE_PORT_BASE ?? '18400', 1);
 
   const first = ksview(['spaces', 'up', ...flags]);
   t.equal(first.status, 0, `first up succeeds: ${first.stderr.trim().split('\n').pop()}`);
-  const state1 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  const state1 = state();
   const names = state1.processes.map((p) => p.name).sort();
   // The whole local system: the spaces' components, ksview serve for wds1 and the pull agent of wec1.
   const expected = ['etcd', 'its1/kube-apiserver', 'its1/kube-controller-manager', 'wds1/kube-apiserver',
@@ -33,7 +22,7 @@ t.test('up twice reuses the same processes; status is healthy; down stops them a
   const second = ksview(['spaces', 'up', ...flags]);
   t.equal(second.status, 0, 'second up succeeds');
   t.notMatch(second.stderr, /started /, 'second up starts nothing');
-  const state2 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State;
+  const state2 = state();
   t.same(state2.processes.map((p) => p.pid).sort(), state1.processes.map((p) => p.pid).sort(), 'same pids');
 
   const status = ksview(['spaces', 'status', '--dir', dir]);
@@ -43,7 +32,7 @@ t.test('up twice reuses the same processes; status is healthy; down stops them a
   // A second WDS on the running spaces: only its own processes start; nothing else moves.
   const third = ksview(['spaces', 'up', ...flags, '--wdss', '2']);
   t.equal(third.status, 0, `up --wdss 2 on running spaces succeeds: ${third.stderr.trim().split('\n').pop()}`);
-  const state3 = JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')) as State & { wdss?: number };
+  const state3 = state();
   const added = ['wds2/kube-apiserver', 'wds2/kube-controller-manager', 'wds2/ksview-serve'];
   t.same(state3.processes.map((p) => p.name).sort(), [...expected, ...added].sort(), 'wds2\'s kube-apiserver, controller-manager and serve are added');
   t.equal(state3.wdss, 2, 'the number of WDSs is kept in the state');
