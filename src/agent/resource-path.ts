@@ -9,9 +9,9 @@ export interface ResourceRef {
 
 export function collectionPath(r: { group: string; version: string; resource: string }, namespace = ''): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
-  return namespace ? `${base}/namespaces/${namespace}/${r.resource}` : `${base}/${r.resource}`;
+  return namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.resource}` : `${base}/${r.resource}`;
 }
 
-export const objectPath = (r: ResourceRef): string => `${collectionPath(r, r.namespace)}/${r.name}`;
+export const objectPath = (r: ResourceRef): string => `${collectionPath(r, r.namespace)}/${encodeURIComponent(r.name)}`;
 
 export const gvrKey = (r: { group: string; version: string; resource: string }): string => `${r.group}/${r.version}/${r.resource}`;

@@ -2,6 +2,7 @@
 // the cache (at most once per `minRefreshMs`) so a CRD applied a moment ago is found.
 import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../kube/discovery.js';
 import type { Upstream } from '../kube/upstream.js';
+import { collectionPath } from './resource-path.js';
 
 export interface Mapping {
   group: string;
@@ -75,7 +76,6 @@ export class RestMapper {
 
 /** The REST path of an object (or its collection when name is empty). */
 export function objectPath(m: Mapping, namespace: string, name: string): string {
-  const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
-  const ns = m.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${base}${ns}/${m.resource}${name ? `/${encodeURIComponent(name)}` : ''}`;
+  const collection = collectionPath(m, m.namespaced ? namespace : '');
+  return name ? `${collection}/${encodeURIComponent(name)}` : collection;
 }
