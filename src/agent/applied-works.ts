@@ -69,14 +69,14 @@ export class AppliedWorks {
     const spec = { hubHash: this.hubHash, agentID: this.agentID, manifestWorkName: workName };
     let amw = this.byName.get(name);
     if (!amw) {
-      const path = `${APPLIED_MANIFESTWORKS_PATH}/${name}`;
-      const got = await upstreamRequest(this.wec, 'GET', path);
-      if (got.status === 404) {
-        const body = { apiVersion: `${WORK_GROUP}/v1`, kind: 'AppliedManifestWork', metadata: { name }, spec };
-        const res = await upstreamRequest(this.wec, 'POST', APPLIED_MANIFESTWORKS_PATH, { body });
-        amw = JSON.parse(expectOk(res, `create appliedmanifestwork ${name}`).body.toString('utf8')) as AppliedManifestWork;
-      } else {
+      // Not in what load() found: most likely new, so create it, and read it only if it exists after all.
+      const body = { apiVersion: `${WORK_GROUP}/v1`, kind: 'AppliedManifestWork', metadata: { name }, spec };
+      const res = await upstreamRequest(this.wec, 'POST', APPLIED_MANIFESTWORKS_PATH, { body });
+      if (res.status === 409) {
+        const got = await upstreamRequest(this.wec, 'GET', `${APPLIED_MANIFESTWORKS_PATH}/${name}`);
         amw = JSON.parse(expectOk(got, `get appliedmanifestwork ${name}`).body.toString('utf8')) as AppliedManifestWork;
+      } else {
+        amw = JSON.parse(expectOk(res, `create appliedmanifestwork ${name}`).body.toString('utf8')) as AppliedManifestWork;
       }
     }
     if (amw.spec?.agentID !== spec.agentID || amw.spec?.manifestWorkName !== spec.manifestWorkName || amw.spec?.hubHash !== spec.hubHash) {
@@ -90,7 +90,7 @@ export class AppliedWorks {
 
   /** Writes status.appliedResources when it differs from what the AppliedManifestWork holds. */
   async setApplied(amw: AppliedManifestWork, resources: AppliedManifestResourceMeta[]): Promise<AppliedManifestWork> {
-    if (JSON.stringify(amw.status?.appliedResources ?? []) === JSON.stringify(resources)) return amw;
+    if (sameAppliedResources(amw.status?.appliedResources ?? [], resources)) return amw;
     const name = amw.metadata.name;
     const body = { ...amw, status: { ...amw.status, appliedResources: resources } };
     const res = await upstreamRequest(this.wec, 'PUT', `${APPLIED_MANIFESTWORKS_PATH}/${name}/status`, { body });
@@ -107,4 +107,10 @@ export class AppliedWorks {
     expectOk(res, `delete appliedmanifestwork ${name}`, [404, 409]);
     this.byName.delete(name);
   }
+}
+
+/** Field by field: the server returns each entry with its keys in another order than we build them. */
+export function sameAppliedResources(a: readonly AppliedManifestResourceMeta[], b: readonly AppliedManifestResourceMeta[]): boolean {
+  const key = (r: AppliedManifestResourceMeta) => [r.group, r.version, r.resource, r.namespace ?? '', r.name, r.uid ?? ''].join('|');
+  return a.length === b.length && a.every((r, i) => key(r) === key(b[i]!));
 }

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
 import { Informer } from '../kube/informer.js';
-import { manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
+import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { WorkQueue, runWorkers } from '../kube/work-queue.js';
 import { repoRoot } from '../util/repo-root.js';
@@ -85,8 +85,8 @@ export class ClusterAgent implements ClusterWorker {
     const { cluster, metrics } = o;
     this.works = new Informer<ManifestWork>(o.its, {
       path: manifestWorksPath(cluster),
-      onChange: (_t, w) => {
-        this.queue.add(w.metadata.name);
+      onChange: (t, w, old) => {
+        if (t !== 'MODIFIED' || needsReconcile(w, old)) this.queue.add(w.metadata.name);
         metrics.works.set({ cluster }, this.works.store.size);
       },
       onError: (err) => o.log(`${cluster}: mailbox watch: ${err.message}`),
@@ -190,4 +190,18 @@ export class ClusterAgent implements ClusterWorker {
       else this.status.observe(work, ordinal, e.type === 'DELETED' ? undefined : e.obj);
     }
   }
+}
+
+/**
+ * Whether a work's change asks for a reconcile: its spec (generation), its deletion, or our
+ * finalizer taken off. Our own writes (the finalizer added, status) change none of these, so they
+ * do not apply the work a second time; a re-list's unchanged copy does not either (the periodic
+ * resync is the backstop).
+ */
+export function needsReconcile(w: ManifestWork, old: ManifestWork | undefined): boolean {
+  if (!old) return true;
+  const ours = (x: ManifestWork) => (x.metadata.finalizers ?? []).includes(MANIFEST_WORK_FINALIZER);
+  return w.metadata.generation !== old.metadata.generation || w.metadata.generation === undefined
+    || w.metadata.uid !== old.metadata.uid
+    || !!w.metadata.deletionTimestamp !== !!old.metadata.deletionTimestamp || (ours(old) && !ours(w));
 }

@@ -123,8 +123,10 @@ export class StatusWriter {
       const json = JSON.stringify(ws);
       if (held.get(name) === json) continue;
       const path = `${workStatusesPath(this.o.cluster)}/${name}`;
-      if (!held.has(name)) await serverSideApply(this.o.its, path, { ...ws, status: undefined }, FIELD_MANAGER);
-      await serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status: ws.status }, FIELD_MANAGER);
+      const isNew = !held.has(name);
+      if (isNew) await serverSideApply(this.o.its, path, { ...ws, status: undefined }, FIELD_MANAGER);
+      // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
+      if (!isNew || Object.keys(ws.status ?? {}).length > 0) await serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status: ws.status }, FIELD_MANAGER);
       held.set(name, json);
       this.writes.workStatus++;
     }

@@ -1,22 +1,42 @@
-// A kubeconfig file that a user named, loaded for one context with its TLS material and
-// credentials. A kubeconfig is the user's input: every way it can be unusable (unreadable, not
-// YAML, not a kubeconfig, no or unknown context, a context naming no cluster or user, a server
-// that is no URL, credential files that cannot be read) is a one-line UserError naming the file.
-import { KubeConfig, type Cluster } from '@kubernetes/client-node';
+// A kubeconfig that a user named (a file, or a Secret's text), loaded for one context with its TLS
+// material and credentials. A kubeconfig is the user's input: every way it can be unusable
+// (unreadable, not YAML, not a kubeconfig, no or unknown context, a context naming no cluster or
+// user, a server that is no URL, credential files that cannot be read) is a one-line UserError
+// naming the file.
+//
+// Read here with `yaml` rather than with @kubernetes/client-node's KubeConfig for the common,
+// static case (certificates, CA, token, token file, basic auth): importing client-node costs a
+// process about 75 MB of memory (it loads its whole generated API), which the agent cannot afford
+// (issue 11: RSS ≤ 150 MB). A user with an `exec` or `auth-provider` credential plugin still gets
+// client-node, which runs those plugins, loaded only then.
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import path from 'node:path';
+import YAML, { YAMLError } from 'yaml';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 
+export interface KubeconfigCluster {
+  name: string;
+  server: string;
+  skipTLSVerify: boolean;
+  /** `tls-server-name`: the name to verify the server's certificate against, if not the URL's host. */
+  tlsServerName?: string;
+}
+
 export interface LoadedKubeconfig {
-  cluster: Cluster;
+  cluster: KubeconfigCluster;
   server: URL;
   /** TLS material and headers (e.g. a bearer token) of the context's user. */
   https: https.RequestOptions;
 }
 
+type Fields = Record<string, unknown>;
+interface Named { name: string; fields: Fields }
+
 const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 function readText(file: string): string {
   try {
@@ -26,44 +46,148 @@ function readText(file: string): string {
   }
 }
 
-function parse(file: string, text: string, baseDir: string | undefined = path.dirname(file)): KubeConfig {
-  if (!text.trim()) throw new UserError(`kubeconfig ${file} is empty`);
-  const kc = new KubeConfig();
+function parse(label: string, text: string): Fields {
+  if (!text.trim()) throw new UserError(`kubeconfig ${label} is empty`);
+  let doc: unknown;
   try {
-    kc.loadFromString(text);
+    doc = YAML.parse(text);
   } catch (err) {
-    // js-yaml's YAMLException: `reason` is the one-line cause, `mark.line` counts from 0.
-    const y = err as { name?: string; reason?: string; mark?: { line: number } };
-    if (y.name === 'YAMLException') throw new UserError(`kubeconfig ${file} is not YAML: ${y.reason} (line ${(y.mark?.line ?? 0) + 1})`);
-    // A YAML scalar or null document has no fields to read.
-    if (err instanceof TypeError) throw new UserError(`kubeconfig ${file} is not a kubeconfig`);
-    throw new UserError(`kubeconfig ${file}: ${firstLine(err)}`);
+    if (err instanceof YAMLError) {
+      const reason = err.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      throw new UserError(`kubeconfig ${label} is not YAML: ${reason} (line ${err.linePos?.[0]?.line ?? 1})`);
+    }
+    throw new UserError(`kubeconfig ${label}: ${firstLine(err)}`);
   }
-  if (baseDir !== undefined) kc.makePathsAbsolute(baseDir);
-  return kc;
+  if (!isObject(doc)) throw new UserError(`kubeconfig ${label} is not a kubeconfig`);
+  return doc;
 }
 
-function selectContext(file: string, kc: KubeConfig, context: string | undefined): Cluster {
-  const names = kc.getContexts().map((c) => c.name);
-  if (names.length === 0) throw new UserError(`kubeconfig ${file} is not a kubeconfig: it defines no contexts`);
+/** `clusters`, `contexts` or `users`: entries `{name, <key>: {...}}`, each with a name. */
+function entries(label: string, doc: Fields, list: 'clusters' | 'contexts' | 'users'): Named[] {
+  const key = list.slice(0, -1);
+  const items = Array.isArray(doc[list]) ? (doc[list] as unknown[]) : [];
+  return items.map((item, i) => {
+    const e = isObject(item) ? item : {};
+    const name = str(e.name);
+    if (!name) throw new UserError(`kubeconfig ${label}: ${list}[${i}].name is missing`);
+    if (list !== 'users' && !isObject(e[key])) throw new UserError(`kubeconfig ${label}: ${list}[${i}].${key} is missing`);
+    return { name, fields: isObject(e[key]) ? e[key] : {} };
+  });
+}
+
+interface Selected { context: string; cluster: Named; user?: Named }
+
+function select(label: string, doc: Fields, context: string | undefined): Selected {
+  const contexts = entries(label, doc, 'contexts');
+  const clusters = entries(label, doc, 'clusters');
+  const users = entries(label, doc, 'users');
+  clusters.forEach((c, i) => { if (!str(c.fields.server)) throw new UserError(`kubeconfig ${label}: clusters[${i}].cluster.server is missing`); });
+  const names = contexts.map((c) => c.name);
+  if (names.length === 0) throw new UserError(`kubeconfig ${label} is not a kubeconfig: it defines no contexts`);
   const known = `(its contexts: ${names.join(', ')})`;
+  const current = str(doc['current-context']);
+  let name: string;
   if (context !== undefined) {
-    if (!names.includes(context)) throw new UserError(`kubeconfig ${file} has no context ${JSON.stringify(context)} ${known}`);
-    kc.setCurrentContext(context);
-  } else if (!kc.getCurrentContext()) {
-    throw new UserError(`kubeconfig ${file} has no current-context: set one or name a context ${known}`);
-  } else if (!names.includes(kc.getCurrentContext())) {
-    throw new UserError(`kubeconfig ${file}: its current-context ${JSON.stringify(kc.getCurrentContext())} is not defined ${known}`);
+    if (!names.includes(context)) throw new UserError(`kubeconfig ${label} has no context ${JSON.stringify(context)} ${known}`);
+    name = context;
+  } else if (!current) {
+    throw new UserError(`kubeconfig ${label} has no current-context: set one or name a context ${known}`);
+  } else if (!names.includes(current)) {
+    throw new UserError(`kubeconfig ${label}: its current-context ${JSON.stringify(current)} is not defined ${known}`);
+  } else {
+    name = current;
   }
-  const ctx = kc.getContextObject(kc.getCurrentContext())!;
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new UserError(`kubeconfig ${file}: context ${JSON.stringify(ctx.name)} names cluster ${JSON.stringify(ctx.cluster)}, which it does not define`);
-  if (ctx.user && !kc.getCurrentUser()) throw new UserError(`kubeconfig ${file}: context ${JSON.stringify(ctx.name)} names user ${JSON.stringify(ctx.user)}, which it does not define`);
-  return cluster;
+  const ctx = contexts.find((c) => c.name === name)!.fields;
+  const cluster = clusters.find((c) => c.name === ctx.cluster);
+  if (!cluster) throw new UserError(`kubeconfig ${label}: context ${JSON.stringify(name)} names cluster ${JSON.stringify(ctx.cluster)}, which it does not define`);
+  const userName = str(ctx.user);
+  const user = userName === undefined ? undefined : users.find((u) => u.name === userName);
+  if (userName !== undefined && !user) throw new UserError(`kubeconfig ${label}: context ${JSON.stringify(name)} names user ${JSON.stringify(userName)}, which it does not define`);
+  return { context: name, cluster, user };
+}
+
+/** `<what>-data` (base64) or the file `<what>` (relative to the kubeconfig's folder, if a file). */
+function material(label: string, fields: Fields, what: string, baseDir: string | undefined): Buffer | undefined {
+  const data = str(fields[`${what}-data`]);
+  if (data) return Buffer.from(data, 'base64');
+  const file = str(fields[what]);
+  if (!file) return undefined;
+  const full = baseDir === undefined ? file : path.resolve(baseDir, file);
+  try {
+    return readFileSync(full);
+  } catch (err) {
+    throw new UserError(`kubeconfig ${label}: ${what} ${full}: ${fsProblem(err)}`);
+  }
+}
+
+function staticCredentials(label: string, sel: Selected, baseDir: string | undefined, skipTLSVerify: boolean): https.RequestOptions {
+  const opts: https.RequestOptions = { rejectUnauthorized: !skipTLSVerify };
+  const ca = material(label, sel.cluster.fields, 'certificate-authority', baseDir);
+  if (ca) opts.ca = ca;
+  const u = sel.user?.fields ?? {};
+  const cert = material(label, u, 'client-certificate', baseDir);
+  const key = material(label, u, 'client-key', baseDir);
+  if (cert) opts.cert = cert;
+  if (key) opts.key = key;
+  let token = str(u.token);
+  const tokenFile = str(u.tokenFile);
+  if (!token && tokenFile) {
+    const full = baseDir === undefined ? tokenFile : path.resolve(baseDir, tokenFile);
+    try {
+      token = readFileSync(full, 'utf8').trim();
+    } catch (err) {
+      throw new UserError(`kubeconfig ${label}: tokenFile ${full}: ${fsProblem(err)}`);
+    }
+  }
+  if (token) opts.headers = { Authorization: `Bearer ${token}` };
+  else if (str(u.username) && typeof u.password === 'string') {
+    opts.headers = { Authorization: `Basic ${Buffer.from(`${u.username}:${u.password}`).toString('base64')}` };
+  }
+  return opts;
+}
+
+/** A user with a credential plugin: client-node's KubeConfig runs it (exec) or refreshes it (auth-provider). */
+async function pluginCredentials(label: string, text: string, baseDir: string | undefined, context: string): Promise<https.RequestOptions> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  const opts: https.RequestOptions = {};
+  try {
+    kc.loadFromString(text);
+    if (baseDir !== undefined) kc.makePathsAbsolute(baseDir);
+    kc.setCurrentContext(context);
+    await kc.applyToHTTPSOptions(opts);
+  } catch (err) {
+    throw new UserError(`kubeconfig ${label}: ${firstLine(err)}`);
+  }
+  return opts;
+}
+
+async function load(label: string, text: string, baseDir: string | undefined, context: string | undefined): Promise<LoadedKubeconfig> {
+  const sel = select(label, parse(label, text), context);
+  const c = sel.cluster.fields;
+  const serverText = str(c.server)!.replace(/\/$/, '');
+  const cluster: KubeconfigCluster = {
+    name: sel.cluster.name,
+    server: serverText,
+    skipTLSVerify: c['insecure-skip-tls-verify'] === true,
+    ...(str(c['tls-server-name']) ? { tlsServerName: str(c['tls-server-name']) } : {}),
+  };
+  const server = URL.canParse(serverText) ? new URL(serverText) : undefined;
+  if (!server || !['https:', 'http:'].includes(server.protocol) || !server.host) {
+    throw new UserError(`kubeconfig ${label}: cluster ${JSON.stringify(cluster.name)} has server ${JSON.stringify(cluster.server)}, which is not an https:// URL`);
+  }
+  // As client-go: plain http only where the user said TLS need not be checked.
+  if (server.protocol === 'http:' && !cluster.skipTLSVerify) {
+    throw new UserError(`kubeconfig ${label}: cluster ${JSON.stringify(cluster.name)} has server ${JSON.stringify(cluster.server)}: HTTP protocol is not allowed unless insecure-skip-tls-verify is true`);
+  }
+  const u = sel.user?.fields ?? {};
+  const plugin = isObject(u.exec) || isObject(u['auth-provider']);
+  const opts = plugin ? await pluginCredentials(label, text, baseDir, sel.context) : staticCredentials(label, sel, baseDir, cluster.skipTLSVerify);
+  return { cluster, server, https: opts };
 }
 
 export async function loadKubeconfig(file: string, context?: string): Promise<LoadedKubeconfig> {
-  return fromConfig(file, parse(file, readText(file)), context);
+  return load(file, readText(file), path.dirname(path.resolve(file)), context);
 }
 
 /**
@@ -72,21 +196,5 @@ export async function loadKubeconfig(file: string, context?: string): Promise<Lo
  * Relative credential paths are left as they are: a Secret's kubeconfig should embed its data.
  */
 export async function loadKubeconfigText(text: string, label: string, context?: string): Promise<LoadedKubeconfig> {
-  return fromConfig(label, parse(label, text, undefined), context);
-}
-
-async function fromConfig(file: string, kc: KubeConfig, context: string | undefined): Promise<LoadedKubeconfig> {
-  const cluster = selectContext(file, kc, context);
-  const server = URL.canParse(cluster.server) ? new URL(cluster.server) : undefined;
-  if (!server || !['https:', 'http:'].includes(server.protocol) || !server.host) {
-    throw new UserError(`kubeconfig ${file}: cluster ${JSON.stringify(cluster.name)} has server ${JSON.stringify(cluster.server)}, which is not an https:// URL`);
-  }
-  const opts: https.RequestOptions = {};
-  try {
-    // Reads certificate and key files, runs exec credential plugins, refuses plain http.
-    await kc.applyToHTTPSOptions(opts);
-  } catch (err) {
-    throw new UserError(`kubeconfig ${file}: ${firstLine(err)}`);
-  }
-  return { cluster, server, https: opts };
+  return load(label, text, undefined, context);
 }

@@ -44,7 +44,7 @@ function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubecon
     keepAliveTimeout: 60_000,
     headersTimeout: 120_000,
     bodyTimeout: 0, // watches stay open and may be quiet for minutes
-    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !cluster.skipTLSVerify },
+    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !cluster.skipTLSVerify, ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}) },
   });
   return {
     origin: url.origin,

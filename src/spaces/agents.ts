@@ -20,6 +20,18 @@ import { readState, writeState } from './state.js';
 export const LOCAL_FLEET_ID = 'ksview-local-spaces';
 export const INVENTORY_FIELD_MANAGER = 'ksview-spaces';
 
+/**
+ * V8 flags of an agent process. A young generation of 2 MB semi-spaces (16 MB by default) is
+ * collected more often but keeps the agent's resident memory down (issue 11: ≤ 150 MB with 1,000
+ * objects applied); measured in docs/benchmarks.md. manifests/agent sets the same in NODE_OPTIONS.
+ */
+export const AGENT_NODE_FLAGS = ['--max-semi-space-size=2'];
+/**
+ * Environment of an agent process: glibc's malloc makes an arena per thread (libuv's pool, V8's
+ * workers), and under load their freed-but-kept memory is most of a Node process's non-heap RSS.
+ */
+export const AGENT_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
+
 export interface AgentCommand {
   /** Process name in the spaces' state: `<space>/<component>`. */
   name: string;
@@ -48,7 +60,7 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   for (const wec of pullWecs(layout)) {
     out.push({
       name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name],
-      args: [ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', kubeconfigOf(its),
         '--wec-kubeconfig', kubeconfigOf(wec), '--port', String(layout.pullAgentPort)],
     });
   }
@@ -56,7 +68,7 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   if (pushed.length > 0) {
     out.push({
       name: `${its.name}/ksview-agent-push`, port: layout.pushAgentPort, wecs: pushed.map((s) => s.name),
-      args: [ksviewJs, 'agent', '--push', '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', kubeconfigOf(its),
         '--fleet-id', LOCAL_FLEET_ID, '--port', String(layout.pushAgentPort)],
     });
   }
@@ -124,7 +136,7 @@ export async function ensureAgents(layout: SpacesLayout, progress: Progress,
     return;
   }
   for (const cmd of agentCommands(layout)) {
-    await ensureNodeProcess(layout, progress, cmd.name, cmd.args, cmd.port, opts);
+    await ensureNodeProcess(layout, progress, cmd.name, cmd.args, cmd.port, { ...opts, env: { ...(opts.env ?? process.env), ...AGENT_ENV } });
     progress.step(`${cmd.name} serving ${cmd.wecs.join(', ')} (endpoints on http://127.0.0.1:${cmd.port})`);
   }
 }
@@ -135,7 +147,7 @@ export async function ensureAgents(layout: SpacesLayout, progress: Progress,
  * the end of its log.
  */
 export async function ensureNodeProcess(layout: SpacesLayout, progress: Progress, name: string, args: string[],
-  port: number, opts: { restart?: boolean; timeoutMs?: number } = {}): Promise<void> {
+  port: number, opts: { restart?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
   const state = readState(layout.statePath);
   if (!state) throw new UserError(`no spaces in ${layout.dir}: run 'ksview spaces up'`);
   let rec = state.processes.find((p) => p.name === name);
@@ -144,7 +156,7 @@ export async function ensureNodeProcess(layout: SpacesLayout, progress: Progress
     // A process just stopped may still hold its port for a moment (its memory goes before its files).
     const free = await waitFor(async () => ({ ok: await portFree(port), detail: 'in use' }), 5_000, 100);
     if (!free.ok) throw new UserError(`port ${port} on 127.0.0.1 (for ${name}) is already in use`);
-    rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${name.replace('/', '-')}.log`));
+    rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${name.replace('/', '-')}.log`), opts.env);
     const now = readState(layout.statePath) ?? state;
     now.processes = [...now.processes.filter((p) => p.name !== name), rec];
     writeState(layout.statePath, now);

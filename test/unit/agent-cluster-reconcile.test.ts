@@ -1,7 +1,8 @@
 import t from 'tap';
-import { AppliedWorks } from '../../src/agent/applied-works.js';
+import { AppliedWorks, sameAppliedResources } from '../../src/agent/applied-works.js';
 import { createAgentMetrics } from '../../src/agent/metrics.js';
 import { StatusWriter } from '../../src/agent/status-writer.js';
+import { needsReconcile } from '../../src/agent/cluster-agent.js';
 import { CONFLICT_RETRY_BASE_MS, CONFLICT_RETRY_MAX_MS, WorkReconciler, conflictRetryMs } from '../../src/agent/work-reconciler.js';
 import type { AppliedRef } from '../../src/agent/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
@@ -275,4 +276,46 @@ t.test('AppliedManifestWorks of another hub are not ours', async (t) => {
   const other = { apiVersion: 'work.open-cluster-management.io/v1', kind: 'AppliedManifestWork', metadata: { name: 'x-w9' }, spec: { hubHash: 'x', agentID: 'a', manifestWorkName: 'w9' } };
   const h = await harness([], [other]);
   t.same(h.applied.list(), []);
+});
+
+t.test('a work reconciled again unchanged writes nothing more to the WEC\'s AppliedManifestWork', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')])]);
+  await h.rec.reconcile('w1');
+  const amwWrites = () => h.wec.writes.filter((w) => w.path.startsWith(APPLIED_MANIFESTWORKS_PATH)).map((w) => `${w.method} ${w.path.endsWith('/status') ? 'status' : ''}`);
+  t.same(amwWrites(), ['POST ', 'PUT status'], 'created once, its appliedResources written once');
+  await h.rec.reconcile('w1');
+  t.same(amwWrites(), ['POST ', 'PUT status'], 'the same resources (keys in the server\'s order) are not written again');
+});
+
+t.test('an AppliedManifestWork made after the agent loaded them (another agent of the hub) is read, not duplicated', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')])]);
+  h.wec.put(amwPath('w1'), { apiVersion: 'work.open-cluster-management.io/v1', kind: 'AppliedManifestWork', metadata: { name: `${HASH}-w1`, uid: 'amw-uid-1' },
+    spec: { hubHash: HASH, agentID: 'agent1', manifestWorkName: 'w1' } } as AppliedManifestWork);
+  await h.rec.reconcile('w1');
+  t.equal((h.wecObj(amwPath('w1')) as AppliedManifestWork).metadata.uid, 'amw-uid-1', 'the existing one is kept');
+  t.same(ownerUids(h.wecObj(CM_A)), ['amw-uid-1'], 'and owns what the work applied');
+});
+
+t.test('sameAppliedResources compares entries field by field, in order', async (t) => {
+  const a = { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'n', name: 'd', uid: 'u1' };
+  const reordered = { uid: 'u1', name: 'd', namespace: 'n', resource: 'deployments', version: 'v1', group: 'apps' };
+  t.ok(sameAppliedResources([a], [reordered]));
+  t.notOk(sameAppliedResources([a], [{ ...a, uid: 'u2' }]), 'another uid');
+  t.notOk(sameAppliedResources([a], [a, a]), 'another length');
+  t.ok(sameAppliedResources([], []));
+});
+
+t.test('which changes of a work are reconciled: spec, deletion, our finalizer removed; not our own writes', async (t) => {
+  const base = work('w1', [cm('app', 'a')], {}, { generation: 1, uid: 'u1', resourceVersion: '1' });
+  const next = (meta: Record<string, unknown>, status?: ManifestWork['status']): ManifestWork =>
+    ({ ...base, metadata: { ...base.metadata, resourceVersion: '2', ...meta }, ...(status ? { status } : {}) });
+  const withFinalizer = next({ finalizers: [MANIFEST_WORK_FINALIZER] });
+  t.ok(needsReconcile(base, undefined), 'a new work');
+  t.notOk(needsReconcile(withFinalizer, base), 'our finalizer added');
+  t.notOk(needsReconcile({ ...withFinalizer, status: { conditions: [] } }, withFinalizer), 'status written');
+  t.ok(needsReconcile(next({ generation: 2, finalizers: [MANIFEST_WORK_FINALIZER] }), withFinalizer), 'the spec changed');
+  t.ok(needsReconcile(next({ finalizers: [MANIFEST_WORK_FINALIZER], deletionTimestamp: '2026-01-01T00:00:00Z' }), withFinalizer), 'deleted');
+  t.ok(needsReconcile(next({ finalizers: [] }), withFinalizer), 'our finalizer taken off by someone');
+  t.ok(needsReconcile(next({ uid: 'u2' }), base), 'deleted and re-created under the same name');
+  t.ok(needsReconcile(next({ generation: undefined }), { ...base, metadata: { ...base.metadata, generation: undefined } }), 'no generation to tell by');
 });

@@ -110,3 +110,18 @@ t.test('StatusWriter: WEC unreachable → Available Unknown with the reason; pla
   h.status.setUnreachable(undefined);
   t.same(h.status.placed()[0]!.ready, true);
 });
+
+t.test('StatusWriter: a new WorkStatus of an object without status is created with no status write; a status that comes later is written', async (t) => {
+  const w = work('w1', [cm('app', 'a')]);
+  const h = await writerHarness(w);
+  const results = await h.applier.applyWork(w);
+  h.status.setResults('w1', results);
+  await until(() => h.status.idle());
+  const path = `${workStatusesPath('wec1')}/configmap-app-a`;
+  t.ok(h.its.objects.get(path), 'WorkStatus created');
+  t.same(h.its.writes.filter((x) => x.path.startsWith(path)).map((x) => x.path.slice(path.length)), [''], 'one write: no status subresource write for an empty status');
+  h.status.setResults('w1', results.map((r) => ({ ...r, live: { ...r.live!, metadata: { ...r.live!.metadata, resourceVersion: '99' }, status: { phase: 'Ready' } } })));
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(path) as any).status, { phase: 'Ready' }, 'the status that came is written');
+  t.same(h.its.writes.filter((x) => x.path.startsWith(path)).map((x) => x.path.slice(path.length)), ['', '/status']);
+});

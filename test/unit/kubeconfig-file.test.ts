@@ -60,7 +60,7 @@ t.test('every way a kubeconfig is unusable is one line naming the file', async (
     ['a context naming no cluster', write('nocluster', kubeconfig((kc) => { kc.contexts[0].context.cluster = 'x'; })), undefined, /context "a" names cluster "x", which it does not define$/],
     ['a context naming no user', write('nouser', kubeconfig((kc) => { kc.contexts[0].context.user = 'x'; })), undefined, /context "a" names user "x", which it does not define$/],
     ['a server that is no URL', write('badurl', kubeconfig((kc) => { kc.clusters[0].cluster.server = 'wds1:6443'; })), undefined, /cluster "c" has server "wds1:6443", which is not an https:\/\/ URL$/],
-    ['plain http, TLS checked', write('http', kubeconfig((kc) => { kc.clusters[0].cluster.server = 'http://127.0.0.1:8080'; })), undefined, /^kubeconfig .*http: HTTP protocol is not allowed/],
+    ['plain http, TLS checked', write('http', kubeconfig((kc) => { kc.clusters[0].cluster.server = 'http://127.0.0.1:8080'; })), undefined, /^kubeconfig .*http: cluster "c" has server "http:\/\/127.0.0.1:8080": HTTP protocol is not allowed unless insecure-skip-tls-verify is true$/],
     ['a CA file that is missing', write('cafile', kubeconfig((kc) => {
       delete kc.clusters[0].cluster['certificate-authority-data'];
       kc.clusters[0].cluster['certificate-authority'] = 'no-such-ca.crt';
@@ -71,4 +71,44 @@ t.test('every way a kubeconfig is unusable is one line naming the file', async (
     t.match(message, pattern, what);
     t.notMatch(message, /\n/, `${what}: one line`);
   }
+});
+
+t.test('static credentials: files relative to the kubeconfig, token file, basic auth, skipped TLS check', async (t) => {
+  writeFileSync(path.join(dir, 'client.crt'), 'CERT');
+  writeFileSync(path.join(dir, 'client.key'), 'KEY');
+  writeFileSync(path.join(dir, 'ca.crt'), 'CAFILE');
+  writeFileSync(path.join(dir, 'token'), 'from-file\n');
+  const files = await loadKubeconfig(write('files', kubeconfig((kc) => {
+    delete kc.clusters[0].cluster['certificate-authority-data'];
+    kc.clusters[0].cluster['certificate-authority'] = 'ca.crt';
+    kc.clusters[0].cluster['tls-server-name'] = 'kube-apiserver';
+    kc.users[0].user = { 'client-certificate': 'client.crt', 'client-key': 'client.key' };
+  })));
+  t.equal(String(files.https.ca), 'CAFILE');
+  t.equal(String(files.https.cert), 'CERT');
+  t.equal(String(files.https.key), 'KEY');
+  t.equal(files.https.headers, undefined, 'no Authorization header with a client certificate');
+  t.equal(files.cluster.tlsServerName, 'kube-apiserver');
+  t.equal(files.https.rejectUnauthorized, true);
+
+  const tokenFile = await loadKubeconfig(write('tokenfile', kubeconfig((kc) => { kc.users[0].user = { tokenFile: 'token' }; })));
+  t.equal((tokenFile.https.headers as Record<string, string>).Authorization, 'Bearer from-file');
+
+  const basic = await loadKubeconfig(write('basic', kubeconfig((kc) => { kc.users[0].user = { username: 'admin', password: 'pw' }; })));
+  t.equal((basic.https.headers as Record<string, string>).Authorization, `Basic ${Buffer.from('admin:pw').toString('base64')}`);
+
+  const insecure = await loadKubeconfig(write('insecure', kubeconfig((kc) => {
+    kc.clusters[0].cluster = { server: 'http://127.0.0.1:8080', 'insecure-skip-tls-verify': true };
+  })));
+  t.equal(insecure.cluster.skipTLSVerify, true);
+  t.equal(insecure.https.rejectUnauthorized, false);
+  t.equal(insecure.server.protocol, 'http:');
+});
+
+t.test('an exec credential plugin is run', async (t) => {
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec' } });
+  const loaded = await loadKubeconfig(write('exec', kubeconfig((kc) => {
+    kc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', `echo '${credential}'`], interactiveMode: 'Never' } };
+  })));
+  t.equal((loaded.https.headers as Record<string, string>).Authorization, 'Bearer from-exec');
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { agentCommands, inventoryObjects, LOCAL_FLEET_ID } from '../../src/spaces/agents.js';
+import { AGENT_NODE_FLAGS, agentCommands, inventoryObjects, LOCAL_FLEET_ID } from '../../src/spaces/agents.js';
 import { spacesLayout } from '../../src/spaces/layout.js';
 import { healPlan, parseProcessName, processNames } from '../../src/spaces/spaces.js';
 import type { ProcessRecord } from '../../src/spaces/processes.js';
@@ -10,7 +10,8 @@ const after = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
 t.test('a pull agent for wec1 with its own kubeconfigs and port', async (t) => {
   const [pull] = agentCommands(layout, '/repo/bin/ksview.js');
   t.equal(pull!.name, 'wec1/ksview-agent');
-  t.same(pull!.args.slice(0, 2), ['/repo/bin/ksview.js', 'agent']);
+  t.same(pull!.args.slice(0, AGENT_NODE_FLAGS.length + 2), [...AGENT_NODE_FLAGS, '/repo/bin/ksview.js', 'agent'], 'node flags, then the command');
+  t.ok(AGENT_NODE_FLAGS.every((f) => f.startsWith('--')), 'flags of node itself');
   t.notOk(pull!.args.includes('--push'));
   t.equal(after(pull!.args, '--cluster'), 'wec1');
   t.equal(after(pull!.args, '--its-kubeconfig'), '/state/its1/kubeconfig');
