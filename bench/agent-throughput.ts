@@ -20,7 +20,7 @@
 // end (also on error). Exit status: 0 met, 1 missed, 2 could not run.
 import { performance } from 'node:perf_hooks';
 import { waitFor } from '../src/kube/wait.js';
-import { applyWork, benchWork, BENCH_WDS, bounded, configMapId, deleteWorks, parseArgs, progress, rssMb, setUp, WorkWatch, writeJson } from './agent-common.js';
+import { applyWork, benchWork, BENCH_WDS, bounded, configMapId, deleteWorks, parseArgs, progress, rssMb, setUp, WorkWatch, writeJson, type Obj } from './agent-common.js';
 
 const USAGE = 'usage: node dist/bench/agent-throughput.js --agent ours|ocm [--objects N] [--inflight N] [--wec NAME] [--dir DIR --port-base N --wecs N] [--no-up] [--json FILE]';
 
@@ -105,7 +105,7 @@ async function main(): Promise<number> {
     const gone = await waitFor(async () => {
       const left = [];
       for (const [c, n] of [[b.wec, ns], [b.wec, nsDirect], [b.its, floorNs]] as const) {
-        if (await c.call('GET', `/api/v1/namespaces/${n}`).then(() => true, () => false)) left.push(n);
+        if ((await c.call('GET', `/api/v1/namespaces/${n}`).catch(() => ({}) as Obj)).kind === 'Namespace') left.push(n); // a 404 is a Status
       }
       return { ok: left.length === 0, detail: left.join(', ') };
     }, 300_000, 1000);
