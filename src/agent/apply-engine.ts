@@ -107,23 +107,24 @@ export class ApplyEngine implements WorkApplier {
     return results;
   }
 
-  observe(work: ManifestWork, ordinal: number, live: KubeObject | undefined): ManifestApplyResult {
+  observe(work: ManifestWork, ordinal: number, live: KubeObject | undefined, prior?: ManifestApplyResult): ManifestApplyResult {
     const manifest = (work.spec?.workload?.manifests ?? [])[ordinal] ?? {};
-    const prevMeta = work.status?.resourceStatus?.manifests?.find((m) => m.resourceMeta.ordinal === ordinal)?.resourceMeta;
+    const prevMeta = prior?.resourceMeta ?? work.status?.resourceStatus?.manifests?.find((m) => m.resourceMeta.ordinal === ordinal)?.resourceMeta;
     const { meta, mapping } = this.metaOf(ordinal, manifest, typeof manifest.apiVersion === 'string' && typeof manifest.kind === 'string'
       ? this.mapper.cached(manifest.apiVersion, manifest.kind) : undefined);
     const m = mapping ? meta : (prevMeta ?? meta);
-    const prev = previousOf(work, m);
+    // The result we hold is newer than the cached work's status, which may not have our last write yet.
+    const prev = prior ? { conditions: prior.conditions, values: prior.feedback } : previousOf(work, m);
     const applied = prev?.conditions?.find((c) => c.type === 'Applied');
     const error = applied && applied.status === 'False' ? applied.message.replace(/^Failed to apply manifest: /, '') : undefined;
     const read: LiveRead = !m.resource || !m.version || !m.name ? { incomplete: true } : live ? { found: live } : { notFound: true };
-    return this.resultOf(work, ordinal, { meta: m, error, live, read, owned: applied?.status === 'True' });
+    return this.resultOf(work, ordinal, { meta: m, error, live, read, owned: prior ? prior.owned : applied?.status === 'True' }, prev);
   }
 
-  private resultOf(work: ManifestWork, ordinal: number, a: Attempt): ManifestApplyResult {
+  private resultOf(work: ManifestWork, ordinal: number, a: Attempt, previous = previousOf(work, a.meta)): ManifestApplyResult {
     const option = findManifestConfig(a.meta, work.spec?.manifestConfigs);
     const { conditions, feedback } = manifestStatus({
-      applyError: a.error, read: a.read ?? { incomplete: true }, option, generation: work.metadata.generation, previous: previousOf(work, a.meta),
+      applyError: a.error, read: a.read ?? { incomplete: true }, option, generation: work.metadata.generation, previous,
     });
     return {
       ordinal, resourceMeta: a.meta, owned: a.error === undefined && a.owned, conditions, feedback,

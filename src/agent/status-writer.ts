@@ -5,7 +5,7 @@
 // missing WorkStatus CRD (`ksview serve` installs it) is retried, never fatal.
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
-import type { KubeObject } from '../kube/objects.js';
+import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
 import { Coalescer } from './coalescer.js';
 import { buildWorkStatusObject } from './workstatus.js';
@@ -30,6 +30,11 @@ export class StatusWriter {
   private readonly results = new Map<string, ManifestApplyResult[]>();
   /** WorkStatus name → JSON last written, per work. */
   private readonly written = new Map<string, Map<string, string>>();
+  /**
+   * Per work, the status our last write stored and the resourceVersion it got: the informer's copy
+   * may not have it yet, and comparing with that stale copy would write the same status again.
+   */
+  private readonly lastWrite = new Map<string, { resourceVersion?: string; status: ManifestWork['status'] }>();
   private unreachable: string | undefined;
   private readonly coalescer: Coalescer;
   /** Counts of writes, for tests and metrics. */
@@ -52,7 +57,7 @@ export class StatusWriter {
     const i = results.findIndex((r) => r.ordinal === ordinal);
     if (i < 0) return;
     const next = [...results];
-    next[i] = this.o.applier.observe(work, ordinal, live);
+    next[i] = this.o.applier.observe(work, ordinal, live, results[i]);
     this.results.set(workName, next);
     this.coalescer.mark(workName);
   }
@@ -70,6 +75,7 @@ export class StatusWriter {
   /** The work is gone or being deleted: delete its WorkStatus objects, forget its results. */
   async forget(workName: string): Promise<void> {
     this.results.delete(workName);
+    this.lastWrite.delete(workName);
     this.coalescer.forget(workName);
     const held = this.written.get(workName);
     this.written.delete(workName);
@@ -101,11 +107,17 @@ export class StatusWriter {
     const work = this.o.work(workName);
     const results = this.results.get(workName);
     if (!work || !results || work.metadata.deletionTimestamp) return;
-    const status = workStatus(work, results, work.status, { wecUnreachable: this.unreachable });
-    if (comparable(status) !== comparable(work.status ?? {})) {
+    const mine = this.lastWrite.get(workName);
+    const current = mine && newerResourceVersion(mine.resourceVersion, work.metadata.resourceVersion) ? mine.status : work.status;
+    const status = workStatus(work, results, current, { wecUnreachable: this.unreachable });
+    if (comparable(status) !== comparable(current ?? {})) {
       const path = `/apis/work.open-cluster-management.io/v1/namespaces/${work.metadata.namespace}/manifestworks/${workName}/status`;
       const res = await upstreamRequest(this.o.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status } });
       expectOk(res, `write status of manifestwork ${work.metadata.namespace}/${workName}`, [404]);
+      if (res.status === 200) {
+        const stored = JSON.parse(res.body.toString('utf8')) as ManifestWork;
+        this.lastWrite.set(workName, { resourceVersion: stored.metadata?.resourceVersion, status: stored.status });
+      }
       this.writes.work++;
     }
     await this.writeWorkStatuses(workName, results);

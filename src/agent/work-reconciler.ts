@@ -17,7 +17,7 @@
 //   usually ends — the other WDS's object went.
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import type { KubeObject } from '../kube/objects.js';
+import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestResourceMeta, type AppliedManifestWork, type ManifestWork } from '../kube/ocm-api.js';
 import type { ManifestApplyResult, WorkApplier } from './contract.js';
 import type { AgentMetrics } from './metrics.js';
@@ -37,14 +37,6 @@ export function conflictRetryMs(n: number): number {
   return Math.min(CONFLICT_RETRY_BASE_MS * 2 ** Math.min(n, 16), CONFLICT_RETRY_MAX_MS);
 }
 
-/**
- * Whether the watch's copy is ahead of the one the apply returned. resourceVersions are opaque,
- * but kube-apiserver's are etcd revisions: compared as numbers when both are, else any difference.
- */
-function newer(seen: string | undefined, had: string | undefined): boolean {
-  if (seen === undefined || seen === had) return false;
-  return /^\d+$/.test(seen) && had !== undefined && /^\d+$/.test(had) ? BigInt(seen) > BigInt(had) : true;
-}
 
 export interface WorkReconcilerDeps {
   cluster: string;
@@ -148,7 +140,7 @@ export class WorkReconciler {
     for (const ref of refs) {
       const seen = this.d.watcher.cached?.(ref);
       const had = finalResults.find((r) => r.ordinal === ref.ordinal)?.live;
-      if (seen && newer(seen.metadata?.resourceVersion, had?.metadata?.resourceVersion)) this.d.status.observe(name, ref.ordinal, seen);
+      if (seen && newerResourceVersion(seen.metadata?.resourceVersion, had?.metadata?.resourceVersion)) this.d.status.observe(name, ref.ordinal, seen);
     }
     if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, PENDING_REQUEUE_MS);
     if (retryAfter !== undefined) this.d.enqueueAfter(name, retryAfter);

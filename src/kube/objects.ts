@@ -42,3 +42,13 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
   [key: string]: unknown;
 }
+
+/**
+ * Whether resourceVersion `seen` is ahead of `had` (e.g. a watch's copy against the one a write
+ * returned). resourceVersions are opaque, but kube-apiserver's are etcd revisions: compared as
+ * numbers when both are, else any difference counts as newer.
+ */
+export function newerResourceVersion(seen: string | undefined, had: string | undefined): boolean {
+  if (seen === undefined || seen === had) return false;
+  return /^\d+$/.test(seen) && had !== undefined && /^\d+$/.test(had) ? BigInt(seen) > BigInt(had) : true;
+}

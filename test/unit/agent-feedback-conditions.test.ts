@@ -124,5 +124,15 @@ t.test('observe recomputes one manifest from a live object', async (t) => {
   const gone = eng.observe(work, 0, undefined);
   t.match(gone.conditions.find((c) => c.type === 'Available'), { status: 'False', reason: 'ResourceNotAvailable' });
   t.same(m.calls(), [], 'observe never calls the WEC');
+
+  // The work as cached before our first status write reached the informer: no status yet. The
+  // result the agent holds says applied; an event then (e.g. our own owner-reference patch) must
+  // not turn it into "not applied", which would drop the object's WorkStatus.
+  const stale: ManifestWork = { ...work, status: undefined };
+  const prior = eng.observe(work, 0, { ...deployment, metadata: { name: 'd', namespace: 'a' } });
+  t.notOk(eng.observe(stale, 0, { ...deployment, metadata: { name: 'd', namespace: 'a' } }).owned, 'without what the agent holds, a stale work reads as not applied');
+  const kept = eng.observe(stale, 0, { ...deployment, metadata: { name: 'd', namespace: 'a' } }, prior);
+  t.ok(kept.owned, 'with it, still applied');
+  t.match(kept.conditions.find((c) => c.type === 'Applied'), { status: 'True', lastTransitionTime: 'T0' }, 'and its transition time kept');
   await m.close();
 });

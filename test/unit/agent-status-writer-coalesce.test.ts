@@ -125,3 +125,25 @@ t.test('StatusWriter: a new WorkStatus of an object without status is created wi
   t.same((h.its.objects.get(path) as any).status, { phase: 'Ready' }, 'the status that came is written');
   t.same(h.its.writes.filter((x) => x.path.startsWith(path)).map((x) => x.path.slice(path.length)), ['', '/status']);
 });
+
+t.test('StatusWriter: with the informer behind its own writes, nothing is written twice and no WorkStatus is dropped', async (t) => {
+  const w = work('w1', [cm('app', 'a')], {}, { resourceVersion: '1' });
+  const its = fakeServer('https://its.test:6443');
+  const wec = fakeServer('https://wec.test:6443');
+  its.put(`${manifestWorksPath('wec1')}/w1`, w);
+  const applier = new FakeApplier(wec);
+  // The informer's copy never catches up: always the work as first seen, without status.
+  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: () => w, onError: () => {}, debounceMs: 5 });
+  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  const results = (await applier.applyWork(w)).map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready' } } }));
+  status.setResults('w1', results);
+  await until(() => status.idle());
+  const statusWrites = () => its.writes.filter((x) => x.path.endsWith('/manifestworks/w1/status')).length;
+  t.equal(statusWrites(), 1, 'the status written once');
+  status.setResults('w1', results.slice());
+  status.observe('w1', 0, { ...results[0]!.live!, metadata: { ...results[0]!.live!.metadata, resourceVersion: '77' } });
+  await until(() => status.idle());
+  t.equal(statusWrites(), 1, 'the same status is not written again though the informer does not show it yet');
+  t.ok(its.objects.get(`${workStatusesPath('wec1')}/configmap-app-a`), 'the WorkStatus stays: an event does not make the object read as not applied');
+  t.notOk(its.writes.some((x) => x.method === 'DELETE'), 'nothing deleted');
+});
