@@ -183,7 +183,9 @@ export class ClusterAgent implements ClusterWorker {
 
   private onApplied(e: AppliedEvent): void {
     const rv = e.obj.metadata?.resourceVersion;
-    const ours = rv !== undefined && this.ownRv.get(`${e.gvr}|${e.obj.metadata?.namespace ?? ''}/${e.obj.metadata?.name ?? ''}`) === rv;
+    const key = `${e.gvr}|${e.obj.metadata?.namespace ?? ''}/${e.obj.metadata?.name ?? ''}`;
+    const ours = rv !== undefined && this.ownRv.get(key) === rv;
+    if (e.type === 'DELETED') this.ownRv.delete(key); // gone: its last version is nothing to remember
     const drift = classify(e) === 'drift' && !ours;
     for (const { work, ordinal } of e.works) {
       if (drift) this.queue.add(work);
