@@ -176,14 +176,14 @@ export class ClusterAgent implements ClusterWorker {
   }
 
   private noteApplied(ref: AppliedRef, rv: string | undefined): void {
-    const k = `${gvrKey(ref)}|${ref.namespace}/${ref.name}`;
+    const k = ownRvKey(gvrKey(ref), ref.namespace, ref.name);
     if (rv) this.ownRv.set(k, rv);
     else this.ownRv.delete(k);
   }
 
   private onApplied(e: AppliedEvent): void {
     const rv = e.obj.metadata?.resourceVersion;
-    const key = `${e.gvr}|${e.obj.metadata?.namespace ?? ''}/${e.obj.metadata?.name ?? ''}`;
+    const key = ownRvKey(e.gvr, e.obj.metadata?.namespace ?? '', e.obj.metadata?.name ?? '');
     const ours = rv !== undefined && this.ownRv.get(key) === rv;
     if (e.type === 'DELETED') this.ownRv.delete(key); // gone: its last version is nothing to remember
     const drift = classify(e) === 'drift' && !ours;
@@ -193,6 +193,9 @@ export class ClusterAgent implements ClusterWorker {
     }
   }
 }
+
+/** An applied object's key in ownRv: its resource (gvrKey) and namespace/name. */
+const ownRvKey = (gvr: string, namespace: string, name: string): string => `${gvr}|${namespace}/${name}`;
 
 /**
  * Whether a work's change asks for a reconcile: its spec (generation), its deletion, or our

@@ -35,9 +35,9 @@ export interface ManifestApplyResult {
 export interface WorkApplier {
   /** Applies every manifest of `work`; never throws for a bad manifest (its result says why). */
   applyWork(work: ManifestWork): Promise<ManifestApplyResult[]>;
-  /** Recomputes conditions and feedback of one live object without applying (status refresh on a watch event). */
   /**
-   * A watch event's object: that manifest's result recomputed without applying. `prior` is the
+   * A watch event's object: that manifest's conditions and feedback recomputed without applying
+   * (a status refresh). `prior` is the
    * result the agent holds for it (from the last apply or observation); without it the work's
    * status as cached is the reference, which may not have our last status write yet.
    */

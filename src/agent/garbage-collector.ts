@@ -14,7 +14,6 @@ import type { OwnerReference } from './applied-works.js';
 import { isProtected } from './manifest-order.js';
 import { objectPath, type ResourceRef } from './resource-path.js';
 
-
 /** OCM's OwnedByTheWork: whether the work's deleteOption lets it own (and so delete) this resource. */
 export function ownedByTheWork(r: { group: string; resource: string; namespace: string; name: string }, opt: DeleteOption | undefined): boolean {
   if (!opt) return true;

@@ -37,7 +37,6 @@ export function conflictRetryMs(n: number): number {
   return Math.min(CONFLICT_RETRY_BASE_MS * 2 ** Math.min(n, 16), CONFLICT_RETRY_MAX_MS);
 }
 
-
 export interface WorkReconcilerDeps {
   cluster: string;
   its: Upstream;

@@ -106,18 +106,22 @@ function select(label: string, doc: Fields, context: string | undefined): Select
   return { context: name, cluster, user };
 }
 
-/** `<what>-data` (base64) or the file `<what>` (relative to the kubeconfig's folder, if a file). */
-function material(label: string, fields: Fields, what: string, baseDir: string | undefined): Buffer | undefined {
-  const data = str(fields[`${what}-data`]);
-  if (data) return Buffer.from(data, 'base64');
-  const file = str(fields[what]);
-  if (!file) return undefined;
+/** A file a kubeconfig field names (relative to the kubeconfig's folder, if a file); `what` is the field. */
+function credentialFile(label: string, what: string, file: string, baseDir: string | undefined): Buffer {
   const full = baseDir === undefined ? file : path.resolve(baseDir, file);
   try {
     return readFileSync(full);
   } catch (err) {
     throw new UserError(`kubeconfig ${label}: ${what} ${full}: ${fsProblem(err)}`);
   }
+}
+
+/** `<what>-data` (base64) or the file `<what>`. */
+function material(label: string, fields: Fields, what: string, baseDir: string | undefined): Buffer | undefined {
+  const data = str(fields[`${what}-data`]);
+  if (data) return Buffer.from(data, 'base64');
+  const file = str(fields[what]);
+  return file ? credentialFile(label, what, file, baseDir) : undefined;
 }
 
 function staticCredentials(label: string, sel: Selected, baseDir: string | undefined, skipTLSVerify: boolean): https.RequestOptions {
@@ -129,16 +133,8 @@ function staticCredentials(label: string, sel: Selected, baseDir: string | undef
   const key = material(label, u, 'client-key', baseDir);
   if (cert) opts.cert = cert;
   if (key) opts.key = key;
-  let token = str(u.token);
   const tokenFile = str(u.tokenFile);
-  if (!token && tokenFile) {
-    const full = baseDir === undefined ? tokenFile : path.resolve(baseDir, tokenFile);
-    try {
-      token = readFileSync(full, 'utf8').trim();
-    } catch (err) {
-      throw new UserError(`kubeconfig ${label}: tokenFile ${full}: ${fsProblem(err)}`);
-    }
-  }
+  const token = str(u.token) ?? (tokenFile ? credentialFile(label, 'tokenFile', tokenFile, baseDir).toString('utf8').trim() : undefined);
   if (token) opts.headers = { Authorization: `Bearer ${token}` };
   else if (str(u.username) && typeof u.password === 'string') {
     opts.headers = { Authorization: `Basic ${Buffer.from(`${u.username}:${u.password}`).toString('base64')}` };

@@ -5,10 +5,10 @@
 // with OCM's default intervals and its log in a file, and stopped by its pid.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Progress } from '../util/progress.js';
+import { freeLoopbackPort } from './ports.js';
 import { repoRoot } from '../util/repo-root.js';
 import { UserError } from '../util/user-error.js';
 import { goBuild, pinnedVersion, type GoBuild } from './binaries.js';
@@ -99,18 +99,6 @@ export function ocmWorkAgentArgs(o: Omit<OcmWorkAgentOptions, 'binary' | 'log'>)
     '--namespace=default',
     ...(o.extraArgs ?? []),
   ];
-}
-
-/** A loopback port nobody listens on right now (the kernel's choice). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts OCM's work agent as a child of this process (it ends with it). */
