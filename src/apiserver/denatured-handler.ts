@@ -1,6 +1,7 @@
 // HTTP of the denatured kinds in the view: maps a request under the view root (already
-// authenticated, parsed into a RequestInfo) to a verb of the kind's store, decodes the body
-// (JSON, YAML, protobuf through ksview-protojson; the four patch types), and encodes the answer as
+// authenticated, parsed into a RequestInfo) to a verb of the kind's store, hands write bodies to
+// the store as sent (Kubernetes' own code decodes them), decodes delete options (JSON, YAML,
+// protobuf through ksview-protojson), and encodes the answer as
 // kube-apiserver would: JSON or YAML, a Table for `kubectl get`, a watch stream of native events
 // (Tables too), Warning headers passed on, the status code of the verb. Answers are never
 // protobuf (clients that send it accept JSON too).
@@ -12,7 +13,6 @@ import { DEFAULT_PRINTER, printerFor, type KindPrinter } from '../storage/denatu
 import type { Caller, DenaturedStore, Target } from '../storage/denatured-store.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { WatchEvent } from '../storage/denatured-translation.js';
-import { PATCH_CONTENT_TYPES } from '../storage/patches.js';
 import type { Upstream } from '../kube/upstream.js';
 import { upstreamHeaders } from './impersonation.js';
 import { parseAccept, wantsTable } from './negotiation.js';
@@ -23,7 +23,6 @@ import type { UserInfo } from '../kube/user.js';
 import { bodyOf } from './request-state.js';
 import { queryBool } from './watch-stream.js';
 
-const APPLY_PATCH = 'application/apply-patch+yaml';
 const BODY_HEADERS = /^(content-type|content-length|content-encoding|accept|accept-encoding)$/i;
 
 type Encoding = 'json' | 'yaml';
@@ -74,7 +73,8 @@ async function decodeBody(contentType: string, raw: Buffer | undefined, allowed:
 }
 
 function send(reply: FastifyReply, code: number, value: unknown, encoding: Encoding, warnings: string[]): FastifyReply {
-  for (const w of warnings) void reply.header('warning', w);
+  // One header line per warning, as kube-apiserver sends them (a second reply.header would replace the first).
+  if (warnings.length > 0) void reply.header('warning', warnings);
   if (encoding === 'yaml') return reply.code(code).header('content-type', 'application/yaml').send(YAML.stringify(value));
   return reply.code(code).header('content-type', 'application/json').send(JSON.stringify(value));
 }
@@ -146,30 +146,13 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
   }
 
   const encoding = encodingFor(req.headers.accept);
-  if (method === 'POST') {
-    if (target.name || (kind.namespaced && !target.namespace)) throw errors.methodNotAllowed(method);
-    const body = await decodeBody(contentType, raw, ['application/json', 'application/yaml'], ctx.protobuf);
-    const r = await store.create(caller, target, body, query);
-    return send(reply, 201, r.value, encoding, r.warnings);
-  }
-  if (method === 'PUT') {
-    if (!target.name) throw errors.methodNotAllowed(method);
-    const body = await decodeBody(contentType, raw, ['application/json', 'application/yaml'], ctx.protobuf);
-    const r = await store.update(caller, target, body, query);
-    return send(reply, r.created ? 201 : 200, r.value, encoding, r.warnings);
-  }
-  if (method === 'PATCH') {
-    if (!target.name) throw errors.methodNotAllowed(method);
-    const type = contentType.split(';')[0]!.trim().toLowerCase();
-    const patchType = type === APPLY_PATCH ? 'apply' : PATCH_CONTENT_TYPES[type];
-    if (!patchType) {
-      throw unsupported(`the body of the request was in an unknown format - accepted media types include: ${[...Object.keys(PATCH_CONTENT_TYPES), APPLY_PATCH].join(', ')}`);
-    }
-    if (patchType !== 'apply' && (query.has('force'))) throw errors.badRequest('force: Forbidden: may not be specified for non-apply patch');
-    const body = await decodeBody(contentType, raw, [type]);
-    if (body === undefined) throw errors.badRequest('the patch is empty');
-    const r = await store.patch(caller, target, patchType, body, query);
-    return send(reply, r.created ? 201 : 200, r.value, encoding, r.warnings);
+  if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
+    // Collections take POST, objects PUT and PATCH; the body is Kubernetes' own to decode (ksview-native).
+    const collection = !target.name;
+    if (method === 'POST' ? !collection || (kind.namespaced && !target.namespace) : collection) throw errors.methodNotAllowed(method);
+    const userAgent = req.headers['user-agent'];
+    const r = await store.write(caller, target, { method, contentType, body: raw ?? Buffer.alloc(0), userAgent }, query);
+    return send(reply, r.code, r.value, encoding, r.warnings);
   }
   if (method === 'DELETE') {
     const options = await decodeBody(contentType || 'application/json', raw, ['application/json', 'application/yaml'], ctx.protobuf);

@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectVersion, repoRoot } from '../util/repo-root.js';
 import { optionsOfState, readState } from '../spaces/state.js';
-import { defaultCacheDir, gotemplatePath, protojsonPath } from '../spaces/binaries.js';
+import { defaultCacheDir, gotemplatePath, nativeCodePath, protojsonPath } from '../spaces/binaries.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
@@ -149,9 +149,11 @@ function buildProgram(): Command {
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
+    .option('--native-code <path>', 'ksview-native, Kubernetes\' own registries (decoding, defaulting, validation, field manager) for the denatured kinds (built with the spaces\' binaries)',
+      nativeCodePath(defaultCacheDir()))
     .option('--template-expander <path>', 'ksview-gotemplate, which expands KubeStellar templates with Go\'s text/template for the placement controllers (built with the spaces\' binaries)',
       gotemplatePath(defaultCacheDir()))
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string }) => {
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       const { checkSpace } = await import('./preflight.js');

@@ -13,6 +13,8 @@ import { PlacementController } from '../controllers/placement/controller.js';
 import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { NativeCode } from '../storage/native-code.js';
+import { UserError } from '../util/user-error.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -36,8 +38,10 @@ export interface ServeOptions {
   namespace: string;
   service: string;
   externalName: string;
-  /** ksview-protojson, the decoder of protobuf bodies for denatured kinds (absent: they are 415). */
+  /** ksview-protojson, the decoder of protobuf delete options for denatured kinds (absent: they are 415). */
   protobufDecoder?: string;
+  /** ksview-native, Kubernetes' own registries of the denatured kinds (required when there are any). */
+  nativeCode?: string;
   /**
    * ksview-gotemplate, the expander of KubeStellar templates for the placement controllers
    * (missing: an object asking for expansion is reported as an error, not sent).
@@ -66,10 +70,14 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const authorizer = new Authorizer(up);
   const denaturedKinds = o.denatured ?? DEFAULT_DENATURED;
   const cats = new KindCategories(DEFAULT_HIDDEN, denaturedKinds);
-  const denatured = new DenaturedRegistry(up, denaturedKinds, {
-    info: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-    error: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-  });
+  const log = {
+    info: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
+    error: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
+  };
+  if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --native-code <path>');
+  const native = new NativeCode(o.nativeCode ?? '', log);
+  if (denaturedKinds.length > 0) await native.start();
+  const denatured = new DenaturedRegistry(up, denaturedKinds, log, native);
 
   let readyUntil = 0;
   const ready = async () => {
@@ -148,6 +156,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       await its?.pool.close();
       protobuf?.close();
       await app.close();
+      await native.close();
       await up.pool.close();
     },
   };

@@ -20,6 +20,7 @@ export interface Binaries {
   kwok: string;
   protojson: string;
   gotemplate: string;
+  native: string;
 }
 
 export interface GoBuild {
@@ -42,6 +43,8 @@ const KUBERNETES: GoBuild = {
     'ksview-protojson': 'kubestellar-view/build/kubernetes/ksview-protojson',
     // ksview serve's expander of KubeStellar templates with Go's text/template (build/kubernetes/ksview-gotemplate).
     'ksview-gotemplate': 'kubestellar-view/build/kubernetes/ksview-gotemplate',
+    // ksview serve's registries of the denatured kinds: Kubernetes' own code (build/kubernetes/ksview-native).
+    'ksview-native': 'kubestellar-view/build/kubernetes/ksview-native',
   },
   // Without these the binaries report v0.0.0-master, and 1.33 derives its emulation version and
   // feature defaults from the binary version.
@@ -86,7 +89,7 @@ export const kubernetesVersion = (): string => pinnedVersion(KUBERNETES);
 
 /**
  * A digest of the wrapper module's own files (go.mod, go.sum, our Go helpers' sources): the cache
- * is keyed by it too, so a change to ksview-protojson or ksview-gotemplate builds them anew.
+ * is keyed by it too, so a change to one of our Go helpers (ksview-*) builds them anew.
  */
 function ownSourcesDigest(build: GoBuild): string {
   const root = path.join(repoRoot(), 'build', build.module);
@@ -105,6 +108,9 @@ const kubernetesBin = (cacheDir: string, name: string): string => path.join(buil
 
 /** Where ensureBinaries puts ksview-protojson (it may not be built yet). */
 export const protojsonPath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-protojson');
+
+/** Where ensureBinaries puts ksview-native (it may not be built yet). */
+export const nativeCodePath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-native');
 
 /** Where ensureBinaries puts ksview-gotemplate (it may not be built yet). */
 export const gotemplatePath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-gotemplate');
@@ -214,5 +220,6 @@ export async function ensureBinaries(cacheDir: string, progress: Progress): Prom
     kwok: path.join(kwokDir, 'kwok'),
     protojson: path.join(kubeDir, 'ksview-protojson'),
     gotemplate: path.join(kubeDir, 'ksview-gotemplate'),
+    native: path.join(kubeDir, 'ksview-native'),
   };
 }

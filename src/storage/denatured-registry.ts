@@ -9,6 +9,7 @@ import { discoverDenaturedKinds } from './denatured-kinds.js';
 import { DenaturedStore, kindStrategy } from './denatured-store.js';
 import type { GroupResource } from './kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
+import type { NativeRegistries } from './native-code.js';
 
 export interface RegistryLog {
   info(msg: string): void;
@@ -27,7 +28,8 @@ export class DenaturedRegistry {
   ready = false;
   lastError: string | undefined;
 
-  constructor(private readonly up: Upstream, private readonly configured: readonly GroupResource[], private readonly log: RegistryLog) {}
+  constructor(private readonly up: Upstream, private readonly configured: readonly GroupResource[], private readonly log: RegistryLog,
+    private readonly native: NativeRegistries) {}
 
   storeFor(group: string, resource: string): DenaturedStore | undefined {
     return this.stores.get(`${resource}.${group}`);
@@ -43,7 +45,7 @@ export class DenaturedRegistry {
         const fingerprint = createHash('sha256').update(JSON.stringify(kinds)).digest('hex');
         if (fingerprint !== this.fingerprint) {
           const stores = new Map<string, DenaturedStore>();
-          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k)));
+          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k), this.native));
           this.stores = stores;
           this.fingerprint = fingerprint;
         }

@@ -4,30 +4,28 @@
 // WDS's RBAC on denatured.kubestellar.io decides; this store never widens. Contract:
 // - inputs and outputs are native (apiVersion, names, managedFields, Status wording); the stored
 //   form never leaves this module (translation: ./denatured-translation.ts);
-// - nothing is stored that fails validation against the native schema (422 with field causes);
-// - JSON, merge and strategic merge patches are applied here to the native form and written with
-//   an optimistic-concurrency update, retried on conflict unless the patch named a
-//   resourceVersion; server-side apply is done by the WDS on the stored form (so managedFields and
-//   conflicts are the real ones) after a dry run whose result is validated first;
+// - every write (create, update, the three patch types, server-side apply) is Kubernetes' own:
+//   ksview-native (./native-code.ts) runs the kind's registry on the request and the live object
+//   (decoding, strict field validation, patching, defaulting, validation, update rules, field
+//   manager); its result is stored with the live resourceVersion as precondition, and the whole
+//   write is tried again when the WDS reports a conflict (as kube-apiserver's GuaranteedUpdate);
+// - what is read is shown as kube-apiserver shows it (ksview-native's normalize);
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
-import { isDeepStrictEqual } from 'node:util';
+import { LRUCache } from 'lru-cache';
 import { errors, isStatus, StatusError, statusForText, type FailureStatus, type Status, type StatusCause } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
-  fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
+  fieldSelectorToStored, hasNativeMetadata, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
   TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
-import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.js';
+import type { KubeList, KubeObject } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
 import { FieldSelectorError } from '../kube/field-selector.js';
 import { jsonLines } from '../kube/json-lines.js';
-import { applyNativeDefaults, presentNative } from './native-defaults.js';
-import { NativeValidator } from './native-validation.js';
-import { applyPatch, PatchError, type PatchType } from './patches.js';
-import { NO_PATCH_META, schemaPatchMeta, type PatchMeta } from './strategic-merge-patch.js';
 import type { Upstream } from '../kube/upstream.js';
+import type { NativeRegistries } from './native-code.js';
 import { isJsonObject } from '../kube/json.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
@@ -55,25 +53,24 @@ export interface Watcher {
   /** Opens the watch (a failure to open throws), then streams native events to onEvent until it ends or signal aborts. */
   watch(caller: Caller, target: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }>;
 }
-export interface Creater { create(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
-export interface Updater { update(caller: Caller, target: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
-export interface Patcher { patch(caller: Caller, target: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> }
+/** A write as the client sent it: the body is decoded by Kubernetes' own code, not here. */
+export interface WriteRequest {
+  method: 'POST' | 'PUT' | 'PATCH';
+  contentType: string;
+  body: Buffer;
+  userAgent?: string;
+}
+export interface Writer { write(caller: Caller, target: Target, w: WriteRequest, query: URLSearchParams): Promise<Result<KubeObject> & { code: number }> }
 export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> }
 export interface CollectionDeleter { deleteCollection(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> }
 
 /** What differs between denatured kinds. */
 export interface KindStrategy {
   readonly kind: DenaturedKind;
-  /** PUT of a missing object creates it (RBAC kinds and LimitRange natively), instead of 404. */
-  readonly allowCreateOnUpdate: boolean;
   version(v: string): NativeVersion | undefined;
-  validator(v: string): NativeValidator;
-  patchMeta(v: string): PatchMeta;
+  /** Shapes managedFields of objects stored before ksview-native kept the native ones. */
   shaper(v: string): ManagedFieldsShaper;
 }
-
-const CREATE_ON_UPDATE = new Set(['clusterroles.rbac.authorization.k8s.io', 'clusterrolebindings.rbac.authorization.k8s.io',
-  'roles.rbac.authorization.k8s.io', 'rolebindings.rbac.authorization.k8s.io', 'limitranges.']);
 
 /** `make(version)` computed once per served version of the kind. */
 function perVersion<T>(kind: DenaturedKind, make: (nv: NativeVersion) => T): (v: string) => T {
@@ -91,18 +88,10 @@ function perVersion<T>(kind: DenaturedKind, make: (nv: NativeVersion) => T): (v:
 }
 
 export function kindStrategy(kind: DenaturedKind): KindStrategy {
-  const schemasOf = (nv: NativeVersion) => nv.doc.components?.schemas ?? {};
   return {
     kind,
-    allowCreateOnUpdate: CREATE_ON_UPDATE.has(`${kind.plural}.${kind.group}`),
     version: (v) => kind.versions.find((x) => x.version === v),
-    validator: perVersion(kind, (nv) => new NativeValidator(nv.doc, nv.schemaName)),
-    shaper: perVersion(kind, (nv) => new ManagedFieldsShaper(schemasOf(nv), nv.schemaName)),
-    patchMeta: perVersion(kind, (nv) => {
-      const schemas = schemasOf(nv);
-      const schema = schemas[nv.schemaName];
-      return schema ? schemaPatchMeta(schema, (ref) => schemas[ref.replace('#/components/schemas/', '')]) : NO_PATCH_META;
-    }),
+    shaper: perVersion(kind, (nv) => new ManagedFieldsShaper(nv.doc.components?.schemas ?? {}, nv.schemaName)),
   };
 }
 
@@ -112,12 +101,10 @@ interface Answer {
   json: unknown;
 }
 
-const MAX_PATCH_ATTEMPTS = 5;
+/** As kube-apiserver's GuaranteedUpdate: a write that lost a race is computed again on the new live object. */
+const MAX_WRITE_ATTEMPTS = 5;
 
-/**
- * A copy without null-valued fields: kube-apiserver decodes `null` as "not set" (typed clients
- * send `creationTimestamp: null`), so neither validation nor storage should see them.
- */
+/** A copy without null-valued fields: the CRD would drop them anyway (they are not nullable there). */
 function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutNulls);
   if (!isJsonObject(v)) return v;
@@ -126,10 +113,25 @@ function withoutNulls(v: unknown): unknown {
   return out;
 }
 
-export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater, Patcher, Deleter, CollectionDeleter {
-  readonly kind: DenaturedKind;
+/** ObjectMeta's fields in the order of the Go struct, which is the order kube-apiserver writes them in. */
+const OBJECT_META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
 
-  constructor(private readonly up: Upstream, readonly strategy: KindStrategy) {
+function inGoOrder(meta: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of OBJECT_META_ORDER) if (meta[k] !== undefined) out[k] = meta[k];
+  return out;
+}
+
+/** How much of the objects as shown each store keeps (they are immutable per uid and resourceVersion). */
+const SHOWN_CACHE_BYTES = 16 << 20;
+
+export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter, CollectionDeleter {
+  readonly kind: DenaturedKind;
+  /** Objects as shown (JSON), by version, uid and resourceVersion: a read of an unchanged object needs no ksview-native. */
+  private readonly shown = new LRUCache<string, string>({ maxSize: SHOWN_CACHE_BYTES, sizeCalculation: (s) => s.length || 1 });
+
+  constructor(private readonly up: Upstream, readonly strategy: KindStrategy, private readonly native: NativeRegistries) {
     this.kind = strategy.kind;
   }
 
@@ -144,6 +146,17 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     if (name) p += `/${storedName(name)}`;
     if (name && t.subresource) p += `/${t.subresource}`;
     const qs = query?.toString();
+    return qs ? `${p}?${qs}` : p;
+  }
+
+  /** The path kube-apiserver serves the native kind at (what ksview-native is asked). */
+  private nativePath(t: Target, query: URLSearchParams): string {
+    let p = this.kind.group === '' ? `/api/${t.version}` : `/apis/${this.kind.group}/${t.version}`;
+    if (this.kind.namespaced && t.namespace) p += `/namespaces/${encodeURIComponent(t.namespace)}`;
+    p += `/${this.kind.plural}`;
+    if (t.name) p += `/${encodeURIComponent(t.name)}`;
+    if (t.name && t.subresource) p += `/${t.subresource}`;
+    const qs = query.toString();
     return qs ? `${p}?${qs}` : p;
   }
 
@@ -190,86 +203,62 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return new StatusError(statusForText(code, text));
   }
 
-  private native(obj: unknown, version: string): KubeObject {
+  /** A stored object in native form (names, apiVersion, native managedFields), not yet normalized. */
+  private translated(obj: unknown, version: string): KubeObject {
     if (!isJsonObject(obj)) throw errors.internal('the WDS answered without an object');
     try {
-      return this.present(toNative(obj as KubeObject, { group: this.kind.group, version }), version);
+      const out = toNative(obj as KubeObject, { group: this.kind.group, version });
+      if (!hasNativeMetadata(obj as KubeObject) && out.metadata?.managedFields) {
+        out.metadata.managedFields = this.strategy.shaper(version).entries(out.metadata.managedFields);
+      }
+      return out;
     } catch (err) {
       if (err instanceof TranslationError) throw errors.internal(err.message);
       throw err;
     }
   }
 
-  /** A translated object as the native kind shows it: defaults, status, generation, managedFields shape. */
-  private present(obj: KubeObject, version: string): KubeObject {
-    const out = presentNative(this.kind.group, this.kind.plural, this.kind.hasStatus, obj);
-    if (out.metadata?.managedFields) out.metadata.managedFields = this.strategy.shaper(version).entries(out.metadata.managedFields);
+  private static shownKey(version: string, obj: unknown): string | undefined {
+    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : undefined;
+    return meta?.uid && meta.resourceVersion ? `${version}/${String(meta.uid)}/${String(meta.resourceVersion)}` : undefined;
+  }
+
+  /** Stored objects as kube-apiserver shows the native kind: translated, then normalized by Kubernetes' code. */
+  private async present(objs: readonly unknown[], version: string): Promise<KubeObject[]> {
+    const out: KubeObject[] = new Array<KubeObject>(objs.length);
+    const missing: number[] = [];
+    objs.forEach((o, i) => {
+      const key = DenaturedStore.shownKey(version, o);
+      const hit = key === undefined ? undefined : this.shown.get(key);
+      if (hit !== undefined) out[i] = JSON.parse(hit) as KubeObject;
+      else missing.push(i);
+    });
+    if (missing.length === 0) return out;
+    const normalized = await this.native.normalize(nativeApiVersion({ group: this.kind.group, version }), missing.map((i) => this.translated(objs[i], version)));
+    missing.forEach((i, j) => {
+      out[i] = normalized[j] as KubeObject;
+      const key = DenaturedStore.shownKey(version, objs[i]);
+      if (key !== undefined) this.shown.set(key, JSON.stringify(out[i]));
+    });
     return out;
   }
 
   private stored(obj: KubeObject, version: string): KubeObject {
     try {
-      return toStored(obj, { group: this.kind.group, version });
+      return withoutNulls(toStored(obj, { group: this.kind.group, version })) as KubeObject;
     } catch (err) {
-      if (err instanceof TranslationError) throw this.invalid(obj.metadata?.name ?? '', [{ reason: 'FieldValueInvalid', message: err.message.replace(/^[^:]+: /, 'Invalid value: '), field: err.message.split(':')[0]! }]);
+      if (err instanceof TranslationError) {
+        const field = err.message.split(':')[0]!;
+        const cause: StatusCause = { reason: 'FieldValueInvalid', message: err.message.replace(/^[^:]+: /, 'Invalid value: '), field };
+        throw errors.invalid({ group: this.kind.group, kind: this.kind.kind, name: obj.metadata?.name ?? '' }, [cause]);
+      }
       throw err;
     }
   }
 
-  private invalid(name: string, causes: StatusCause[]): StatusError {
-    return errors.invalid({ group: this.kind.group, kind: this.kind.kind, name }, causes);
-  }
-
-  /** The object as natively written: defaulted, then validated (422 when invalid). */
-  private prepare(obj: KubeObject, version: string): KubeObject {
-    const out = applyNativeDefaults(this.kind.group, this.kind.plural, obj);
-    this.validate(out, version);
-    return out;
-  }
-
-  private validate(obj: KubeObject, version: string): void {
-    const causes = this.strategy.validator(version).validate(obj);
-    if (causes.length > 0) throw this.invalid(obj.metadata?.name ?? obj.metadata?.generateName ?? '', causes);
-  }
-
-  /**
-   * Checks and completes apiVersion, kind, name and namespace of a request body as kube-apiserver
-   * does (mismatches are 400); returns a copy.
-   */
-  private checkBody(body: unknown, t: Target, nameFromUrl: string): KubeObject {
-    if (!isJsonObject(body)) throw errors.badRequest('the request body must be a JSON or YAML object');
-    const obj = withoutNulls(body) as KubeObject;
-    const expected = nativeApiVersion({ group: this.kind.group, version: t.version });
-    if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
-      throw errors.badRequest(`the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${expected})`);
-    }
-    if (obj.kind !== undefined && obj.kind !== this.kind.kind) {
-      throw errors.badRequest(`the kind in the data (${String(obj.kind)}) does not match the expected kind (${this.kind.kind})`);
-    }
-    obj.apiVersion = expected;
-    obj.kind = this.kind.kind;
-    if (obj.metadata !== undefined && !isJsonObject(obj.metadata)) throw errors.badRequest('metadata must be an object');
-    const meta = obj.metadata ?? (obj.metadata = {});
-    if (nameFromUrl) {
-      if (meta.name !== undefined && meta.name !== '' && meta.name !== nameFromUrl) {
-        throw errors.badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${nameFromUrl})`);
-      }
-      meta.name = nameFromUrl;
-    }
-    if (this.kind.namespaced) {
-      if (meta.namespace !== undefined && meta.namespace !== '' && meta.namespace !== t.namespace) {
-        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-      }
-      if (t.namespace) meta.namespace = t.namespace;
-    } else if (meta.namespace !== undefined && meta.namespace !== '') {
-      delete meta.namespace; // kube-apiserver clears it for cluster-scoped kinds
-    }
-    return obj;
-  }
-
   async get(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeObject>> {
     const a = await this.request(caller, 'GET', t, t.name, query);
-    return { value: this.native(a.json, t.version), warnings: a.warnings };
+    return { value: (await this.present([a.json], t.version))[0]!, warnings: a.warnings };
   }
 
   private storedQuery(query: URLSearchParams): URLSearchParams {
@@ -286,12 +275,18 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     return q;
   }
 
+  private async nativeList(json: unknown, version: string): Promise<KubeList> {
+    if (!isJsonObject(json) || !Array.isArray(json.items)) throw errors.internal('the WDS answered a list without items');
+    const { items, ...rest } = json as KubeList;
+    const list = listToNative({ ...rest, items: [] } as KubeList, { group: this.kind.group, version });
+    list.kind = `${this.kind.kind}List`;
+    list.items = await this.present(items, version);
+    return list;
+  }
+
   async list(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeList>> {
     const a = await this.request(caller, 'GET', t, '', this.storedQuery(query));
-    if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) throw errors.internal('the WDS answered a list without items');
-    const list = listToNative(a.json as KubeList, { group: this.kind.group, version: t.version });
-    list.items = list.items.map((i) => this.present(i, t.version));
-    return { value: list, warnings: a.warnings };
+    return { value: await this.nativeList(a.json, t.version), warnings: a.warnings };
   }
 
   async watch(caller: Caller, t: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }> {
@@ -306,22 +301,18 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     const done = (async () => {
       try {
         for await (const line of jsonLines(res.body)) {
-          const event = watchEventToNative(line as WatchEvent, gvr);
-          if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') event.object = this.present(event.object as KubeObject, t.version);
-          onEvent(event);
+          const e = line as WatchEvent;
+          if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
+            onEvent({ type: e.type, object: (await this.present([e.object], t.version))[0]! });
+          } else {
+            onEvent(watchEventToNative(e, gvr));
+          }
         }
       } catch (err) {
         if (!signal.aborted) throw err;
       }
     })();
     return { done };
-  }
-
-  async create(caller: Caller, t: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
-    if (t.subresource) throw errors.methodNotAllowed('POST');
-    const obj = this.prepare(this.checkBody(body, t, ''), t.version);
-    const a = await this.request(caller, 'POST', t, '', query, this.stored(obj, t.version));
-    return { value: this.native(a.json, t.version), warnings: a.warnings, created: a.status === 201 };
   }
 
   /** The live stored object, or undefined when there is none. */
@@ -337,85 +328,58 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
   }
 
   /**
-   * The stored form of `obj` for an update of `live`: managedFields the client sent back unchanged
-   * (as they read them, translated) are replaced by the live stored ones, so the WDS keeps its own
-   * bookkeeping (ownership of the native-name annotation included).
+   * A create, update, patch or apply: Kubernetes' registry computes the object on the live one,
+   * then it is stored; a conflict in the WDS (another write came first) computes it again.
    */
-  private storedForUpdate(obj: KubeObject, live: KubeObject | undefined, version: string): KubeObject {
-    const out = this.stored(obj, version);
-    const liveManaged: ManagedFieldsEntry[] | undefined = live?.metadata?.managedFields;
-    if (live && out.metadata && liveManaged) {
-      const liveNative = this.native(live, version).metadata?.managedFields;
-      if (obj.metadata?.managedFields === undefined || isDeepStrictEqual(obj.metadata.managedFields, liveNative)) out.metadata.managedFields = liveManaged;
-    }
-    return out;
-  }
-
-  async update(caller: Caller, t: Target, body: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
-    const obj = this.prepare(this.checkBody(body, t, t.name), t.version);
-    const live = await this.live(caller, t);
-    if (!live) {
-      if (!this.strategy.allowCreateOnUpdate || t.subresource) {
-        throw this.notFound(t.name);
+  async write(caller: Caller, t: Target, w: WriteRequest, query: URLSearchParams): Promise<Result<KubeObject> & { code: number }> {
+    const path = this.nativePath(t, query);
+    const dryRun = query.getAll('dryRun').length > 0;
+    let conflict: StatusError | undefined;
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      const live = w.method === 'POST' ? undefined : await this.live(caller, t);
+      const liveNative = live ? Buffer.from(JSON.stringify(this.translated(live, t.version))) : undefined;
+      const a = await this.native.write({ method: w.method, path, contentType: w.contentType, userAgent: w.userAgent, body: w.body, live: liveNative });
+      if (a.status >= 300) {
+        if (isStatus(a.json)) throw new StatusError(a.json as FailureStatus);
+        throw errors.internal(`ksview-native answered ${a.status}`);
       }
-      const a = await this.request(caller, 'POST', { ...t, subresource: '' }, '', query, this.stored(obj, t.version));
-      return { value: this.native(a.json, t.version), warnings: a.warnings, created: true };
-    }
-    const a = await this.request(caller, 'PUT', t, t.name, query, this.storedForUpdate(obj, live, t.version));
-    return { value: this.native(a.json, t.version), warnings: a.warnings, created: a.status === 201 };
-  }
-
-  private notFound(name: string): StatusError {
-    return errors.notFound({ group: this.kind.group, kind: this.kind.plural, name });
-  }
-
-  async patch(caller: Caller, t: Target, type: PatchType | 'apply', patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
-    if (type === 'apply') return this.apply(caller, t, patch, query);
-    let lastConflict: StatusError | undefined;
-    for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS; attempt++) {
-      const live = await this.live(caller, t);
-      if (!live) throw this.notFound(t.name);
-      const current = this.native(live, t.version);
-      let patched: unknown;
+      const obj = a.json as KubeObject;
+      if (dryRun || a.write === 'none') return { value: obj, warnings: a.warnings, code: a.status };
       try {
-        patched = applyPatch(type, current, patch, this.strategy.patchMeta(t.version));
+        const stored = await this.store(caller, t, a.write, obj, live);
+        const meta = (stored.metadata ?? {}) as KubeObject['metadata'] & object;
+        // The registry's object with what the WDS assigned, as a read of it will show it.
+        const value: KubeObject = { ...obj, metadata: inGoOrder({ ...obj.metadata, resourceVersion: meta.resourceVersion, uid: meta.uid, creationTimestamp: meta.creationTimestamp }) };
+        const key = DenaturedStore.shownKey(t.version, stored);
+        if (key !== undefined) this.shown.set(key, JSON.stringify(value));
+        return { value, warnings: [...a.warnings, ...stored.warnings], code: a.status };
       } catch (err) {
-        if (!(err instanceof PatchError)) throw err;
-        if (err.reason === 'BadRequest') throw errors.badRequest(err.message);
-        throw this.invalid(t.name, [{ reason: 'FieldValueInvalid', field: 'patch', message: `Invalid value: ${JSON.stringify(JSON.stringify(patch)).slice(0, 200)}: ${err.message}` }]);
-      }
-      const checked = this.checkBody(patched, t, t.name);
-      const pinned = !!checked.metadata!.resourceVersion && checked.metadata!.resourceVersion !== current.metadata?.resourceVersion;
-      if (!checked.metadata!.resourceVersion) checked.metadata!.resourceVersion = current.metadata?.resourceVersion;
-      const obj = this.prepare(checked, t.version);
-      try {
-        const a = await this.request(caller, 'PUT', t, t.name, query, this.storedForUpdate(obj, live, t.version));
-        return { value: this.native(a.json, t.version), warnings: a.warnings, created: false };
-      } catch (err) {
-        if (!(err instanceof StatusError) || err.code !== 409 || pinned) throw err;
-        lastConflict = err;
+        // Lost a race with another write: compute it again on what is there now (as natively).
+        const raced = err instanceof StatusError && err.code === 409 && (err.status.reason === 'Conflict' || (err.status.reason === 'AlreadyExists' && w.method !== 'POST'));
+        if (!raced) throw err;
+        conflict = err;
       }
     }
-    throw lastConflict!;
+    throw conflict!;
   }
 
-  /** Server-side apply: a dry run on the stored form, its result validated natively, then the real one. */
-  private async apply(caller: Caller, t: Target, patch: unknown, query: URLSearchParams): Promise<Result<KubeObject> & { created: boolean }> {
-    if (!isJsonObject(patch)) throw errors.badRequest('an apply patch must be a JSON or YAML object');
-    if (typeof patch.apiVersion !== 'string' || patch.apiVersion === '') throw errors.badRequest('invalid object type: apiVersion must be set in the applied configuration');
-    if (typeof patch.kind !== 'string' || patch.kind === '') throw errors.badRequest('invalid object type: kind must be set in the applied configuration');
-    // Not defaulted: kube-apiserver merges the configuration as sent (defaults come after, owned by nobody).
-    const obj = this.checkBody(patch, t, t.name);
+  /**
+   * Stores what the registry computed: POST of a new object, else PUT on the live one with its
+   * resourceVersion. Patches and applies are stored with PUT too: a merge patch of the same change
+   * took the WDS 1.7 times as long (2,000-rule ClusterRole: 353 vs 208 ms); the WDS authorizes
+   * them as "update" where natively they are "patch" (docs/view.md).
+   */
+  private async store(caller: Caller, t: Target, kind: 'create' | 'update', obj: KubeObject, live: KubeObject | undefined): Promise<KubeObject & { warnings: string[] }> {
     const stored = this.stored(obj, t.version);
-    const contentType = 'application/apply-patch+yaml';
-    const dryRun = new URLSearchParams(query);
-    dryRun.set('dryRun', 'All');
-    const trial = await this.request(caller, 'PATCH', t, t.name, dryRun, stored, contentType);
-    const result = this.native(trial.json, t.version);
-    this.validate(result, t.version);
-    if (query.get('dryRun') === 'All') return { value: result, warnings: trial.warnings, created: trial.status === 201 };
-    const a = await this.request(caller, 'PATCH', t, t.name, query, stored, contentType);
-    return { value: this.native(a.json, t.version), warnings: a.warnings, created: a.status === 201 };
+    let a: Answer;
+    if (kind === 'create' || !live) {
+      delete stored.metadata!.resourceVersion;
+      a = await this.request(caller, 'POST', { ...t, subresource: '' }, '', undefined, stored);
+    } else {
+      stored.metadata!.resourceVersion = live.metadata?.resourceVersion;
+      a = await this.request(caller, 'PUT', t, t.name, undefined, stored);
+    }
+    return { ...(a.json as KubeObject), warnings: a.warnings };
   }
 
   async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> {
@@ -424,7 +388,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     if (isStatus(json)) {
       return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
     }
-    const obj = this.native(json, t.version);
+    const obj = (await this.present([json], t.version))[0]!;
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
       // Still there (finalizers pending): kube-apiserver returns the object.
       return { value: obj, warnings: a.warnings };
@@ -445,8 +409,6 @@ export class DenaturedStore implements Getter, Lister, Watcher, Creater, Updater
     if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) {
       return { value: { apiVersion: nativeApiVersion({ group: this.kind.group, version: t.version }), kind: `${this.kind.kind}List`, metadata: {}, items: [] }, warnings: a.warnings };
     }
-    const list = listToNative(a.json as KubeList, { group: this.kind.group, version: t.version });
-    list.items = list.items.map((i) => this.present(i, t.version));
-    return { value: list, warnings: a.warnings };
+    return { value: await this.nativeList(a.json, t.version), warnings: a.warnings };
   }
 }

@@ -6,9 +6,13 @@
 //   (isEncodedName), else `kv-` + the first 40 hex chars of sha256(n). It depends only on n, so a
 //   lookup by native name needs no index. An encoded object carries its native name in annotation
 //   NATIVE_NAME_ANNOTATION; an unencoded one never does.
+// - The native object's managedFields and generation are the ones Kubernetes' own field manager and
+//   registry computed (ksview-native); the WDS keeps its own for the custom resource, so toStored
+//   puts the native ones in annotation NATIVE_METADATA_ANNOTATION and toNative takes them back.
+//   Objects stored before that annotation existed show the WDS's managedFields, cleaned of what
+//   the native-name annotation added, and no generation.
 // - toNative(toStored(x)) deep-equals x for any native x that does not carry the reserved
-//   annotation (toStored rejects it), apart from managedFields, which toNative cleans of what the
-//   annotation added.
+//   annotations (toStored rejects them).
 // - Status objects and field selectors are rewritten so clients see native names and groups only.
 // Violations of the contract raise TranslationError (a malformed field selector, FieldSelectorError).
 import { createHash } from 'node:crypto';
@@ -20,6 +24,16 @@ import type { KubeList, KubeObject, ManagedFieldsEntry } from '../kube/objects.j
 import type { Status } from '../kube/status.js';
 
 export const NATIVE_NAME_ANNOTATION = 'view.kubestellar.io/native-name';
+export const NATIVE_METADATA_ANNOTATION = 'view.kubestellar.io/native-metadata';
+
+/** What NATIVE_METADATA_ANNOTATION holds (JSON). */
+interface NativeMetadata {
+  managedFields?: ManagedFieldsEntry[];
+  generation?: number;
+}
+
+/** Whether a stored object carries the native managedFields and generation. */
+export const hasNativeMetadata = (stored: KubeObject): boolean => stored.metadata?.annotations?.[NATIVE_METADATA_ANNOTATION] !== undefined;
 
 export class TranslationError extends Error {
   constructor(message: string) {
@@ -73,8 +87,8 @@ export function toStored<T extends KubeObject>(obj: T, native: NativeGroupVersio
   out.apiVersion = apiVersion;
   const meta = out.metadata;
   if (!meta) return out;
-  if (meta.annotations && NATIVE_NAME_ANNOTATION in meta.annotations) {
-    throw new TranslationError(`metadata.annotations: annotation ${NATIVE_NAME_ANNOTATION} is reserved`);
+  for (const reserved of [NATIVE_NAME_ANNOTATION, NATIVE_METADATA_ANNOTATION]) {
+    if (meta.annotations && reserved in meta.annotations) throw new TranslationError(`metadata.annotations: annotation ${reserved} is reserved`);
   }
   if (meta.generateName !== undefined && meta.generateName !== '' && !isValidGenerateName(meta.generateName)) {
     throw new TranslationError(
@@ -88,9 +102,12 @@ export function toStored<T extends KubeObject>(obj: T, native: NativeGroupVersio
       meta.name = stored;
     }
   }
-  if (meta.managedFields) {
-    meta.managedFields = meta.managedFields.map((e) => e.apiVersion === undefined ? e : { ...e, apiVersion });
-  }
+  const nativeMetadata: NativeMetadata = {};
+  if (meta.managedFields && meta.managedFields.length > 0) nativeMetadata.managedFields = meta.managedFields;
+  if (typeof meta.generation === 'number' && meta.generation > 0) nativeMetadata.generation = meta.generation;
+  delete meta.managedFields;
+  delete meta.generation;
+  meta.annotations = { ...meta.annotations, [NATIVE_METADATA_ANNOTATION]: JSON.stringify(nativeMetadata) };
   return out;
 }
 
@@ -131,11 +148,30 @@ export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersio
         'does not match the name');
     }
     meta.name = original;
-    const { [NATIVE_NAME_ANNOTATION]: _drop, ...rest } = annotations;
+  }
+  const stored = meta.annotations?.[NATIVE_METADATA_ANNOTATION];
+  if (meta.annotations) {
+    const { [NATIVE_NAME_ANNOTATION]: _name, [NATIVE_METADATA_ANNOTATION]: _metadata, ...rest } = meta.annotations;
     if (Object.keys(rest).length === 0) delete meta.annotations;
     else meta.annotations = rest;
   }
-  if (meta.managedFields) {
+  if (stored !== undefined) {
+    let parsed: NativeMetadata;
+    try {
+      parsed = JSON.parse(stored) as NativeMetadata;
+    } catch {
+      throw new TranslationError(`object ${JSON.stringify(meta.name)}: annotation ${NATIVE_METADATA_ANNOTATION} is not JSON`);
+    }
+    if (parsed.managedFields) meta.managedFields = parsed.managedFields;
+    else delete meta.managedFields;
+    if (parsed.generation !== undefined) meta.generation = parsed.generation;
+    else delete meta.generation;
+  } else {
+    // Stored before the native metadata was kept: the custom resource's generation is not the
+    // native one (the RBAC kinds, for one, have none), so none is shown until the next write.
+    delete meta.generation;
+  }
+  if (stored === undefined && meta.managedFields) {
     const entries: ManagedFieldsEntry[] = [];
     for (const e of meta.managedFields) {
       const entry: ManagedFieldsEntry = e.apiVersion === undefined ? e : { ...e, apiVersion };

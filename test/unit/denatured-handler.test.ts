@@ -3,6 +3,7 @@
 // view-proxy.ts does (buffered body, request info, the authenticated user, errors as Status),
 // with a real denatured registry synced against the mock upstream, driven with app.inject as
 // kubectl would call it: JSON, YAML, Tables, watches, the media types it refuses.
+import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
@@ -12,7 +13,7 @@ import { toStatus } from '../../src/kube/status.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { DenaturedRegistry } from '../../src/storage/denatured-registry.js';
-import { DecodeError, ProtobufDecoder } from '../../src/storage/protobuf-decoder.js';
+import type { ProtobufDecoder } from '../../src/storage/protobuf-decoder.js';
 import { answerDenaturedKinds, denaturedKind, type FixtureResource } from '../fixtures/denatured-kinds.js';
 import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
 
@@ -28,6 +29,7 @@ const noLog = { info: () => {}, error: () => {} };
 interface View {
   app: FastifyInstance;
   m: MockUpstream;
+  native: FakeNativeCode;
   /** What reached the WDS's denatured.kubestellar.io endpoints (not the registry's own sync). */
   wdsCalls(): ReturnType<MockUpstream['calls']>;
 }
@@ -38,7 +40,8 @@ interface View {
  */
 async function view(t: Test, opts: { sync?: 'ok' | 'none' | 'failed'; protobuf?: ProtobufDecoder } = {}): Promise<View> {
   const m = mockUpstream();
-  const registry = new DenaturedRegistry(m.up, RESOURCES.map((r) => ({ group: denaturedKind(r).group, resource: r })), noLog);
+  const native = new FakeNativeCode();
+  const registry = new DenaturedRegistry(m.up, RESOURCES.map((r) => ({ group: denaturedKind(r).group, resource: r })), noLog, native);
   const sync = opts.sync ?? 'ok';
   if (sync === 'ok') {
     answerDenaturedKinds(m.pool, RESOURCES);
@@ -61,7 +64,7 @@ async function view(t: Test, opts: { sync?: 'ok' | 'none' | 'failed'; protobuf?:
     await app.close();
     await m.close();
   });
-  return { app, m, wdsCalls: () => m.calls().filter((c) => c.path.startsWith(D)) };
+  return { app, m, native, wdsCalls: () => m.calls().filter((c) => c.path.startsWith(D)) };
 }
 
 const storedRole = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -155,104 +158,6 @@ t.test('a watch as a Table: column definitions in the first event only', async (
   t.same(lines.map((e) => [e.object.kind, 'columnDefinitions' in e.object, e.object.rows[0].cells[0]]), [['Table', true, 'a'], ['Table', false, 'b']]);
 });
 
-t.test('POST with a YAML body creates the object (201), stored denatured in the WDS', async (t) => {
-  const { app, m, wdsCalls } = await view(t);
-  m.pool.intercept({ path: `${D}/namespaces/ns1/rolebindings`, method: 'POST' }).reply(echo(201));
-  const res = await app.inject({ method: 'POST', url: `${RBAC}/namespaces/ns1/rolebindings`, headers: { 'content-type': 'application/yaml', 'accept-encoding': 'gzip' }, payload: [
-    'apiVersion: rbac.authorization.k8s.io/v1', 'kind: RoleBinding', 'metadata:', '  name: readers',
-    'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}', 'subjects: [{kind: Group, name: team-a}]',
-  ].join('\n') });
-  t.equal(res.statusCode, 201);
-  t.match(res.json(), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'readers', namespace: 'ns1', uid: 'uid-new' } });
-  const [call] = wdsCalls();
-  t.match(call!.body, { apiVersion: 'denatured.kubestellar.io/v1', kind: 'RoleBinding', metadata: { name: 'readers', namespace: 'ns1' } });
-  t.equal(call!.headers['content-type'], 'application/json', 'the WDS gets JSON');
-  const length = call!.headers['content-length'];
-  t.ok(length === undefined || Number(length) === Buffer.byteLength(JSON.stringify(call!.body)), 'no content-length of the client\'s YAML body');
-  t.notOk('accept-encoding' in call!.headers, 'nor its accept-encoding: the answer is read here');
-});
-
-t.test('POST of an invalid object is 422 with causes, and nothing reaches the WDS', async (t) => {
-  const { app, wdsCalls } = await view(t);
-  const res = await app.inject({ method: 'POST', url: `${RBAC}/namespaces/ns1/rolebindings`, headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' } }) });
-  t.equal(res.statusCode, 422);
-  t.match(res.json(), { kind: 'Status', reason: 'Invalid', details: { causes: [{ field: 'roleRef' }] } });
-  t.same(wdsCalls(), []);
-});
-
-t.test('bodies: unknown media types are 415, protobuf without a decoder says to send JSON, bad JSON is 400', async (t) => {
-  const { app, wdsCalls } = await view(t);
-  const post = (contentType: string, payload: string | Buffer) =>
-    app.inject({ method: 'POST', url: `${ROOT}/api/v1/namespaces/ns1/serviceaccounts`, headers: { 'content-type': contentType }, payload });
-
-  const text = await post('text/plain', 'name: x');
-  t.equal(text.statusCode, 415);
-  t.equal(text.json().reason, 'UnsupportedMediaType');
-  t.equal(text.json().message, 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml');
-
-  const proto = await post('application/vnd.kubernetes.protobuf', Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a]));
-  t.equal(proto.statusCode, 415);
-  t.match(proto.json().message, /application\/vnd\.kubernetes\.protobuf is not decoded for kinds the view stores denatured: send JSON/);
-
-  const bad = await post('application/json', '{"metadata":');
-  t.equal(bad.statusCode, 400);
-  t.match(bad.json().message, /^the request body is not valid JSON: /);
-  t.same(wdsCalls(), [], 'none reached the WDS');
-});
-
-t.test('a protobuf body is decoded when the server has a decoder; one it cannot decode is 400', async (t) => {
-  class ScriptedDecoder extends ProtobufDecoder {
-    constructor() { super('/nonexistent/ksview-protojson'); }
-    override async decode(body: Buffer): Promise<unknown> {
-      if (body[0] === 0xff) throw new Error('ksview-protojson exited (2)');
-      if (body[0] !== 0x6b) throw new DecodeError('not a kubernetes protobuf envelope');
-      return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } };
-    }
-  }
-  const { app, m, wdsCalls } = await view(t, { protobuf: new ScriptedDecoder() });
-  m.pool.intercept({ path: `${D}/namespaces/ns1/serviceaccounts`, method: 'POST' }).reply(echo(201));
-  const post = (payload: Buffer) => app.inject({ method: 'POST', url: `${ROOT}/api/v1/namespaces/ns1/serviceaccounts`,
-    headers: { 'content-type': 'application/vnd.kubernetes.protobuf', accept: 'application/vnd.kubernetes.protobuf, application/json' }, payload });
-
-  const ok = await post(Buffer.from([0x6b, 0x38, 0x73, 0x00]));
-  t.equal(ok.statusCode, 201);
-  t.match(ok.headers['content-type'], /^application\/json/, 'answered in JSON, which the client also accepts');
-  t.match(ok.json(), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot', namespace: 'ns1' } });
-  t.match(wdsCalls()[0]!.body, { apiVersion: 'denatured.kubestellar.io/v1', metadata: { name: 'robot' } });
-
-  const bad = await post(Buffer.from([0x00]));
-  t.equal(bad.statusCode, 400);
-  t.equal(bad.json().message, 'the protobuf body could not be decoded: not a kubernetes protobuf envelope');
-  const broken = await post(Buffer.from([0xff]));
-  t.equal(broken.statusCode, 500, 'a decoder that fails is the server\'s fault');
-  t.equal(broken.json().message, 'Internal error occurred: decoding a protobuf body: ksview-protojson exited (2)');
-});
-
-t.test('PUT of a missing ClusterRole creates it (201); PATCH merges; DELETE answers a Success Status', async (t) => {
-  const { app, m, wdsCalls } = await view(t);
-  m.pool.intercept({ path: `${D}/clusterroles/new`, method: 'GET' }).reply(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound',
-    message: 'clusterroles.denatured.kubestellar.io "new" not found', details: { name: 'new', group: 'denatured.kubestellar.io', kind: 'clusterroles' } }, json);
-  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
-  const put = await app.inject({ method: 'PUT', url: `${RBAC}/clusterroles/new`, headers: { 'content-type': 'application/json' },
-    payload: JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'new' }, rules: [] }) });
-  t.equal(put.statusCode, 201);
-
-  m.pool.intercept({ path: `${D}/clusterroles/reader`, method: 'GET' }).reply(200, storedRole('reader'), json);
-  m.pool.intercept({ path: `${D}/clusterroles/reader`, method: 'PUT' }).reply(echo(200));
-  const patch = await app.inject({ method: 'PATCH', url: `${RBAC}/clusterroles/reader`, headers: { 'content-type': 'application/merge-patch+json' },
-    payload: JSON.stringify({ metadata: { labels: { tier: 'b' } } }) });
-  t.equal(patch.statusCode, 200);
-  t.same(patch.json().metadata.labels, { tier: 'b' });
-
-  m.pool.intercept({ path: `${D}/clusterroles/reader`, method: 'DELETE' }).reply(200, storedRole('reader'), json);
-  const del = await app.inject({ method: 'DELETE', url: `${RBAC}/clusterroles/reader` });
-  t.equal(del.statusCode, 200);
-  t.same(del.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
-    details: { name: 'reader', group: 'rbac.authorization.k8s.io', kind: 'clusterroles', uid: 'uid-reader' } });
-  t.same(wdsCalls().map((c) => c.method), ['GET', 'POST', 'GET', 'PUT', 'DELETE']);
-});
-
 t.test('DELETE of an object with pending finalizers is 202 with the object; DELETE of a collection lists what went', async (t) => {
   const { app, m } = await view(t);
   m.pool.intercept({ path: `${D}/clusterroles/held`, method: 'DELETE' }).reply(200,
@@ -267,33 +172,6 @@ t.test('DELETE of an object with pending finalizers is 202 with the object; DELE
   const all = await app.inject({ method: 'DELETE', url: `${ROOT}/api/v1/namespaces/ns1/serviceaccounts?labelSelector=app%3Dx` });
   t.equal(all.statusCode, 200);
   t.same(all.json().items.map((i: KubeObject) => [i.apiVersion, i.metadata?.name]), [['v1', 'a']]);
-});
-
-t.test('patches: an unknown patch type is 415, force without apply is 400, an empty patch is 400', async (t) => {
-  const { app, wdsCalls } = await view(t);
-  const patch = (contentType: string, payload: string, query = '') =>
-    app.inject({ method: 'PATCH', url: `${RBAC}/clusterroles/reader${query}`, headers: { 'content-type': contentType }, payload });
-  const unknown = await patch('application/json', '{}');
-  t.equal(unknown.statusCode, 415);
-  t.match(unknown.json().message, /application\/json-patch\+json, application\/merge-patch\+json, application\/strategic-merge-patch\+json, application\/apply-patch\+yaml$/);
-  const force = await patch('application/merge-patch+json', '{}', '?force=true');
-  t.equal(force.statusCode, 400);
-  t.equal(force.json().message, 'force: Forbidden: may not be specified for non-apply patch');
-  const empty = await patch('application/merge-patch+json', '');
-  t.equal(empty.statusCode, 400);
-  t.equal(empty.json().message, 'the patch is empty');
-  t.same(wdsCalls(), []);
-});
-
-t.test('server-side apply with dryRun=All: one dry-run apply in the WDS, the result as the native kind', async (t) => {
-  const { app, m, wdsCalls } = await view(t);
-  m.pool.intercept({ path: (p) => p.startsWith(`${D}/clusterroles/applied?`), method: 'PATCH' }).reply(echo(200));
-  const res = await app.inject({ method: 'PATCH', url: `${RBAC}/clusterroles/applied?fieldManager=kubectl&dryRun=All&force=true`,
-    headers: { 'content-type': 'application/apply-patch+yaml' },
-    payload: 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: applied\nrules: []\n' });
-  t.equal(res.statusCode, 200);
-  t.equal(res.json().apiVersion, 'rbac.authorization.k8s.io/v1');
-  t.same(wdsCalls().map((c) => new URL(c.path, 'https://wds.test').searchParams.get('dryRun')), ['All']);
 });
 
 t.test('requests the kind does not serve: 404 paths, 405 methods, 406 for protobuf-only clients, 400 for a bad dryRun', async (t) => {
@@ -324,4 +202,40 @@ t.test('before the denatured kinds are ready their requests are 503, with the la
   const res = await failed.app.inject({ method: 'GET', url: `${RBAC}/clusterroles` });
   t.equal(res.statusCode, 503);
   t.equal(res.json().message, 'denatured kinds are not ready yet: GET /api: 500 etcd is down');
+});
+
+t.test('POST, PUT and PATCH hand the body as sent, with its Content-Type and the user agent, to Kubernetes\' registry; its code is the answer', async (t) => {
+  const { app, m, native } = await view(t);
+  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
+  const yaml = 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: a\nrules: []\n';
+  native.answer = () => ({ status: 201, json: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'a' }, rules: null }, warnings: [], write: 'create' });
+  const created = await app.inject({ method: 'POST', url: `${RBAC}/clusterroles?fieldValidation=Strict`, payload: yaml, headers: { 'content-type': 'application/yaml', 'user-agent': 'kubectl/v1.32.0' } });
+  t.equal(created.statusCode, 201);
+  t.equal(created.json().rules, null, 'the registry\'s object, as kube-apiserver encodes it');
+  t.match(native.writes[0], { method: 'POST', contentType: 'application/yaml', userAgent: 'kubectl/v1.32.0', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles?fieldValidation=Strict' });
+  t.equal(native.writes[0]!.body.toString(), yaml);
+  const strict = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'BadRequest', code: 400, message: 'strict decoding error: unknown field "__proto__"' };
+  native.answer = () => ({ status: 400, json: strict, warnings: [], write: 'none' });
+  for (const [method, type] of [['POST', 'application/json'], ['PUT', 'application/json'], ['PATCH', 'application/merge-patch+json'], ['PATCH', 'application/strategic-merge-patch+json'],
+    ['PATCH', 'application/json-patch+json'], ['PATCH', 'application/apply-patch+yaml']] as const) {
+    m.pool.intercept({ path: `${D}/clusterroles/a`, method: 'GET' }).reply(200, storedRole('a'), json);
+    const url = method === 'POST' ? `${RBAC}/clusterroles` : `${RBAC}/clusterroles/a`;
+    const body = type === 'application/json-patch+json' ? '[{"op":"add","path":"/__proto__","value":{"polluted":1}}]' : '{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}';
+    const r = await app.inject({ method, url, payload: body, headers: { 'content-type': type } });
+    t.equal(r.statusCode, 400, `${method} ${type}: the registry's answer`);
+    t.same(r.json(), strict);
+    t.equal(native.writes.at(-1)!.body.toString(), body, 'the body reached the registry as sent');
+  }
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype changed');
+});
+
+t.test('DELETE options with __proto__, constructor and prototype keys reach the WDS as data and change no prototype', async (t) => {
+  const { app, m, wdsCalls } = await view(t);
+  m.pool.intercept({ path: `${D}/clusterroles/a`, method: 'DELETE' }).reply(200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }, json);
+  const body = '{"kind":"DeleteOptions","apiVersion":"v1","__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}},"prototype":{"polluted":1}}';
+  const r = await app.inject({ method: 'DELETE', url: `${RBAC}/clusterroles/a`, payload: body, headers: { 'content-type': 'application/json' } });
+  t.equal(r.statusCode, 200);
+  t.same(JSON.parse(JSON.stringify(wdsCalls()[0]!.body)), JSON.parse(body), 'sent on as the client wrote it (the WDS decodes it strictly)');
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype changed');
+  t.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
 });

@@ -1,6 +1,7 @@
 // Unit tests of the denatured registry (src/storage/denatured-registry.ts) without spaces: a sync
 // against the mock upstream playing a WDS that serves some of the configured kinds. What an
 // operator sees: which kinds the view serves, the CRDs applied, readiness and the logged errors.
+import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 import t, { type Test } from 'tap';
 import { DenaturedRegistry } from '../../src/storage/denatured-registry.js';
 import { CRDS_PATH } from '../../src/kube/crds.js';
@@ -17,7 +18,7 @@ const CONFIGURED = [
 function setup(t: Test): { m: MockUpstream; registry: DenaturedRegistry; logged: { info: string[]; error: string[] } } {
   const m = mockUpstream();
   const logged = { info: [] as string[], error: [] as string[] };
-  const registry = new DenaturedRegistry(m.up, CONFIGURED, { info: (s) => logged.info.push(s), error: (s) => logged.error.push(s) });
+  const registry = new DenaturedRegistry(m.up, CONFIGURED, { info: (s) => logged.info.push(s), error: (s) => logged.error.push(s) }, new FakeNativeCode());
   t.teardown(async () => {
     registry.stop();
     await m.close();

@@ -9,6 +9,7 @@ import type { KubeObject } from '../../src/kube/objects.js';
 import { StatusError } from '../../src/kube/status.js';
 import { denaturedKind, type FixtureResource } from '../fixtures/denatured-kinds.js';
 import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
+import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 
 const D = '/apis/denatured.kubestellar.io/v1';
 const NATIVE_NAME = 'view.kubestellar.io/native-name';
@@ -21,10 +22,11 @@ const target = (name: string, namespace = '', subresource = ''): Target => ({ ve
 const pathOnly = (p: string) => p.split('?')[0];
 const queryOf = (p: string) => new URL(p, 'https://wds.test').searchParams;
 
-function setup(t: Test, resource: FixtureResource): { m: MockUpstream; store: DenaturedStore } {
+function setup(t: Test, resource: FixtureResource): { m: MockUpstream; store: DenaturedStore; native: FakeNativeCode } {
   const m = mockUpstream();
   t.teardown(() => m.close());
-  return { m, store: new DenaturedStore(m.up, kindStrategy(denaturedKind(resource))) };
+  const native = new FakeNativeCode();
+  return { m, store: new DenaturedStore(m.up, kindStrategy(denaturedKind(resource)), native), native };
 }
 
 /** An answer that returns the object sent, with what the WDS adds on write. */
@@ -139,186 +141,6 @@ t.test('list of a namespaced core kind: in the namespace, apiVersion v1', async 
     items: [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot', namespace: 'ns1' } }] });
 });
 
-t.test('create: the stored form is sent, the native form comes back', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  const name = 'system:controller:new';
-  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
-  const rules = [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }];
-  const r = await store.create(caller, target(''), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, creationTimestamp: null }, rules }, q());
-
-  t.equal(r.created, true);
-  t.same(r.value, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole',
-    metadata: { name, uid: 'uid-1', resourceVersion: '10', creationTimestamp: '2025-01-02T03:04:05Z' }, rules });
-  const [call] = m.calls();
-  t.same(call!.body, { apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRole',
-    metadata: { name: enc(name), annotations: { [NATIVE_NAME]: name } }, rules }, 'the WDS stores the denatured form (null fields dropped)');
-  t.equal(call!.headers['content-type'], 'application/json');
-});
-
-t.test('create: an object that fails the native schema is 422 Invalid with causes, and nothing is sent', async (t) => {
-  const { m, store } = setup(t, 'rolebindings');
-  const err = await rejection(store.create(caller, target('', 'ns1'),
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' }, subjects: [{ kind: 'User', name: 'bob' }] }, q()));
-  t.equal(err.code, 422);
-  t.equal(err.status.reason, 'Invalid');
-  t.equal(err.status.message, 'RoleBinding.rbac.authorization.k8s.io "rb" is invalid: roleRef: Required value');
-  t.same(err.status.details, { name: 'rb', group: 'rbac.authorization.k8s.io', kind: 'RoleBinding',
-    causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'roleRef' }] });
-  t.same(m.calls(), [], 'the WDS never saw it');
-});
-
-t.test('create: apiVersion, kind and namespace of the body are checked against the request', async (t) => {
-  const { m, store } = setup(t, 'serviceaccounts');
-  const wrongVersion = await rejection(store.create(caller, target('', 'ns1'), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ServiceAccount', metadata: { name: 'a' } }, q()));
-  t.equal(wrongVersion.code, 400);
-  t.equal(wrongVersion.status.message, 'the API version in the data (rbac.authorization.k8s.io/v1) does not match the expected API version (v1)');
-  const wrongNs = await rejection(store.create(caller, target('', 'ns1'), { metadata: { name: 'a', namespace: 'ns2' } }, q()));
-  t.equal(wrongNs.status.message, 'the namespace of the provided object does not match the namespace sent on the request');
-  const notObject = await rejection(store.create(caller, target('', 'ns1'), ['a'], q()));
-  t.equal(notObject.code, 400);
-  t.same(m.calls(), []);
-
-  m.pool.intercept({ path: (p) => pathOnly(p) === `${D}/namespaces/ns1/serviceaccounts`, method: 'POST' }).reply(echo(201));
-  const r = await store.create(caller, target('', 'ns1'), { metadata: { name: 'robot' } }, q('dryRun=All'));
-  t.same(r.value.metadata?.namespace, 'ns1', 'the namespace of the URL is filled in');
-  t.equal(r.value.apiVersion, 'v1');
-  t.equal(queryOf(m.calls()[0]!.path).get('dryRun'), 'All', 'a dry run is the WDS\'s dry run');
-});
-
-t.test('update: a missing object is NotFound, or created for kinds that create on update', async (t) => {
-  const sa = setup(t, 'serviceaccounts');
-  sa.m.pool.intercept({ path: `${D}/namespaces/ns1/serviceaccounts/robot`, method: 'GET' }).reply(404,
-    wdsStatus(404, 'NotFound', 'serviceaccounts.denatured.kubestellar.io "robot" not found', { name: 'robot', group: 'denatured.kubestellar.io', kind: 'serviceaccounts' }), json);
-  const err = await rejection(sa.store.update(caller, target('robot', 'ns1'), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } }, q()));
-  t.equal(err.code, 404);
-  t.equal(err.status.message, 'serviceaccounts "robot" not found');
-  t.same(sa.m.calls().map((c) => c.method), ['GET'], 'nothing written');
-
-  const cr = setup(t, 'clusterroles');
-  cr.m.pool.intercept({ path: `${D}/clusterroles/reader`, method: 'GET' }).reply(404,
-    wdsStatus(404, 'NotFound', 'clusterroles.denatured.kubestellar.io "reader" not found', { name: 'reader', group: 'denatured.kubestellar.io', kind: 'clusterroles' }), json);
-  cr.m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
-  const r = await cr.store.update(caller, target('reader'), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader' } }, q());
-  t.equal(r.created, true, 'PUT of a missing ClusterRole creates it, as natively');
-  t.same(cr.m.calls().map((c) => `${c.method} ${c.path}`), [`GET ${D}/clusterroles/reader`, `POST ${D}/clusterroles`]);
-});
-
-t.test('update: managedFields read and sent back unchanged keep the WDS\'s own bookkeeping', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  const name = 'system:controller:foo';
-  const storedManaged = [{
-    manager: 'kubectl', operation: 'Update', apiVersion: 'denatured.kubestellar.io/v1', time: '2025-01-02T03:04:05Z', fieldsType: 'FieldsV1',
-    fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, [`f:${NATIVE_NAME}`]: {} } }, 'f:rules': {} },
-  }];
-  const live = { ...storedClusterRole(name), metadata: { ...storedClusterRole(name).metadata, managedFields: storedManaged } };
-  m.pool.intercept({ path: `${D}/clusterroles/${enc(name)}`, method: 'GET' }).reply(200, live, json).times(2);
-  m.pool.intercept({ path: `${D}/clusterroles/${enc(name)}`, method: 'PUT' }).reply(echo(200, { resourceVersion: '11' }));
-
-  const read = (await store.get(caller, target(name), q())).value;
-  t.same(read.metadata?.managedFields, [{ manager: 'kubectl', operation: 'Update', apiVersion: 'rbac.authorization.k8s.io/v1', time: '2025-01-02T03:04:05Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:rules': {} } }],
-    'the client sees native managedFields, without the view\'s annotation');
-  const changed = { ...read, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] };
-  const r = await store.update(caller, target(name), changed, q());
-  t.equal(r.created, false);
-  t.same(r.value.rules, changed.rules);
-  const put = m.calls().find((c) => c.method === 'PUT')!;
-  t.same((put.body as KubeObject).metadata?.managedFields, storedManaged, 'the WDS gets its own managedFields back');
-  t.equal((put.body as KubeObject).metadata?.name, enc(name));
-});
-
-t.test('update of the status subresource goes to the stored status', async (t) => {
-  const { m, store } = setup(t, 'resourcequotas');
-  const quota = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns1', resourceVersion: '2' }, spec: { hard: { pods: '5' } } };
-  m.pool.intercept({ path: `${D}/namespaces/ns1/resourcequotas/q`, method: 'GET' }).reply(200, quota, json);
-  m.pool.intercept({ path: `${D}/namespaces/ns1/resourcequotas/q/status`, method: 'PUT' }).reply(echo(200));
-  const r = await store.update(caller, target('q', 'ns1', 'status'),
-    { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', resourceVersion: '2' }, spec: { hard: { pods: '5' } }, status: { hard: { pods: '5' } } }, q());
-  t.same(r.value.status, { hard: { pods: '5' } });
-  t.same(m.calls().map((c) => `${c.method} ${c.path}`), [`GET ${D}/namespaces/ns1/resourcequotas/q`, `PUT ${D}/namespaces/ns1/resourcequotas/q/status`]);
-});
-
-t.test('merge patch: applied to the native form, written with the live resourceVersion, retried on conflict', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  const name = 'system:controller:foo';
-  const path = `${D}/clusterroles/${enc(name)}`;
-  m.pool.intercept({ path, method: 'GET' }).reply(200, storedClusterRole(name), json);
-  m.pool.intercept({ path, method: 'PUT' }).reply(409, wdsStatus(409, 'Conflict',
-    `Operation cannot be fulfilled on clusterroles.denatured.kubestellar.io "${enc(name)}": the object has been modified; please apply your changes to the latest version and try again`,
-    { name: enc(name), group: 'denatured.kubestellar.io', kind: 'clusterroles' }), json);
-  m.pool.intercept({ path, method: 'GET' }).reply(200, { ...storedClusterRole(name), metadata: { ...storedClusterRole(name).metadata, resourceVersion: '6' } }, json);
-  m.pool.intercept({ path, method: 'PUT' }).reply(echo(200, { resourceVersion: '7' }));
-
-  const r = await store.patch(caller, target(name), 'merge', { metadata: { labels: { tier: 'b' } } }, q());
-  t.same(r.value.metadata?.labels, { tier: 'b' });
-  t.equal(r.value.metadata?.name, name);
-  t.equal(r.created, false);
-  const calls = m.calls();
-  t.same(calls.map((c) => c.method), ['GET', 'PUT', 'GET', 'PUT'], 'a conflict is retried on the new live object');
-  t.equal((calls[1]!.body as KubeObject).metadata?.resourceVersion, '5');
-  t.equal((calls[3]!.body as KubeObject).metadata?.resourceVersion, '6', 'each write names the live resourceVersion');
-  t.same((calls[3]!.body as KubeObject).metadata?.labels, { tier: 'b' });
-});
-
-t.test('merge patch: a patch naming a resourceVersion is not retried; a patch to nothing is NotFound; an invalid result is 422', async (t) => {
-  const { m, store } = setup(t, 'rolebindings');
-  const path = `${D}/namespaces/ns1/rolebindings/rb`;
-  const rb = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'RoleBinding', metadata: { name: 'rb', namespace: 'ns1', resourceVersion: '5' },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' } };
-  m.pool.intercept({ path, method: 'GET' }).reply(200, rb, json).times(2);
-  m.pool.intercept({ path, method: 'PUT' }).reply(409, wdsStatus(409, 'Conflict', 'Operation cannot be fulfilled on rolebindings.denatured.kubestellar.io "rb": the object has been modified',
-    { name: 'rb', group: 'denatured.kubestellar.io', kind: 'rolebindings' }), json);
-
-  const pinned = await rejection(store.patch(caller, target('rb', 'ns1'), 'merge', { metadata: { resourceVersion: '4', labels: { a: 'b' } } }, q()));
-  t.equal(pinned.code, 409);
-  t.equal(pinned.status.message, 'Operation cannot be fulfilled on rolebindings.rbac.authorization.k8s.io "rb": the object has been modified');
-  t.same(m.calls().map((c) => c.method), ['GET', 'PUT'], 'the client asked for that version: no retry');
-
-  const invalid = await rejection(store.patch(caller, target('rb', 'ns1'), 'merge', { roleRef: null }, q()));
-  t.equal(invalid.code, 422);
-  t.match(invalid.status.details?.causes, [{ field: 'roleRef' }]);
-  t.same(m.calls().map((c) => c.method), ['GET', 'PUT', 'GET'], 'an invalid result is not written');
-
-  m.pool.intercept({ path: `${D}/namespaces/ns1/rolebindings/none`, method: 'GET' }).reply(404,
-    wdsStatus(404, 'NotFound', 'rolebindings.denatured.kubestellar.io "none" not found', { name: 'none', group: 'denatured.kubestellar.io', kind: 'rolebindings' }), json);
-  const missing = await rejection(store.patch(caller, target('none', 'ns1'), 'merge', { metadata: { labels: { a: 'b' } } }, q()));
-  t.equal(missing.status.message, 'rolebindings.rbac.authorization.k8s.io "none" not found');
-});
-
-t.test('server-side apply: a dry run on the stored form, validated natively, then the real apply; dryRun=All stops after the first', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  const name = 'system:controller:applied';
-  const path = `${D}/clusterroles/${enc(name)}`;
-  m.pool.intercept({ path: (p) => pathOnly(p) === path, method: 'PATCH' }).reply(echo(200)).persist();
-  const config = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] };
-
-  const dry = await store.patch(caller, target(name), 'apply', config, q('fieldManager=kubectl&dryRun=All'));
-  t.equal(dry.value.metadata?.name, name);
-  t.equal(dry.value.apiVersion, 'rbac.authorization.k8s.io/v1');
-  let calls = m.calls();
-  t.equal(calls.length, 1, 'a dry run sends one request');
-  t.equal(queryOf(calls[0]!.path).get('dryRun'), 'All');
-  t.equal(queryOf(calls[0]!.path).get('fieldManager'), 'kubectl');
-  t.equal(calls[0]!.headers['content-type'], 'application/apply-patch+yaml');
-  t.same(calls[0]!.body, { ...config, apiVersion: 'denatured.kubestellar.io/v1', metadata: { name: enc(name), annotations: { [NATIVE_NAME]: name } } });
-
-  await store.patch(caller, target(name), 'apply', config, q('fieldManager=kubectl'));
-  calls = m.calls().slice(1);
-  t.same(calls.map((c) => queryOf(c.path).get('dryRun')), ['All', null], 'the trial, then the real apply');
-
-  const noKind = await rejection(store.patch(caller, target(name), 'apply', { apiVersion: 'rbac.authorization.k8s.io/v1', metadata: { name } }, q()));
-  t.equal(noKind.code, 400);
-  t.equal(noKind.status.message, 'invalid object type: kind must be set in the applied configuration');
-});
-
-t.test('server-side apply: a result that fails the native schema is 422 and only the dry run reached the WDS', async (t) => {
-  const { m, store } = setup(t, 'rolebindings');
-  m.pool.intercept({ path: (p) => pathOnly(p) === `${D}/namespaces/ns1/rolebindings/rb`, method: 'PATCH' }).reply(echo(200)).persist();
-  const err = await rejection(store.patch(caller, target('rb', 'ns1'), 'apply', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' } }, q('fieldManager=me')));
-  t.equal(err.code, 422);
-  t.same(err.status.details?.causes, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'roleRef' }]);
-  t.same(m.calls().map((c) => queryOf(c.path).get('dryRun')), ['All']);
-});
-
 t.test('delete: a Success Status naming the native object, or the object while finalizers are pending', async (t) => {
   const { m, store } = setup(t, 'clusterroles');
   const name = 'system:controller:foo';
@@ -329,7 +151,7 @@ t.test('delete: a Success Status naming the native object, or the object while f
   t.same(m.calls()[0]!.body, { propagationPolicy: 'Foreground' }, 'delete options are sent');
 
   const pending = storedClusterRole('held');
-  pending.metadata = { ...pending.metadata, name: 'held', deletionTimestamp: '2025-01-02T03:04:06Z', finalizers: ['example.com/hold'] } as typeof pending.metadata;
+  pending.metadata = { ...pending.metadata, name: 'held', uid: 'uid-held', resourceVersion: '6', deletionTimestamp: '2025-01-02T03:04:06Z', finalizers: ['example.com/hold'] } as typeof pending.metadata;
   delete (pending.metadata.annotations as Record<string, string>)[NATIVE_NAME];
   m.pool.intercept({ path: `${D}/clusterroles/held`, method: 'DELETE' }).reply(200, pending, json);
   const held = await store.delete(caller, target('held'), undefined, q());
@@ -380,56 +202,6 @@ t.test('watch: native events until the WDS ends the stream; a refused watch thro
   t.match(refused.status.message, /^clusterroles\.rbac\.authorization\.k8s\.io is forbidden: User "alice"/);
 });
 
-t.test('create and update: the view\'s own annotation is refused, names and kinds must match the request', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  const reserved = await rejection(store.create(caller, target(''),
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r', annotations: { [NATIVE_NAME]: 'x' } } }, q()));
-  t.equal(reserved.code, 422);
-  t.same(reserved.status.details?.causes, [{ reason: 'FieldValueInvalid', field: 'metadata.annotations', message: `Invalid value: annotation ${NATIVE_NAME} is reserved` }]);
-  const kind = await rejection(store.create(caller, target(''), { kind: 'Role', metadata: { name: 'r' } }, q()));
-  t.equal(kind.status.message, 'the kind in the data (Role) does not match the expected kind (ClusterRole)');
-  const name = await rejection(store.update(caller, target('r'), { metadata: { name: 'other' } }, q()));
-  t.equal(name.status.message, 'the name of the object (other) does not match the name on the URL (r)');
-  t.same(m.calls(), [], 'none of them reached the WDS');
-
-  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
-  await store.create(caller, target(''), { metadata: { name: 'r', namespace: 'ns1' } }, q());
-  t.notOk((m.calls()[0]!.body as KubeObject).metadata && 'namespace' in (m.calls()[0]!.body as KubeObject).metadata!,
-    'a namespace on a cluster-scoped object is cleared, as kube-apiserver does');
-});
-
-t.test('patch: a malformed patch is 400, a JSON patch that does not apply is 422 on field patch', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  m.pool.intercept({ path: `${D}/clusterroles/r`, method: 'GET' }).reply(200, { ...storedClusterRole('r'), metadata: { name: 'r', resourceVersion: '5' } }, json).persist();
-  const malformed = await rejection(store.patch(caller, target('r'), 'json', { op: 'add' }, q()));
-  t.equal(malformed.code, 400);
-  const failedTest = await rejection(store.patch(caller, target('r'), 'json', [{ op: 'test', path: '/rules/0/verbs/0', value: 'list' }], q()));
-  t.equal(failedTest.code, 422);
-  t.equal(failedTest.status.details?.causes?.[0]?.field, 'patch');
-  t.same(m.calls().map((c) => c.method), ['GET', 'GET'], 'nothing written');
-});
-
-t.test('patch: after five conflicts in a row the last conflict is the answer', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  m.pool.intercept({ path: `${D}/clusterroles/r`, method: 'GET' }).reply(200, { ...storedClusterRole('r'), metadata: { name: 'r', resourceVersion: '5' } }, json).persist();
-  m.pool.intercept({ path: `${D}/clusterroles/r`, method: 'PUT' }).reply(409, wdsStatus(409, 'Conflict', 'Operation cannot be fulfilled on clusterroles.denatured.kubestellar.io "r": the object has been modified',
-    { name: 'r', group: 'denatured.kubestellar.io', kind: 'clusterroles' }), json).persist();
-  const err = await rejection(store.patch(caller, target('r'), 'strategic', { metadata: { labels: { a: 'b' } } }, q()));
-  t.equal(err.code, 409);
-  t.equal(err.status.message, 'Operation cannot be fulfilled on clusterroles.rbac.authorization.k8s.io "r": the object has been modified');
-  t.equal(m.calls().filter((c) => c.method === 'PUT').length, 5);
-});
-
-t.test('patch: a refused read of the live object is the answer (not NotFound)', async (t) => {
-  const { m, store } = setup(t, 'clusterroles');
-  m.pool.intercept({ path: `${D}/clusterroles/r`, method: 'GET' }).reply(403, wdsStatus(403, 'Forbidden',
-    'clusterroles.denatured.kubestellar.io "r" is forbidden: User "alice" cannot get resource "clusterroles" in API group "denatured.kubestellar.io" at the cluster scope',
-    { name: 'r', group: 'denatured.kubestellar.io', kind: 'clusterroles' }), json);
-  const err = await rejection(store.patch(caller, target('r'), 'merge', { metadata: { labels: { a: 'b' } } }, q()));
-  t.equal(err.code, 403);
-  t.equal(err.status.reason, 'Forbidden');
-});
-
 t.test('an object in the WDS whose native-name annotation does not match its name is an internal error, not a wrong answer', async (t) => {
   const { m, store } = setup(t, 'clusterroles');
   m.pool.intercept({ path: `${D}/clusterroles/${enc('a:b')}`, method: 'GET' }).reply(200,
@@ -445,4 +217,128 @@ t.test('deletecollection answered without a list is an empty native list', async
     { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' }, json);
   const r = await store.deleteCollection(caller, target('', 'ns1'), undefined, q());
   t.same(r.value, { apiVersion: 'v1', kind: 'ServiceAccountList', metadata: {}, items: [] });
+});
+
+// Writes: Kubernetes' registry (ksview-native, a fake here) computes the object; the store
+// stores it with the live resourceVersion as precondition.
+/** A stored ClusterRole whose name is stored as is. */
+const plainStored = (name: string) => ({ ...storedClusterRole(name), metadata: { name, uid: 'uid-1', resourceVersion: '5', creationTimestamp: '2025-01-02T03:04:05Z' } });
+const w = (method: 'POST' | 'PUT' | 'PATCH', body: unknown, contentType = 'application/json') =>
+  ({ method, contentType, body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), userAgent: 'kubectl/v1.32' });
+const nativeRole = (name: string, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, generation: 3,
+    managedFields: [{ manager: 'kubectl', operation: 'Update', apiVersion: 'rbac.authorization.k8s.io/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:rules': {} } }] },
+  rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }], ...extra,
+});
+
+t.test('create: the registry sees the request as sent and no live object; its object is stored, native metadata in the annotation', async (t) => {
+  const { m, store, native } = setup(t, 'clusterroles');
+  const name = 'system:foo';
+  native.answer = () => ({ status: 201, json: nativeRole(name), warnings: ['299 - "unknown field \\"x\\""'], write: 'create' });
+  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
+  const r = await store.write(caller, target(''), w('POST', '{"kind":"ClusterRole"}'), q('fieldValidation=Warn'));
+  t.equal(native.writes.length, 1);
+  t.match(native.writes[0], { method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles?fieldValidation=Warn', contentType: 'application/json', userAgent: 'kubectl/v1.32', live: undefined });
+  t.equal(native.writes[0]!.body.toString(), '{"kind":"ClusterRole"}', 'the body is handed on untouched');
+  const sent = m.calls()[0]!;
+  t.equal(sent.path, `${D}/clusterroles`, 'no query reaches the WDS: the registry applied it');
+  t.match(sent.headers, { 'impersonate-user': 'alice' }, 'stored as the caller');
+  const stored = sent.body as Record<string, any>;
+  t.equal(stored.apiVersion, 'denatured.kubestellar.io/v1');
+  t.equal(stored.metadata.name, enc(name));
+  t.notOk(stored.metadata.managedFields, 'the WDS keeps its own managedFields');
+  t.same(JSON.parse(stored.metadata.annotations['view.kubestellar.io/native-metadata']), { managedFields: nativeRole(name).metadata.managedFields, generation: 3 });
+  t.equal(r.code, 201);
+  t.equal(r.value.metadata?.name, name);
+  t.equal(r.value.metadata?.resourceVersion, '10', 'the WDS\'s resourceVersion');
+  t.equal(r.value.metadata?.uid, 'uid-1', 'and uid');
+  t.same(r.warnings, ['299 - "unknown field \\"x\\""'], 'the registry\'s warnings reach the client');
+});
+
+t.test('update (PUT): the live object goes to the registry in native form; the result is a PUT with the live resourceVersion', async (t) => {
+  const { m, store, native } = setup(t, 'clusterroles');
+  const name = 'system:foo';
+  m.pool.intercept({ path: `${D}/clusterroles/${enc(name)}`, method: 'GET' }).reply(200, { ...storedClusterRole(name), metadata: { ...storedClusterRole(name).metadata,
+    annotations: { [NATIVE_NAME]: name, 'view.kubestellar.io/native-metadata': JSON.stringify({ managedFields: nativeRole(name).metadata.managedFields }) } } }, json);
+  native.answer = () => ({ status: 200, json: { ...nativeRole(name), metadata: { ...nativeRole(name).metadata, resourceVersion: '5', labels: { a: 'b' } } }, warnings: [], write: 'update' });
+  m.pool.intercept({ path: `${D}/clusterroles/${enc(name)}`, method: 'PUT' }).reply(echo(200, { resourceVersion: '6' }));
+  const r = await store.write(caller, target(name), w('PUT', nativeRole(name)), q());
+  const live = native.writes[0]!.liveObject as Record<string, any>;
+  t.equal(live.apiVersion, 'rbac.authorization.k8s.io/v1', 'the registry sees the native live object');
+  t.equal(live.metadata.name, name);
+  t.same(live.metadata.managedFields, nativeRole(name).metadata.managedFields, 'with its native managedFields');
+  t.equal(native.writes[0]!.path, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`);
+  const put = m.calls().find((c) => c.method === 'PUT')!;
+  t.equal((put.body as Record<string, any>).metadata.resourceVersion, '5', 'precondition: the live resourceVersion');
+  t.equal(r.code, 200);
+  t.equal(r.value.metadata?.resourceVersion, '6');
+  t.same(r.value.metadata?.labels, { a: 'b' });
+});
+
+t.test('patch: the result is stored with a PUT and the live resourceVersion; a lost race is computed again', async (t) => {
+  const { m, store, native } = setup(t, 'clusterroles');
+  const name = 'viewer';
+  const stored = plainStored(name);
+  m.pool.intercept({ path: `${D}/clusterroles/${name}`, method: 'GET' }).reply(200, stored, json).times(2);
+  native.answer = () => ({ status: 200, json: { ...nativeRole(name), metadata: { name, uid: 'uid-1', resourceVersion: '5', creationTimestamp: '2025-01-02T03:04:05Z', labels: { x: 'y' } }, rules: null }, warnings: [], write: 'update' });
+  m.pool.intercept({ path: `${D}/clusterroles/${name}`, method: 'PUT' })
+    .reply(409, wdsStatus(409, 'Conflict', 'Operation cannot be fulfilled on clusterroles.denatured.kubestellar.io "viewer": the object has been modified'), json);
+  m.pool.intercept({ path: `${D}/clusterroles/${name}`, method: 'PUT' }).reply(200, { ...stored, metadata: { ...stored.metadata, resourceVersion: '7' } }, json);
+  const r = await store.write(caller, target(name), w('PATCH', '{"metadata":{"labels":{"x":"y"}}}', 'application/merge-patch+json'), q());
+  t.equal(native.writes.length, 2, 'the registry ran again on the new live object');
+  t.equal(native.writes[1]!.contentType, 'application/merge-patch+json', 'with the patch as sent');
+  const puts = m.calls().filter((c) => c.method === 'PUT');
+  t.equal(puts.length, 2);
+  const body = puts[1]!.body as Record<string, any>;
+  t.equal(body.metadata.resourceVersion, '5', 'precondition');
+  t.same(body.metadata.labels, { x: 'y' }, 'the change');
+  t.notOk('rules' in body, 'a null field is not sent (the CRD has no nulls)');
+  t.equal(r.value.metadata?.resourceVersion, '7');
+  t.equal(r.value.rules, null, 'the client sees it as natively');
+});
+
+t.test('a Status of the registry is the answer and nothing is stored; a write that changes nothing or a dry run stores nothing', async (t) => {
+  const { m, store, native } = setup(t, 'clusterroles');
+  const invalid = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422, message: 'ClusterRole.rbac.authorization.k8s.io "x" is invalid: rules[0].verbs: Required value',
+    details: { name: 'x', group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'rules[0].verbs' }] } };
+  native.answer = () => ({ status: 422, json: invalid, warnings: [], write: 'none' });
+  const err = await rejection(store.write(caller, target(''), w('POST', {}), q()));
+  t.same(err.status, invalid, 'the native Status as is');
+  native.answer = () => ({ status: 201, json: nativeRole('x'), warnings: [], write: 'create' });
+  const dry = await store.write(caller, target(''), w('POST', {}), q('dryRun=All'));
+  t.equal(dry.code, 201);
+  m.pool.intercept({ path: `${D}/clusterroles/x`, method: 'GET' }).reply(200, plainStored('x'), json);
+  native.answer = () => ({ status: 200, json: nativeRole('x'), warnings: [], write: 'none' });
+  const same = await store.write(caller, target('x'), w('PATCH', '{}', 'application/merge-patch+json'), q());
+  t.equal(same.code, 200);
+  t.same(m.calls().map((c) => c.method), ['GET'], 'only the live object was read');
+});
+
+t.test('a write whose races never end answers the last conflict', async (t) => {
+  const { m, store } = setup(t, 'clusterroles');
+  m.pool.intercept({ path: `${D}/clusterroles/x`, method: 'GET' }).reply(200, plainStored('x'), json).persist();
+  m.pool.intercept({ path: `${D}/clusterroles/x`, method: 'PUT' }).reply(409, wdsStatus(409, 'Conflict', 'the object has been modified'), json).persist();
+  const err = await rejection(store.write(caller, target('x'), w('PUT', nativeRole('x')), q()));
+  t.equal(err.code, 409);
+  t.equal(m.calls().filter((c) => c.method === 'PUT').length, 5);
+});
+
+t.test('an object read again unchanged (same uid and resourceVersion) is shown without ksview-native; a write\'s answer is what a read shows', async (t) => {
+  const { m, store, native } = setup(t, 'clusterroles');
+  m.pool.intercept({ path: `${D}/clusterroles/x`, method: 'GET' }).reply(200, plainStored('x'), json).times(2);
+  const first = await store.get(caller, target('x'), q());
+  const second = await store.get(caller, target('x'), q());
+  t.same(second.value, first.value);
+  t.equal(native.normalized.length, 1, 'normalized once');
+  second.value.metadata!.name = 'changed';
+  m.pool.intercept({ path: `${D}/clusterroles/x`, method: 'GET' }).reply(200, plainStored('x'), json);
+  t.equal((await store.get(caller, target('x'), q())).value.metadata?.name, 'x', 'what a caller does to its copy does not reach the cache');
+  native.answer = () => ({ status: 201, json: { kind: 'ClusterRole', apiVersion: 'rbac.authorization.k8s.io/v1', metadata: { name: 'y', uid: 'helper-uid', creationTimestamp: 'helper-time', managedFields: [] }, rules: null }, warnings: [], write: 'create' });
+  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
+  const created = await store.write(caller, target(''), w('POST', '{}'), q());
+  t.same(Object.keys(created.value.metadata!), ['name', 'uid', 'resourceVersion', 'creationTimestamp', 'managedFields'], 'metadata in the order kube-apiserver writes it');
+  t.match(created.value.metadata, { uid: 'uid-1', resourceVersion: '10', creationTimestamp: '2025-01-02T03:04:05Z' }, 'what the WDS assigned');
+  m.pool.intercept({ path: `${D}/clusterroles/y`, method: 'GET' }).reply(200, { ...plainStored('y'), metadata: { ...plainStored('y').metadata, resourceVersion: '10' } }, json);
+  t.same((await store.get(caller, target('y'), q())).value, created.value, 'a read right after shows the write\'s answer');
+  t.equal(native.normalized.length, 1, 'without ksview-native');
 });

@@ -100,7 +100,9 @@ t.test('toStored / toNative of a ClusterRole with a colon name', async (t) => {
   t.equal(stored.metadata!.name, enc('system:controller:foo'));
   t.equal(stored.metadata!.annotations![NATIVE_NAME_ANNOTATION], 'system:controller:foo');
   t.equal(stored.metadata!.annotations!['kubectl.kubernetes.io/last-applied-configuration'], LAST_APPLIED);
-  t.equal(stored.metadata!.managedFields![0]!.apiVersion, 'denatured.kubestellar.io/v1');
+  t.equal(stored.metadata!.managedFields, undefined, 'the WDS keeps its own managedFields');
+  t.same(JSON.parse(stored.metadata!.annotations!['view.kubestellar.io/native-metadata']!).managedFields, native.metadata!.managedFields,
+    'the native ones are kept in the annotation, with their native apiVersion');
   t.same(stored.rules, native.rules);
   t.strictSame(toNative(deepFreeze(stored), rbac), nativeClusterRole(), 'round trip');
 
@@ -142,8 +144,8 @@ t.test('valid names are left alone', async (t) => {
     secrets: [{ name: 'builder-token' }],
   });
   const stored = toStored(sa, core);
-  t.strictSame(stored, { ...sa, apiVersion: 'denatured.kubestellar.io/v1' });
-  t.equal((stored.metadata as { annotations?: Record<string, string> }).annotations, undefined);
+  t.strictSame(stored, { ...sa, apiVersion: 'denatured.kubestellar.io/v1', metadata: { ...sa.metadata, annotations: { 'view.kubestellar.io/native-metadata': '{}' } } },
+    'the name is kept; the annotation says there is no native managedFields or generation');
   t.strictSame(toNative(stored, core), sa);
 
   const api = deepFreeze({ apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1.apps' }, spec: {} });
