@@ -14,7 +14,7 @@ import YAML from 'yaml';
 import { readAdminCredentials } from '../../src/spaces/space-pki.js';
 import { kc, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { ksview } from '../fixtures/ksview.js';
-import { INVALID_OBJECTS } from '../fixtures/invalid-native-objects.js';
+import { INVALID_OBJECTS, INVALID_UPDATES } from '../fixtures/invalid-native-objects.js';
 import { comparable } from '../fixtures/native-compare.js';
 
 const VIEW = 'wds1-view';
@@ -155,6 +155,21 @@ t.test('invalid objects are rejected as natively (dry run, every kind)', async (
     const r = await both('POST', `${c.collection}?dryRun=All`, JSON.stringify(c.object));
     t.not(r.native.status, 201, `${c.what}: natively rejected (else the case proves nothing)`);
     sameAnswer(t, c.what, r);
+  }
+});
+
+t.test('invalid changes of valid objects are rejected as natively (update rules, update and status validation)', async (t) => {
+  for (const c of INVALID_UPDATES) {
+    const name = (c.object.metadata as Obj).name as string;
+    const path = `${c.collection}/${name}`;
+    cleanup(t, path);
+    const created = await both('POST', c.collection, JSON.stringify(c.object));
+    t.equal(created.native.status, 201, `${c.what}: the valid object is created natively`);
+    sameAnswer(t, `${c.what}: create`, created);
+    const r = await both('PATCH', `${path}${c.subresource ? `/${c.subresource}` : ''}`, JSON.stringify(c.patch), 'application/merge-patch+json');
+    t.not(r.native.status, 200, `${c.what}: natively rejected (else the case proves nothing)`);
+    sameAnswer(t, c.what, r);
+    await sameObject(t, `${c.what}: unchanged`, path);
   }
 });
 
