@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
 import { errors } from '../kube/status.js';
+import { waitFor } from '../kube/wait.js';
 import { UserError } from '../util/user-error.js';
 
 export type WriteKind = 'create' | 'update' | 'none';
@@ -53,17 +54,18 @@ export type NativeRegistries = Pick<NativeCode, 'write' | 'normalize'>;
 export class NativeCode {
   private child: ChildProcess | undefined;
   private pool: Pool | undefined;
-  private readonly dir: string;
-  private readonly socket: string;
+  /** A private folder for the socket, made by start(). */
+  private dir = '';
   private healthTimer: NodeJS.Timeout | undefined;
   private restartDelay = 500;
   private closed = false;
   private started = false;
   private stderrTail = '';
 
-  constructor(readonly binary: string, private readonly log: NativeCodeLog) {
-    this.dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-native-'));
-    this.socket = path.join(this.dir, 'sock');
+  constructor(readonly binary: string, private readonly log: NativeCodeLog) {}
+
+  private get socket(): string {
+    return path.join(this.dir, 'sock');
   }
 
   /** Starts the helper and waits for it to answer; then keeps it alive. */
@@ -71,12 +73,18 @@ export class NativeCode {
     if (!existsSync(this.binary)) {
       throw new UserError(`ksview-native is missing: ${this.binary} (it is built with the spaces' binaries: ksview spaces up, or --native-code <path>)`);
     }
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-native-'));
     await this.spawnAndWait();
     this.started = true;
     this.healthTimer = setInterval(() => { void this.checkHealth(); }, HEALTH_INTERVAL_MS);
     this.healthTimer.unref();
   }
 
+  /**
+   * Starts a child and waits until it answers. The end of a started helper (its exit, or a spawn
+   * error) is the one place a restart is scheduled from, so a restart that fails schedules no
+   * second one beside it.
+   */
   private async spawnAndWait(): Promise<void> {
     rmSync(this.socket, { force: true });
     const child = spawn(this.binary, ['--socket', this.socket], { stdio: ['pipe', 'ignore', 'pipe'] });
@@ -84,25 +92,26 @@ export class NativeCode {
     this.stderrTail = '';
     child.stderr!.setEncoding('utf8').on('data', (c: string) => { this.stderrTail = (this.stderrTail + c).slice(-2000); });
     child.stdin!.on('error', () => { /* reported by exit */ });
-    child.on('exit', (code, signal) => {
+    const gone = (how: string) => {
       if (this.child !== child) return;
       this.child = undefined;
       // Before start() succeeded its caller reports the failure; after close() nothing is owed.
       if (!this.started || this.closed) return;
-      this.log.error(`ksview-native exited (${signal ?? code}): ${this.lastLine()}; starting it again in ${this.restartDelay} ms`);
+      this.log.error(`ksview-native ${how}: ${this.lastLine()}; starting it again in ${this.restartDelay} ms`);
       this.scheduleRestart();
-    });
+    };
+    child.on('error', (err) => gone(`failed (${err.message})`));
+    child.on('exit', (code, signal) => gone(`exited (${signal ?? code})`));
     void this.pool?.close().catch(() => undefined);
     this.pool = new Pool('http://ksview-native', { connect: { socketPath: this.socket }, connections: 16, pipelining: 1 });
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (this.child !== child) throw new UserError(`ksview-native did not start: ${this.lastLine()}`);
-      if (await this.healthy()) return;
-      if (Date.now() > deadline) {
-        child.kill();
-        throw new UserError(`ksview-native did not answer on ${this.socket} within ${START_TIMEOUT_MS / 1000} s: ${this.lastLine()}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
+    const r = await waitFor(async () => {
+      if (this.child !== child) return { ok: false, final: true, detail: `ksview-native did not start: ${this.lastLine()}` };
+      if (await this.healthy()) return { ok: true, detail: '' };
+      return { ok: false, detail: `ksview-native did not answer on ${this.socket} within ${START_TIMEOUT_MS / 1000} s: ${this.lastLine()}` };
+    }, START_TIMEOUT_MS, 100);
+    if (!r.ok) {
+      if (!r.final) child.kill();
+      throw new UserError(r.detail);
     }
   }
 
@@ -110,13 +119,14 @@ export class NativeCode {
     return this.stderrTail.trim().split('\n').pop() ?? '';
   }
 
+  /** After restartDelay (doubling to 10 s while starts keep failing), a new child; its failure ends it, and that schedules the next. */
   private scheduleRestart(): void {
     const delay = this.restartDelay;
     this.restartDelay = Math.min(this.restartDelay * 2, 10_000);
     setTimeout(() => {
       if (this.closed) return;
       this.spawnAndWait().then(() => { this.restartDelay = 500; this.log.info('ksview-native started again'); },
-        (err: Error) => { this.log.error(err.message); if (!this.child) this.scheduleRestart(); });
+        (err: Error) => this.log.error(err.message));
     }, delay).unref();
   }
 
@@ -188,6 +198,6 @@ export class NativeCode {
       await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
     }
     await this.pool?.close().catch(() => undefined);
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 }

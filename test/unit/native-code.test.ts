@@ -1,6 +1,8 @@
 // Unit tests of the client of ksview-native (src/storage/native-code.ts) with a stand-in helper
 // (test/fixtures/fake-native-helper.mjs): start-up, a missing or failing binary as one clear
-// error, the exchange of a write and of normalize, and a helper that dies being started again.
+// error, the exchange of a write and of normalize, a helper that dies being started again, and
+// restarts that fail never leading to two helpers.
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { NativeCode } from '../../src/storage/native-code.js';
@@ -59,4 +61,46 @@ t.test('a helper that dies is started again; meanwhile requests are 503', async 
   t.not(pid, first.pid, 'a new helper answers');
   t.ok(refused > 0, `while it restarted requests were 503 (${refused})`);
   t.ok(l.lines.some((m) => /ksview-native exited \(SIGKILL\)/.test(m)), 'the death is logged');
+});
+
+/** Stand-in helpers that are children of this test process. */
+function ownHelpers(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('fake-native-helper.mjs')) continue;
+      const ppid = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))![1]);
+      if (ppid === process.pid) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+t.test('restarts that fail are tried again with one helper at a time, and one helper runs in the end', async (t) => {
+  const l = log();
+  const native = new NativeCode(FAKE, l);
+  t.teardown(async () => { delete process.env.FAKE_NATIVE_MODE; await native.close(); });
+  await native.start();
+  const first = ((await native.write({ method: 'POST', path: '/x', contentType: 'application/json', body: Buffer.from('{}') })).json as { pid: number }).pid;
+  process.env.FAKE_NATIVE_MODE = 'exit';
+  process.kill(first, 'SIGKILL');
+  // Restarts after 0.5 s and 1 s fail (the stand-in exits at once).
+  for (const deadline = Date.now() + 10_000; l.lines.filter((m) => /did not start/.test(m)).length < 2 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 100));
+  t.ok(l.lines.filter((m) => /did not start: fake: cannot start/.test(m)).length >= 2, 'two restarts failed');
+  delete process.env.FAKE_NATIVE_MODE;
+  let pid = first;
+  for (const deadline = Date.now() + 15_000; pid === first && Date.now() < deadline;) {
+    try {
+      pid = ((await native.write({ method: 'POST', path: '/x', contentType: 'application/json', body: Buffer.from('{}') })).json as { pid: number }).pid;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  t.not(pid, first, 'a new helper answers');
+  // Had a failed restart scheduled a second chain beside the first, a second helper would start.
+  await new Promise((r) => setTimeout(r, 3000));
+  t.same(ownHelpers(), [pid], 'exactly one helper runs, the one that answers');
 });
