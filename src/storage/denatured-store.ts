@@ -225,10 +225,10 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
 
   /** Stored objects as kube-apiserver shows the native kind: translated, then normalized by Kubernetes' code. */
   private async present(objs: readonly unknown[], version: string): Promise<KubeObject[]> {
+    const keys = objs.map((o) => DenaturedStore.shownKey(version, o));
     const out: KubeObject[] = new Array<KubeObject>(objs.length);
     const missing: number[] = [];
-    objs.forEach((o, i) => {
-      const key = DenaturedStore.shownKey(version, o);
+    keys.forEach((key, i) => {
       const hit = key === undefined ? undefined : this.shown.get(key);
       if (hit !== undefined) out[i] = JSON.parse(hit) as KubeObject;
       else missing.push(i);
@@ -237,7 +237,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     const normalized = await this.native.normalize(nativeApiVersion({ group: this.kind.group, version }), missing.map((i) => this.translated(objs[i], version)));
     missing.forEach((i, j) => {
       out[i] = normalized[j] as KubeObject;
-      const key = DenaturedStore.shownKey(version, objs[i]);
+      const key = keys[i];
       if (key !== undefined) this.shown.set(key, JSON.stringify(out[i]));
     });
     return out;
@@ -347,10 +347,10 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
       if (dryRun || a.write === 'none') return { value: obj, warnings: a.warnings, code: a.status };
       try {
         const stored = await this.store(caller, t, a.write, obj, live);
-        const meta = (stored.metadata ?? {}) as KubeObject['metadata'] & object;
+        const meta = ((stored.json as KubeObject).metadata ?? {}) as KubeObject['metadata'] & object;
         // The registry's object with what the WDS assigned, as a read of it will show it.
         const value: KubeObject = { ...obj, metadata: inGoOrder({ ...obj.metadata, resourceVersion: meta.resourceVersion, uid: meta.uid, creationTimestamp: meta.creationTimestamp }) };
-        const key = DenaturedStore.shownKey(t.version, stored);
+        const key = DenaturedStore.shownKey(t.version, stored.json);
         if (key !== undefined) this.shown.set(key, JSON.stringify(value));
         return { value, warnings: [...a.warnings, ...stored.warnings], code: a.status };
       } catch (err) {
@@ -369,17 +369,14 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
    * took the WDS 1.7 times as long (2,000-rule ClusterRole: 353 vs 208 ms); the WDS authorizes
    * them as "update" where natively they are "patch" (docs/view.md).
    */
-  private async store(caller: Caller, t: Target, kind: 'create' | 'update', obj: KubeObject, live: KubeObject | undefined): Promise<KubeObject & { warnings: string[] }> {
+  private async store(caller: Caller, t: Target, kind: 'create' | 'update', obj: KubeObject, live: KubeObject | undefined): Promise<Answer> {
     const stored = this.stored(obj, t.version);
-    let a: Answer;
     if (kind === 'create' || !live) {
       delete stored.metadata!.resourceVersion;
-      a = await this.request(caller, 'POST', { ...t, subresource: '' }, '', undefined, stored);
-    } else {
-      stored.metadata!.resourceVersion = live.metadata?.resourceVersion;
-      a = await this.request(caller, 'PUT', t, t.name, undefined, stored);
+      return this.request(caller, 'POST', { ...t, subresource: '' }, '', undefined, stored);
     }
-    return { ...(a.json as KubeObject), warnings: a.warnings };
+    stored.metadata!.resourceVersion = live.metadata?.resourceVersion;
+    return this.request(caller, 'PUT', t, t.name, undefined, stored);
   }
 
   async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> {
