@@ -7,7 +7,6 @@ package main
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -53,7 +52,6 @@ func (noResolver) Resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResou
 
 type group struct {
 	name    string
-	scheme  *runtime.Scheme
 	storage map[string]rest.Storage
 }
 
@@ -71,34 +69,34 @@ func groups(opts generic.RESTOptionsGetter) []group {
 	rq, rqStatus := must2(resourcequotastore.NewREST(opts))
 	apiservice := apiserviceetcd.NewREST(legacyscheme.Scheme, opts)
 	return []group{
-		{"", legacyscheme.Scheme, map[string]rest.Storage{
+		{"", map[string]rest.Storage{
 			"limitranges":           must(limitrangestore.NewREST(opts)),
 			"resourcequotas":        rq,
 			"resourcequotas/status": rqStatus,
 			"serviceaccounts":       must(serviceaccountstore.NewREST(opts, nil, nil, 0, nil, nil, nil, false, 0)),
 		}},
-		{"rbac.authorization.k8s.io", legacyscheme.Scheme, map[string]rest.Storage{
+		{"rbac.authorization.k8s.io", map[string]rest.Storage{
 			"clusterroles":        must(clusterrolestore.NewREST(opts)),
 			"clusterrolebindings": must(clusterrolebindingstore.NewREST(opts)),
 			"roles":               must(rolestore.NewREST(opts)),
 			"rolebindings":        must(rolebindingstore.NewREST(opts)),
 		}},
-		{"admissionregistration.k8s.io", legacyscheme.Scheme, map[string]rest.Storage{
-			"validatingwebhookconfigurations":   must(vwcstore.NewREST(opts)),
-			"mutatingwebhookconfigurations":     must(mwcstore.NewREST(opts)),
+		{"admissionregistration.k8s.io", map[string]rest.Storage{
+			"validatingwebhookconfigurations":    must(vwcstore.NewREST(opts)),
+			"mutatingwebhookconfigurations":      must(mwcstore.NewREST(opts)),
 			"validatingadmissionpolicies":        vap,
 			"validatingadmissionpolicies/status": vapStatus,
 			"validatingadmissionpolicybindings":  must(vapbstore.NewREST(opts, nil, nil, noResolver{})),
 			"mutatingadmissionpolicies":          must(mapstore.NewREST(opts, nil, noResolver{})),
 			"mutatingadmissionpolicybindings":    must(mapbstore.NewREST(opts, nil, nil, noResolver{})),
 		}},
-		{"flowcontrol.apiserver.k8s.io", legacyscheme.Scheme, map[string]rest.Storage{
+		{"flowcontrol.apiserver.k8s.io", map[string]rest.Storage{
 			"flowschemas":                        fs,
 			"flowschemas/status":                 fsStatus,
 			"prioritylevelconfigurations":        plc,
 			"prioritylevelconfigurations/status": plcStatus,
 		}},
-		{"apiregistration.k8s.io", legacyscheme.Scheme, map[string]rest.Storage{
+		{"apiregistration.k8s.io", map[string]rest.Storage{
 			"apiservices":        apiservice,
 			"apiservices/status": apiserviceetcd.NewStatusREST(legacyscheme.Scheme, apiservice),
 		}},
@@ -112,17 +110,17 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 	return a, b
 }
 
-// apiGroupInfo serves a group's storage at every version its scheme has for each kind.
-func (g group) apiGroupInfo(codecs genericapiserver.APIGroupInfo) genericapiserver.APIGroupInfo {
-	info := codecs
-	info.VersionedResourcesStorageMap = map[string]map[string]rest.Storage{}
-	for _, gv := range g.scheme.PrioritizedVersionsForGroup(g.name) {
+// apiGroupInfo serves a group's storage at every version the scheme has for each kind.
+func (g group) apiGroupInfo() genericapiserver.APIGroupInfo {
+	scheme := legacyscheme.Scheme
+	info := genericapiserver.NewDefaultAPIGroupInfo(g.name, scheme, legacyscheme.ParameterCodec, legacyscheme.Codecs)
+	for _, gv := range scheme.PrioritizedVersionsForGroup(g.name) {
 		for resource, s := range g.storage {
-			gvks, _, err := g.scheme.ObjectKinds(s.New())
+			gvks, _, err := scheme.ObjectKinds(s.New())
 			if err != nil || len(gvks) == 0 {
 				continue
 			}
-			if !g.scheme.Recognizes(gv.WithKind(gvks[0].Kind)) {
+			if !scheme.Recognizes(gv.WithKind(gvks[0].Kind)) {
 				continue
 			}
 			if info.VersionedResourcesStorageMap[gv.Version] == nil {

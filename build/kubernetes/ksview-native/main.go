@@ -38,11 +38,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
@@ -111,7 +109,7 @@ func newServer() (*genericapiserver.GenericAPIServer, error) {
 		return nil, err
 	}
 	for _, g := range groups(restOptions{}) {
-		info := g.apiGroupInfo(genericapiserver.NewDefaultAPIGroupInfo(g.name, legacyscheme.Scheme, legacyscheme.ParameterCodec, legacyscheme.Codecs))
+		info := g.apiGroupInfo()
 		if g.name == "" {
 			err = server.InstallLegacyAPIGroup("/api", &info)
 		} else {
@@ -125,7 +123,7 @@ func newServer() (*genericapiserver.GenericAPIServer, error) {
 }
 
 // withExchange takes the live object off the front of a write's body and puts it in the
-// context for the storage; the caller's name (X-Remote-User) becomes the request's user.
+// context for the storage.
 func withExchange(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := r.Header.Get(liveLengthHeader)
@@ -146,9 +144,7 @@ func withExchange(next http.Handler) http.Handler {
 		rest := body[length:]
 		r.Body = io.NopCloser(bytes.NewReader(rest))
 		r.ContentLength = int64(len(rest))
-		ctx := context.WithValue(r.Context(), exchangeKey{}, x)
-		ctx = request.WithUser(ctx, &user.DefaultInfo{Name: r.Header.Get("X-Remote-User"), Groups: r.Header.Values("X-Remote-Group")})
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 	})
 }
 

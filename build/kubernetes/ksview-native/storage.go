@@ -172,4 +172,6 @@ func (s *oneObject) ReadinessCheck() error { return nil }
 
 func (s *oneObject) RequestWatchProgress(context.Context) error { return errNotServed }
 
-func (s *oneObject) GetCurrentResourceVersion(context.Context) (uint64, error) { return 0, errNotServed }
+func (s *oneObject) GetCurrentResourceVersion(context.Context) (uint64, error) {
+	return 0, errNotServed
+}
