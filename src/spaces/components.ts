@@ -58,6 +58,10 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
     '--allow-privileged=true',
     '--profiling=false',
     `--cert-dir=${path.join(space.dir, 'apiserver-certs')}`,
+    // MutatingAdmissionPolicy is alpha in 1.33 (off by default): served here so that the view's
+    // denatured MutatingAdmissionPolicy(Binding) can be used and compared with the native kind.
+    '--feature-gates=MutatingAdmissionPolicy=true',
+    '--runtime-config=admissionregistration.k8s.io/v1alpha1=true',
   ];
 }
 
