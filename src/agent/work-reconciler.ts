@@ -10,11 +10,12 @@
 //   its resources deleted and waited for, then its AppliedManifestWork deleted, then the finalizer
 //   removed so the ManifestWork goes.
 // - no work (gone while we were down): its AppliedManifestWork's resources collected, then it.
-// - a work with a manifest the WEC refused for another field manager's ownership (SSA conflict,
-//   e.g. the same object from two WDSs): requeued with backoff (CONFLICT_RETRY_*), as OCM
-//   requeues a failed work rate-limited; and every such work at once when a work of the cluster
-//   released its objects (deleted, or its resources collected), since that is when a conflict
-//   usually ends — the other WDS's object went.
+// - a work with a manifest that failed to apply (whatever the reason: a Namespace that another work
+//   has not created yet, a kind the WEC lacks, another field manager's ownership — the same object
+//   from two WDSs): requeued with backoff (FAILURE_RETRY_*), as OCM requeues a failed work
+//   rate-limited; and every such work at once when a work of the cluster released its objects
+//   (deleted, or its resources collected), since that is when a conflict usually ends — the other
+//   WDS's object went.
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
@@ -28,13 +29,13 @@ import type { StatusWriter } from './status-writer.js';
 
 /** How soon a work with deletions still pending is looked at again (OCM requeues likewise). */
 export const PENDING_REQUEUE_MS = 1000;
-/** A conflicted work is retried after 1 s, doubling per attempt up to a minute, until it applies. */
-export const CONFLICT_RETRY_BASE_MS = 1000;
-export const CONFLICT_RETRY_MAX_MS = 60_000;
+/** A work with a failed manifest is retried after 1 s, doubling per attempt up to a minute, until it applies. */
+export const FAILURE_RETRY_BASE_MS = 1000;
+export const FAILURE_RETRY_MAX_MS = 60_000;
 
-/** The backoff before attempt `n + 1` of a work conflicted `n` times in a row. */
-export function conflictRetryMs(n: number): number {
-  return Math.min(CONFLICT_RETRY_BASE_MS * 2 ** Math.min(n, 16), CONFLICT_RETRY_MAX_MS);
+/** The backoff before attempt `n + 1` of a work that failed `n` times in a row. */
+export function failureRetryMs(n: number): number {
+  return Math.min(FAILURE_RETRY_BASE_MS * 2 ** Math.min(n, 16), FAILURE_RETRY_MAX_MS);
 }
 
 export interface WorkReconcilerDeps {
@@ -54,14 +55,14 @@ export interface WorkReconcilerDeps {
 }
 
 export class WorkReconciler {
-  /** Works with a conflicted manifest → how many attempts in a row conflicted. */
-  private readonly conflicted = new Map<string, number>();
+  /** Works with a manifest that failed to apply → how many attempts in a row failed. */
+  private readonly failing = new Map<string, number>();
 
   constructor(private readonly d: WorkReconcilerDeps) {}
 
   /** The works waiting for a conflict to end (tests, /metrics). */
-  conflictedWorks(): string[] {
-    return [...this.conflicted.keys()].sort();
+  failingWorks(): string[] {
+    return [...this.failing.keys()].sort();
   }
 
   async reconcile(name: string): Promise<void> {
@@ -87,12 +88,12 @@ export class WorkReconciler {
     const refs: AppliedRef[] = [];
     let retryAfter: number | undefined;
     const finalResults: ManifestApplyResult[] = [];
-    if (results.some((r) => r.conflict)) {
-      const n = this.conflicted.get(name) ?? 0;
-      this.conflicted.set(name, n + 1);
-      retryAfter = conflictRetryMs(n);
+    if (results.some((r) => r.conditions.find((c) => c.type === 'Applied')?.status !== 'True')) {
+      const n = this.failing.get(name) ?? 0;
+      this.failing.set(name, n + 1);
+      retryAfter = failureRetryMs(n);
     } else {
-      this.conflicted.delete(name);
+      this.failing.delete(name);
     }
     for (const r of results) {
       const applied = r.conditions.find((c) => c.type === 'Applied')?.status === 'True';
@@ -129,7 +130,7 @@ export class WorkReconciler {
         this.d.log(`${cluster}/${name}: ${e.message}`);
       }
       if (gc.errors.length) pending = dropped; // keep them recorded; try again
-      else if (pending.length < dropped.length) this.retryConflicted(name);
+      else if (pending.length < dropped.length) this.retryFailing(name);
     }
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
     this.d.watcher.setWork(name, refs);
@@ -175,17 +176,17 @@ export class WorkReconciler {
         return false;
       }
       await this.d.applied.delete(amw);
-      this.conflicted.delete(name);
-      this.retryConflicted(name);
+      this.failing.delete(name);
+      this.retryFailing(name);
     }
-    this.conflicted.delete(name);
+    this.failing.delete(name);
     await this.d.status.forget(name);
     return true;
   }
 
-  /** A work released objects in the WEC: the works conflicted over some object try again now. */
-  private retryConflicted(releasedBy: string): void {
-    for (const w of this.conflicted.keys()) if (w !== releasedBy) this.d.enqueueAfter(w, 0);
+  /** A work released objects in the WEC: the failing works (a conflict over some object ends so) try again now. */
+  private retryFailing(releasedBy: string): void {
+    for (const w of this.failing.keys()) if (w !== releasedBy) this.d.enqueueAfter(w, 0);
   }
 
   /** Writes the finalizer list (merge patch with the resourceVersion read: a concurrent change is a 409 and a retry). */

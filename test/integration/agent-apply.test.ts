@@ -166,3 +166,21 @@ t.test('drift: a deleted object comes back, a forced field is put back, an unfor
   t.equal(live('wec1', ['-n', ns, 'configmap', 'polite'])?.data?.k, 'theirs', 'the other manager\'s value stays');
   t.equal(condition(getWork(CLUSTER, work), 'Applied')?.status, 'False', 'the work is not Applied while a manifest is not');
 });
+
+t.test('a manifest whose Namespace is not in wec1 yet fails, and applies once the Namespace comes (another work\'s, in no order)', async (t) => {
+  const ns = uniqueName('agn');
+  cleanupWec(t, ns);
+  const work = uniqueName('mw');
+  writeWork(t, CLUSTER, work, [configMap(ns, 'early', { k: 'v' })]);
+  const failed = await waitUntil('the apply refused: no Namespace', () => {
+    const m = manifestStatus(getWork(CLUSTER, work), 'ConfigMap', 'early');
+    const applied = (m?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Applied');
+    return applied?.status === 'False' ? applied : undefined;
+  }, 30_000);
+  t.match(failed.message, /not found/, `the manifest says why: ${failed.message}`);
+  kcOk('wec1', ['create', 'namespace', ns]);
+  const t0 = Date.now();
+  await waitUntil('applied once the Namespace is there', () => isTrue(getWork(CLUSTER, work), 'Applied') && live('wec1', ['-n', ns, 'configmap', 'early']), 90_000, 100);
+  t.ok(Date.now() - t0 <= 70_000, `applied ${Date.now() - t0} ms after the Namespace came (the retry backs off from 1 s up to a minute)`);
+  t.equal(live('wec1', ['-n', ns, 'configmap', 'early'])?.data?.k, 'v', 'the ConfigMap as written');
+});

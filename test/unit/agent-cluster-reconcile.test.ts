@@ -3,7 +3,7 @@ import { AppliedWorks, sameAppliedResources } from '../../src/agent/applied-work
 import { createAgentMetrics } from '../../src/agent/metrics.js';
 import { StatusWriter } from '../../src/agent/status-writer.js';
 import { needsReconcile } from '../../src/agent/cluster-agent.js';
-import { CONFLICT_RETRY_BASE_MS, CONFLICT_RETRY_MAX_MS, WorkReconciler, conflictRetryMs } from '../../src/agent/work-reconciler.js';
+import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRetryMs } from '../../src/agent/work-reconciler.js';
 import type { AppliedRef } from '../../src/agent/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
@@ -179,12 +179,12 @@ t.test('a conflicted work is retried with backoff, and at once when another work
   h.applier.conflictOn.add(`w2|${CM_A}`);
   await h.rec.reconcile('w1');
   await h.rec.reconcile('w2');
-  t.same(h.requeued, [{ name: 'w2', ms: CONFLICT_RETRY_BASE_MS }], 'tried again after a second');
+  t.same(h.requeued, [{ name: 'w2', ms: FAILURE_RETRY_BASE_MS }], 'tried again after a second');
   await h.rec.reconcile('w2');
   await h.rec.reconcile('w2');
   t.same(h.requeued.map((r) => r.ms), [1000, 2000, 4000], 'the wait doubles while the conflict lasts');
-  t.equal(conflictRetryMs(30), CONFLICT_RETRY_MAX_MS, 'up to a minute');
-  t.same(h.rec.conflictedWorks(), ['w2']);
+  t.equal(failureRetryMs(30), FAILURE_RETRY_MAX_MS, 'up to a minute');
+  t.same(h.rec.failingWorks(), ['w2']);
   t.notOk((h.applied.get('w2')?.status?.appliedResources ?? []).length, 'nothing recorded as applied for w2');
 
   // w1's WDS lets go: its work is deleted, its ConfigMap collected, and w2 is tried at once.
@@ -201,8 +201,23 @@ t.test('a conflicted work is retried with backoff, and at once when another work
   h.requeued.length = 0;
   await h.rec.reconcile('w2');
   t.same(h.requeued, [], 'applied: no more retries');
-  t.same(h.rec.conflictedWorks(), []);
+  t.same(h.rec.failingWorks(), []);
   t.same(h.applied.get('w2')!.status!.appliedResources!.map((r) => r.name), ['a'], 'and w2 owns the ConfigMap');
+});
+
+t.test('a work whose manifest failed for another reason (its Namespace not there yet) is retried with backoff too, until it applies', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a')])]);
+  h.applier.failing.set('a', 'unmapped');
+  await h.rec.reconcile('w1');
+  await h.rec.reconcile('w1');
+  t.same(h.requeued.map((r) => r.ms), [FAILURE_RETRY_BASE_MS, 2 * FAILURE_RETRY_BASE_MS], 'tried again after 1 s, then 2 s');
+  t.same(h.rec.failingWorks(), ['w1']);
+  h.applier.failing.clear(); // e.g. the Namespace arrived with another work
+  h.requeued.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.requeued, [], 'applied: no more retries');
+  t.same(h.rec.failingWorks(), []);
+  t.ok(h.wecObj(CM_A), 'the ConfigMap is in the WEC');
 });
 
 t.test('a manifest applied before and conflicted now stays recorded: not collected, the other manager\'s content stays', async (t) => {
