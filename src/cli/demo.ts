@@ -119,7 +119,23 @@ spec:
     - matchLabels: {app: demo-rbac}
 `;
 
-const STEPS = 8;
+// Singleton status: the demo Deployment's status in wec1 comes back into wds1.
+const DEMO_STATUS_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata:
+  name: demo-status
+spec:
+  clusterSelectors:
+  - matchLabels: {name: wec1}
+  downsync:
+  - objectSelectors:
+    - matchLabels: {app: nginx}
+    namespaces: [demo]
+    resources: [deployments]
+    wantSingletonReportedState: true
+`;
+
+const STEPS = 9;
 
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
@@ -218,5 +234,12 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     const body = await res.text();
     process.stdout.write(`${res.headers.get('content-type')?.includes('json') ? JSON.stringify(JSON.parse(body), null, 2) : body}\n`);
   }
+  progress.step(`9/${STEPS} status comes home: wec1's status of the Deployment returned into wds1 (wantSingletonReportedState)`);
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_STATUS_POLICY);
+  const ready = () => kubectl(kc, ['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.status.readyReplicas}']).stdout.trim();
+  const returned = await waitFor(async () => ({ ok: ready() === '2', detail: ready() || 'no status yet' }), 60_000, 250);
+  if (!returned.ok) throw new UserError(`wec1's status of demo-nginx did not come back to wds1 within 60 s (readyReplicas: ${returned.detail}; see the ksview serve log)`);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-L', 'kubestellar.io/executing-count']);
+  process.stdout.write('\nwds1 runs no Deployment controller: READY 2/2 is wec1\'s status, returned by ksview serve\n');
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

@@ -10,6 +10,7 @@ import { retryUntilDone } from '../kube/wait.js';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
+import { StatusController } from '../controllers/status/controller.js';
 import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
@@ -97,6 +98,10 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const placement = its
     ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
     : undefined;
+  // The WECs' reported state returned into the WDS objects (singleton and multi-WEC status).
+  const status = placement && its
+    ? new StatusController({ wds: up, its, sources: placement.statusSources(), log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
+    : undefined;
   // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
@@ -134,12 +139,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       lastError = line;
     });
     await placement.start();
+    await status?.start();
     await health?.start();
     // Replicas of the server for one WDS: one Lease decides which one writes.
     elector = new LeaderElector(up, {
       namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => { placement.setLeading(true); health?.setLeading(true); },
-      onStoppedLeading: () => { placement.setLeading(false); health?.setLeading(false); },
+      onStartedLeading: () => { placement.setLeading(true); status?.setLeading(true); health?.setLeading(true); },
+      onStoppedLeading: () => { placement.setLeading(false); status?.setLeading(false); health?.setLeading(false); },
       log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     });
     elector.start();
@@ -150,6 +156,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       clearInterval(refresh);
       denatured.stop();
       await elector?.stop();
+      await status?.stop();
       await placement?.stop();
       await health?.stop();
       templates?.close();

@@ -19,6 +19,8 @@ export interface WorkloadResource {
   native: { group: string; resource: string };
   /** The native resource of a denatured kind: its objects were written to the WDS, not through the view. */
   bypassesView: boolean;
+  /** It has a status subresource (returned status is written there). */
+  hasStatus: boolean;
 }
 
 /**
@@ -29,7 +31,7 @@ export function workloadResources(docs: AggregatedDiscovery[], cats: KindCategor
   const out: WorkloadResource[] = [];
   for (const r of docs.flatMap(discoveredResources)) {
     if (!r.preferred || !r.verbs.includes('list') || !r.verbs.includes('watch')) continue;
-    const base = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced };
+    const base = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced, hasStatus: r.hasStatus };
     if (r.group === DENATURED_GROUP) {
       const nativeGroup = denaturedFrom(r.resource);
       if (nativeGroup !== undefined) out.push({ ...base, native: { group: nativeGroup, resource: r.resource }, bypassesView: false });

@@ -2,7 +2,9 @@
 // - the object is reduced to what its author wrote, with KubeStellar's built-in transformations
 //   (docs "Transforming Desired State"): from every object the server-set metadata (uid,
 //   resourceVersion, generation, creationTimestamp, deletion*, managedFields, ownerReferences,
-//   finalizers, selfLink, generateName), the last-applied annotation and status; from a Service
+//   finalizers, selfLink, generateName), the last-applied annotation and status, and what the
+//   status controller marks the WDS object with (label kubestellar.io/executing-count, annotation
+//   view.kubestellar.io/status-returned-from: about the WDS object, not the WEC's); from a Service
 //   what its cluster allocated (clusterIP unless "None", clusterIPs unless they hold "None",
 //   ipFamilies, ipFamilyPolicy, traffic policies, sessionAffinity, every port's nodePort unless
 //   annotation kubestellar.io/annotations/preserve=nodeport); from a Job what its controller set
@@ -20,6 +22,7 @@ import { createHash } from 'node:crypto';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject } from '../kube/objects.js';
 import type { DeleteOption, FeedbackRule, JsonPathRule, ManifestConfigOption, ManifestWork, ResourceIdentifier } from '../kube/ocm-api.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './status/returned-state.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export const WDS_LABEL = 'view.kubestellar.io/wds';
@@ -52,16 +55,13 @@ export interface ObjectIdentity {
   name: string;
 }
 
-function dropLabels(meta: unknown): void {
-  if (!isJsonObject(meta) || !isJsonObject(meta.labels)) return;
-  for (const l of CONTROLLER_UID_LABELS) delete meta.labels[l];
-  if (Object.keys(meta.labels).length === 0) delete meta.labels;
-}
-
-function dropAnnotation(meta: JsonObject | undefined, name: string): void {
-  if (!meta || !isJsonObject(meta.annotations)) return;
-  delete meta.annotations[name];
-  if (Object.keys(meta.annotations).length === 0) delete meta.annotations;
+/** Removes `names` from the object's labels or annotations, and the map when left empty. */
+function dropKeys(meta: unknown, field: 'labels' | 'annotations', names: readonly string[]): void {
+  if (!isJsonObject(meta)) return;
+  const map = meta[field];
+  if (!isJsonObject(map)) return;
+  for (const n of names) delete map[n];
+  if (Object.keys(map).length === 0) delete meta[field];
 }
 
 /** What the WEC's Service allocator sets anew: only a headless Service's "None" travels. */
@@ -84,17 +84,19 @@ export function stripServerFields(obj: JsonObject, id: Pick<ObjectIdentity, 'gro
   if (meta) {
     for (const k of ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds',
       'managedFields', 'ownerReferences', 'finalizers', 'selfLink', 'generateName']) delete meta[k];
-    dropAnnotation(meta, LAST_APPLIED);
+    dropKeys(meta, 'annotations', [LAST_APPLIED, RETURNED_FROM_ANNOTATION]);
+    // What the status controller writes on the WDS object is about the WDS object.
+    dropKeys(meta, 'labels', [EXECUTING_COUNT_LABEL]);
   }
   const spec = isJsonObject(out.spec) ? out.spec : undefined;
   if (id.group === '' && id.resource === 'services' && spec) stripService(spec, meta);
   if (id.group === 'batch' && id.resource === 'jobs') {
     if (spec) {
       delete spec.selector;
-      if (isJsonObject(spec.template)) dropLabels(spec.template.metadata);
+      if (isJsonObject(spec.template)) dropKeys(spec.template.metadata, 'labels', CONTROLLER_UID_LABELS);
     }
-    dropLabels(meta);
-    dropAnnotation(meta, JOB_TRACKING);
+    dropKeys(meta, 'labels', CONTROLLER_UID_LABELS);
+    dropKeys(meta, 'annotations', [JOB_TRACKING]);
   }
   return out;
 }

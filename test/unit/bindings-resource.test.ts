@@ -24,7 +24,7 @@ function source(): BindingSource {
   const b = new Bindings(policies, clusters);
   b.record('web', {
     id: { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' }, resourceVersion: '5', policies: ['edge'],
-    modulations: { edge: { createOnly: true, wantSingletonReportedState: true, wantMultiWECReportedState: false, statusCollectors: ['ready'] } },
+    modulations: { edge: { createOnly: true, wantSingletonReportedState: true, wantMultiWECReportedState: false, statusCollectors: ['ready'], clusters: ['c1'] } },
   });
   return { bindings: () => b.list(), binding: (n) => b.binding(n), bindingsResourceVersion: () => b.resourceVersion(), onBindingChange: (cb) => b.onChange(cb) };
 }

@@ -25,9 +25,9 @@ t.test('queue keys encode as the source annotation of works always did, and deco
   t.equal(identityKey('c1', { resource: 'namespaces', name: 'demo' }), 'c1||namespaces||demo');
 });
 
-const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false };
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
 const ROLES: WorkloadResource = {
-  group: 'denatured.kubestellar.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true, native: { group: 'rbac.authorization.k8s.io', resource: 'roles' }, bypassesView: false,
+  group: 'denatured.kubestellar.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true, native: { group: 'rbac.authorization.k8s.io', resource: 'roles' }, bypassesView: false, hasStatus: false,
 };
 const cm = (namespace: string, name: string): WorkloadObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace } });
 

@@ -11,11 +11,11 @@ import type { ExpansionResult } from '../../src/controllers/template-expander.js
 import type { JsonObject } from '../../src/kube/objects.js';
 import { controllerFixture, update, type Action } from '../fixtures/controller-fixture.js';
 
-const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false };
-const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false };
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
+const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: false };
 const CLUSTERROLES: WorkloadResource = {
   group: 'denatured.kubestellar.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false,
-  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: false,
+  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: false, hasStatus: false,
 };
 
 const cluster = (name: string, labels: Record<string, string>): ManagedCluster => ({
@@ -420,7 +420,7 @@ t.test('a ManifestWork the controller did not expect (left over) is deleted when
 
 const NATIVE_CLUSTERROLES: WorkloadResource = {
   group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false,
-  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: true,
+  native: { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, bypassesView: true, hasStatus: false,
 };
 const RBAC_POLICY = policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterroles'] }] });
 const nativeRole = (name: string, extra: Partial<WorkloadObject['metadata']> = {}): WorkloadObject => ({

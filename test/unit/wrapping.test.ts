@@ -25,6 +25,10 @@ t.test('stripServerFields keeps what the author wrote', async (t) => {
     const o = { ...live, metadata: { ...live.metadata, annotations: { [key]: 'nodeport' } } };
     t.same((stripServerFields(o, { group: '', resource: 'services' }).spec as { ports: unknown }).ports, [{ port: 80, nodePort: 30080 }], `and with ${key} (a valid key)`);
   }
+  const marked = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', labels: { app: 'a', 'kubestellar.io/executing-count': '1' },
+    annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, spec: {} };
+  t.same(stripServerFields(marked, { group: 'apps', resource: 'deployments' }), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', labels: { app: 'a' } }, spec: {} },
+    'the status controller\'s marks on the WDS object do not travel');
   const headless = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db-hl' },
     spec: { clusterIP: 'None', clusterIPs: ['None'], ipFamilies: ['IPv4'], selector: { app: 'db' }, ports: [{ port: 5432 }] } };
   t.same(stripServerFields(headless, { group: '', resource: 'services' }).spec,

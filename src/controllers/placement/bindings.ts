@@ -28,8 +28,8 @@ export interface Placement {
   resourceVersion: string;
   /** The policies selecting it, sorted. */
   policies: string[];
-  /** Each selecting policy's modulation of it (shown per object in that policy's Binding). */
-  modulations: Record<string, Modulation>;
+  /** Each selecting policy's modulation of it (shown per object in that policy's Binding), and the clusters it picks. */
+  modulations: Record<string, Modulation & { clusters: string[] }>;
 }
 
 /** KubeStellar's DownsyncModulation as JSON: each field only when set (Go's omitempty). */
@@ -112,6 +112,18 @@ export class Bindings {
     if (entry) this.placed.set(source, entry);
     else this.placed.delete(source);
     for (const p of new Set([...(before?.policies ?? []), ...(entry?.policies ?? [])])) this.touch(p);
+    this.events.emit('placed', source);
+  }
+
+  /** What was recorded of an object, by its source key. */
+  placement(source: string): Placement | undefined {
+    return this.placed.get(source);
+  }
+
+  /** Calls `cb(source)` whenever the recorded placement of that object changed; returns the unsubscriber. */
+  onPlacementChange(cb: (source: string) => void): () => void {
+    this.events.on('placed', cb);
+    return () => { this.events.off('placed', cb); };
   }
 
   /** That policy's Binding may have changed. */

@@ -28,7 +28,8 @@ import { workloadResources, type WorkloadResource } from '../workload-resources.
 import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
 import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
 import type { Binding } from './bindings.js';
-import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type QueueKey } from './keys.js';
+import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from './keys.js';
+import type { StatusSources } from '../status/controller.js';
 import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler } from './reconcile.js';
@@ -73,6 +74,8 @@ export class PlacementController {
   /** CRDs of the WDS: a new one's resource is watched at once, not at the next 10 s rediscovery. */
   private readonly crds: Informer<KubeObject>;
   private workersDone: Promise<void> | undefined;
+  /** Who hears of workload object changes besides placement (the status controller). */
+  private readonly objectListeners = new Set<(k: ObjectKey) => void>();
 
   constructor(private readonly o: PlacementOptions) {
     const everything = () => this.enqueueAll();
@@ -199,6 +202,22 @@ export class PlacementController {
     return this.reconciler.bindings.onChange(cb);
   }
 
+  /** What the status controller reads: the workload caches and the recorded placements. */
+  statusSources(): StatusSources {
+    return {
+      find: (k) => this.workload.find(k),
+      stored: (k) => this.workload.stored(k),
+      placement: (source) => this.reconciler.bindings.placement(source),
+      keysFor: (native, namespace, name) => this.workload.keysFor(native, namespace, name),
+      allKeys: () => this.workload.allKeys(),
+      onPlacementChange: (cb) => this.reconciler.bindings.onPlacementChange(cb),
+      onObjectChange: (cb) => {
+        this.objectListeners.add(cb);
+        return () => { this.objectListeners.delete(cb); };
+      },
+    };
+  }
+
   /** The Binding of one BindingPolicy (KubeStellar's shape), or undefined when there is no such policy. */
   binding(name: string): Binding | undefined {
     return this.reconciler.bindings.binding(name);
@@ -268,7 +287,9 @@ export class PlacementController {
     return new Informer<WorkloadObject>(this.o.wds, {
       path, indexers: WORKLOAD_INDEXERS,
       onChange: (type: ChangeType, obj, old) => {
-        this.enqueue(this.workload.keyOf(res, obj));
+        const key = this.workload.keyOf(res, obj);
+        this.enqueue(key);
+        for (const l of this.objectListeners) l(key);
         // Namespace selectors read a Namespace's labels: the objects in it resolve anew.
         if (isNamespaces && type === 'MODIFIED' && labelsOf(old) !== labelsOf(obj)) {
           for (const k of this.workload.keysInNamespace(obj.metadata.name)) this.enqueue(k);

@@ -103,6 +103,13 @@ export class WorkloadCaches {
     return viaView ?? direct;
   }
 
+  /** The object a key names as stored under the key's own resource (stored name), with that resource. */
+  stored(k: ObjectKey): { res: WorkloadResource; obj: WorkloadObject } | undefined {
+    const e = this.entries.get(resourceKey(k.resource));
+    const obj = e?.store.get(k.namespace, e.res.group === e.res.native.group ? k.name : storedName(k.name));
+    return e && obj ? { res: e.res, obj } : undefined;
+  }
+
   /** The keys of the objects asking for template expansion. */
   templatedKeys(): ObjectKey[] {
     return [...this.entries.values()].flatMap(({ res, store }) => store.byIndex('expands', 'true').map((o) => this.keyOf(res, o)));

@@ -1,0 +1,91 @@
+// What a WDS object should show of the state its WECs report (pure): KubeStellar's "singleton
+// status" and "multi-WEC aggregated status" rules, applied to an object's placement and the
+// WorkStatuses of its clusters.
+// - Singleton return is requested when some selecting policy asks wantSingletonReportedState; its
+//   qualified clusters are the clusters of those policies. While requested, the label
+//   kubestellar.io/executing-count holds their number; otherwise the label is absent.
+// - Multi-WEC return (wantMultiWECReportedState) qualifies the clusters of the policies asking it.
+// - One qualified cluster (singleton, multi-WEC or both): its reported .status is the object's.
+//   More than one with multi-WEC: the combination over them (./combine.ts), for the kinds that
+//   have one. Otherwise nothing returned stays in .status.
+// - The annotation view.kubestellar.io/status-returned-from names where the shown status came from
+//   (a cluster, or the clusters combined); it is also how a status returned earlier is known, so
+//   that it is cleared when return stops and a status the WDS itself keeps is never touched.
+import type { JsonObject } from '../../kube/objects.js';
+import { combineStatuses, combinesKind } from './combine.js';
+
+export const EXECUTING_COUNT_LABEL = 'kubestellar.io/executing-count';
+export const RETURNED_FROM_ANNOTATION = 'view.kubestellar.io/status-returned-from';
+
+/** Each selecting policy's modulation of the object and the clusters it picks. */
+export type PolicyReturn = Readonly<Record<string, { wantSingletonReportedState: boolean; wantMultiWECReportedState: boolean; clusters: readonly string[] }>>;
+
+export interface ReturnRequest {
+  singleton: boolean;
+  /** Sorted. */
+  singletonClusters: string[];
+  multi: boolean;
+  /** Sorted. */
+  multiClusters: string[];
+}
+
+export function returnRequest(byPolicy: PolicyReturn | undefined): ReturnRequest {
+  const single = new Set<string>();
+  const multi = new Set<string>();
+  let singleton = false;
+  let wantMulti = false;
+  for (const p of Object.values(byPolicy ?? {})) {
+    if (p.wantSingletonReportedState) {
+      singleton = true;
+      for (const c of p.clusters) single.add(c);
+    }
+    if (p.wantMultiWECReportedState) {
+      wantMulti = true;
+      for (const c of p.clusters) multi.add(c);
+    }
+  }
+  return { singleton, singletonClusters: [...single].sort(), multi: wantMulti, multiClusters: [...multi].sort() };
+}
+
+/** Where the returned status comes from. */
+export type ReturnPlan =
+  | { kind: 'none'; why: string }
+  | { kind: 'copy'; cluster: string }
+  | { kind: 'combine'; clusters: string[] };
+
+export function returnPlan(req: ReturnRequest, objectKind: { group: string; kind: string }): ReturnPlan {
+  if (!req.singleton && !req.multi) return { kind: 'none', why: 'not requested' };
+  const qualified = [...new Set([...(req.singleton ? req.singletonClusters : []), ...(req.multi ? req.multiClusters : [])])].sort();
+  if (req.multi && req.multiClusters.length > 1) {
+    return combinesKind(objectKind) ? { kind: 'combine', clusters: req.multiClusters }
+      : { kind: 'none', why: `the status of a ${objectKind.kind} is not combined over clusters` };
+  }
+  if (qualified.length === 1) return { kind: 'copy', cluster: qualified[0]! };
+  return { kind: 'none', why: `${qualified.length} clusters qualify` };
+}
+
+/** What the object should carry: the label, the annotation, and .status (undefined: leave it as it is). */
+export interface ReturnedState {
+  executingCount: string | undefined;
+  returnedFrom: string | undefined;
+  status: JsonObject | undefined;
+}
+
+/**
+ * The state to show, from the plan, the reported statuses by cluster (a cluster with no
+ * WorkStatus yet is absent) and whether the object carries a status returned earlier.
+ */
+export function returnedState(req: ReturnRequest, plan: ReturnPlan, reported: ReadonlyMap<string, JsonObject>, objectKind: { group: string; kind: string }, returnedBefore: boolean): ReturnedState {
+  const executingCount = req.singleton ? String(req.singletonClusters.length) : undefined;
+  const cleared: ReturnedState = { executingCount, returnedFrom: undefined, status: returnedBefore ? {} : undefined };
+  if (plan.kind === 'copy') {
+    const status = reported.get(plan.cluster);
+    return status ? { executingCount, returnedFrom: plan.cluster, status } : cleared;
+  }
+  if (plan.kind === 'combine') {
+    const present = plan.clusters.filter((c) => reported.has(c));
+    if (present.length === 0) return cleared;
+    return { executingCount, returnedFrom: present.join(','), status: combineStatuses(objectKind, present.map((c) => reported.get(c)!)) };
+  }
+  return cleared;
+}

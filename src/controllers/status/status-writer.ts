@@ -1,0 +1,65 @@
+// Writes a returned state into the WDS object, only what differs from the cached object: the
+// label and annotation by a merge patch of the object, .status by a JSON patch that replaces it,
+// on the status subresource when the resource has one (else on the object, as KubeStellar does).
+// Order keeps the annotation a true record of what was returned: it is set before a status is
+// returned and removed after the status is cleared, so a crash in between never leaves a returned
+// status unmarked (which would never be cleared). A 404 (the object went) or 409 (it changed:
+// the informer brings the new one and the key comes back) ends the write quietly.
+import { isDeepStrictEqual } from 'node:util';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import { groupVersionPath } from '../../kube/request-info.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import type { WorkloadResource } from '../workload-resources.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION, type ReturnedState } from './returned-state.js';
+
+export const STATUS_FIELD_MANAGER = 'kubestellar-view-status';
+
+/** The object as stored in the WDS and the resource it is listed under. */
+export interface StoredObject {
+  res: WorkloadResource;
+  obj: KubeObject;
+}
+
+export function objectPath(res: WorkloadResource, namespace: string, name: string): string {
+  const ns = res.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${groupVersionPath(res.group, res.version)}${ns}/${res.resource}/${encodeURIComponent(name)}`;
+}
+
+/** Writes what differs; returns the writes made (for logs and tests). */
+export async function writeReturnedState(wds: Upstream, target: StoredObject, want: ReturnedState): Promise<string[]> {
+  const { res, obj } = target;
+  const path = objectPath(res, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+  const labels = obj.metadata?.labels ?? {};
+  const annotations = obj.metadata?.annotations ?? {};
+  const metaPatch: JsonObject = {};
+  if (labels[EXECUTING_COUNT_LABEL] !== want.executingCount) metaPatch.labels = { [EXECUTING_COUNT_LABEL]: want.executingCount ?? null };
+  if (annotations[RETURNED_FROM_ANNOTATION] !== want.returnedFrom) metaPatch.annotations = { [RETURNED_FROM_ANNOTATION]: want.returnedFrom ?? null };
+  const statusChanges = want.status !== undefined && !isDeepStrictEqual(obj.status ?? {}, want.status);
+  const done: string[] = [];
+  const patchMeta = async () => {
+    if (Object.keys(metaPatch).length === 0) return true;
+    const ok = await send(wds, 'PATCH', path, 'application/merge-patch+json', { metadata: { ...metaPatch, resourceVersion: obj.metadata?.resourceVersion } });
+    if (ok) done.push(`metadata ${JSON.stringify(metaPatch)}`);
+    return ok;
+  };
+  const patchStatus = async () => {
+    if (!statusChanges) return true;
+    const ok = await send(wds, 'PATCH', res.hasStatus ? `${path}/status` : path, 'application/json-patch+json', [{ op: 'add', path: '/status', value: want.status }]);
+    if (ok) done.push(want.returnedFrom ? `status from ${want.returnedFrom}` : 'status cleared');
+    return ok;
+  };
+  if (want.returnedFrom !== undefined) {
+    if (await patchMeta()) await patchStatus();
+  } else if (await patchStatus()) {
+    await patchMeta();
+  }
+  return done;
+}
+
+/** false when the object went or changed under us (the informer queues it again). */
+async function send(wds: Upstream, method: string, path: string, contentType: string, body: unknown): Promise<boolean> {
+  const res = await upstreamRequest(wds, method, `${path}?fieldManager=${STATUS_FIELD_MANAGER}`, { headers: { 'content-type': contentType }, body });
+  if (res.status === 404 || res.status === 409) return false;
+  expectOk(res, `${method} ${path}`);
+  return true;
+}

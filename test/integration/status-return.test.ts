@@ -1,0 +1,110 @@
+// Status comes home (docs/status.md), on the test spaces: wec1 and wec2 run the Deployments for
+// real (kwok makes their pods Running), the agents write WorkStatuses into its1, and the status
+// controller of wds1's `ksview serve` returns them into the WDS objects. Checked as a user would,
+// with kubectl on wds1 and through the view: the label kubestellar.io/executing-count, the
+// Deployment's status, the policy's status.errors.
+import t from 'tap';
+import YAML from 'yaml';
+import { bindingPolicy, policy, VIEW, type Obj } from '../fixtures/placement.js';
+import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+
+const EXECUTING_COUNT = 'kubestellar.io/executing-count';
+
+const deployment = (ns: string, app: string, replicas: number) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nginx', namespace: ns, labels: { app } },
+  spec: { replicas, selector: { matchLabels: { app } }, template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
+});
+
+const get = (ctx: string, ns: string, what: string[]): Obj | undefined => {
+  const r = kc(ctx, ['-n', ns, 'get', ...what, '-o', 'json']);
+  return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
+};
+
+const clauses = (app: string, extra: Obj) => [{ objectSelectors: [{ matchLabels: { app } }], ...extra }];
+
+t.test('singleton: wec1\'s status in the WDS Deployment, the executing count, then two clusters and no return', async (t) => {
+  const app = uniqueName('st');
+  const ns = testNamespace(t, ['wds1'], 'st');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${app}`]);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify(deployment(ns, app, 2)));
+  const name = `${app}-p`;
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: clauses(app, { wantSingletonReportedState: true }) });
+
+  const t0 = Date.now();
+  const back = await waitUntil('readyReplicas 2 from wec1', () => {
+    const d = get('wds1', ns, ['deployment', 'nginx']);
+    return d?.status?.readyReplicas === 2 ? d : undefined;
+  }, 120_000, 200);
+  t.pass(`returned ${Date.now() - t0} ms after the policy was applied (kwok starting the pods included)`);
+  t.equal(back.metadata.labels?.[EXECUTING_COUNT], '1', 'kubestellar.io/executing-count: "1"');
+  t.equal(back.metadata.annotations?.['view.kubestellar.io/status-returned-from'], 'wec1', 'the annotation says where the status came from');
+  t.equal(back.status.availableReplicas, 2, 'availableReplicas 2');
+  t.ok((back.status.conditions as Obj[]).some((c) => c.type === 'Available' && c.status === 'True'), 'Available=True, as wec1 says');
+  const viaView = get(VIEW, ns, ['deployment', 'nginx']);
+  t.equal(viaView?.status?.readyReplicas, 2, 'through the view too');
+  t.equal(viaView?.metadata?.labels?.[EXECUTING_COUNT], '1', 'label through the view too');
+  t.notOk(kc('wec2', ['-n', ns, 'get', 'deployment', 'nginx']).status === 0, 'nothing in wec2');
+
+  // The user scales the WDS object: the new status comes back.
+  kcOk('wds1', ['-n', ns, 'scale', 'deployment', 'nginx', '--replicas=3']);
+  const scaled = await waitUntil('readyReplicas 3 from wec1', () => {
+    const d = get('wds1', ns, ['deployment', 'nginx']);
+    return d?.status?.readyReplicas === 3 ? d : undefined;
+  }, 120_000, 200);
+  t.same([scaled.status.replicas, scaled.status.updatedReplicas, scaled.status.availableReplicas], [3, 3, 3], 'replicas, updated and available: 3');
+
+  // A second cluster qualifies: the count says 2, nothing returned stays, the policy says why.
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }, { matchLabels: { name: 'wec2' } }], downsync: clauses(app, { wantSingletonReportedState: true }) });
+  const cleared = await waitUntil('label 2 and status cleared', () => {
+    const d = get('wds1', ns, ['deployment', 'nginx']);
+    return d?.metadata?.labels?.[EXECUTING_COUNT] === '2' && Object.keys(d.status ?? {}).length === 0 ? d : undefined;
+  }, 60_000, 200);
+  t.notOk(cleared.metadata.annotations?.['view.kubestellar.io/status-returned-from'], 'no returned-from annotation');
+  const errors = await waitUntil('the policy says two clusters qualify', () => {
+    const e = (policy(name)?.status?.errors ?? []) as string[];
+    return e.some((m) => /wantSingletonReportedState, but 2 clusters qualify/.test(m)) ? e : undefined;
+  }, 60_000, 200);
+  t.pass(`policy status.errors: ${errors.join(' | ')}`);
+  await waitUntil('the Deployment in wec2 too', () => kc('wec2', ['-n', ns, 'get', 'deployment', 'nginx']).status === 0, 60_000, 200);
+
+  // Return no longer asked: the label goes.
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }, { matchLabels: { name: 'wec2' } }], downsync: clauses(app, {}) });
+  const plain = await waitUntil('label gone', () => {
+    const d = get('wds1', ns, ['deployment', 'nginx']);
+    return d && d.metadata?.labels?.[EXECUTING_COUNT] === undefined ? d : undefined;
+  }, 60_000, 200);
+  t.same(plain.status ?? {}, {}, 'and no status');
+});
+
+t.test('multi-WEC: the Deployment in wec1 and wec2 shows 4 available replicas in the WDS', async (t) => {
+  const app = uniqueName('mw');
+  const ns = testNamespace(t, ['wds1'], 'mw');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${app}`]);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify(deployment(ns, app, 2)));
+  bindingPolicy(t, `${app}-p`, { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: clauses(app, { wantMultiWECReportedState: true }) });
+  const d = await waitUntil('4 available replicas', () => {
+    const o = get('wds1', ns, ['deployment', 'nginx']);
+    return o?.status?.availableReplicas === 4 ? o : undefined;
+  }, 120_000, 200);
+  t.equal(d.status.readyReplicas, 4, 'readyReplicas 4');
+  t.equal(d.status.replicas, 4, 'replicas 4');
+  t.equal(d.metadata.annotations?.['view.kubestellar.io/status-returned-from'], 'wec1,wec2', 'combined from wec1 and wec2');
+  t.ok((d.status.conditions as Obj[]).some((c) => c.type === 'Available' && c.status === 'True'), 'Available, being available in both');
+  t.notOk(d.metadata.labels?.[EXECUTING_COUNT], 'no executing count: singleton return is not asked');
+  t.equal(get(VIEW, ns, ['deployment', 'nginx'])?.status?.availableReplicas, 4, 'through the view too');
+});
+
+t.test('a denatured object: a ResourceQuota written through the view shows wec1\'s status through the view', async (t) => {
+  const app = uniqueName('dq');
+  const ns = testNamespace(t, ['wds1'], 'dq');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${app}`]);
+  kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: ns, labels: { app } }, spec: { hard: { configmaps: '7' } } }));
+  bindingPolicy(t, `${app}-p`, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: clauses(app, { wantSingletonReportedState: true }) });
+  const q = await waitUntil('the quota\'s status from wec1', () => {
+    const o = get(VIEW, ns, ['resourcequota', 'q']);
+    return o?.status?.hard?.configmaps === '7' && o.status.used?.configmaps !== undefined ? o : undefined;
+  }, 60_000, 200);
+  t.equal(q.metadata.labels?.[EXECUTING_COUNT], '1', 'the executing count');
+  t.match(q.status.used.configmaps, /^\d+$/, `used counted by wec1's quota controller: ${q.status.used.configmaps}`);
+  t.equal(JSON.parse(kcOk('wds1', ['-n', ns, 'get', 'resourcequotas', '-o', 'json'])).items.length, 0, 'still no native ResourceQuota in the WDS');
+});

@@ -1,0 +1,102 @@
+// The status controller with fakes: what it decides from the caches (placement recorded, WorkStatuses
+// filled in the informer's store) and the requests it sends the WDS (recorded by a MockUpstream).
+import t from 'tap';
+import { StatusController, type StatusSources } from '../../src/controllers/status/controller.js';
+import { writeReturnedState, type StoredObject } from '../../src/controllers/status/status-writer.js';
+import type { Placement } from '../../src/controllers/placement/bindings.js';
+import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
+import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import type { WorkStatus } from '../../src/kube/ocm-api.js';
+import type { KubeObject } from '../../src/kube/objects.js';
+import { mockUpstream } from '../fixtures/mock-upstream.js';
+
+const DEPLOYMENTS: WorkloadResource = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true,
+  native: { group: 'apps', resource: 'deployments' }, bypassesView: false, hasStatus: true };
+const KEY = objectKey(DEPLOYMENTS, 'demo', 'web');
+const SOURCE = encodeKey(KEY);
+const ID = { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' };
+
+const deployment = (extra: Partial<KubeObject['metadata']> = {}, status: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'demo', resourceVersion: '7', ...extra }, status,
+});
+const workStatus = (cluster: string, status: Record<string, unknown>): WorkStatus => ({
+  apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: `deployment-demo-web`, namespace: cluster },
+  spec: { sourceRef: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespace: 'demo', name: 'web' } }, status,
+});
+const placement = (byPolicy: Record<string, { clusters: string[]; singleton?: boolean; multi?: boolean }>): Placement => ({
+  id: ID, resourceVersion: '7', policies: Object.keys(byPolicy).sort(),
+  modulations: Object.fromEntries(Object.entries(byPolicy).map(([p, m]) => [p, {
+    createOnly: false, statusCollectors: [], wantSingletonReportedState: m.singleton ?? false, wantMultiWECReportedState: m.multi ?? false, clusters: m.clusters,
+  }])),
+});
+
+function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkStatus[]) {
+  const wds = mockUpstream();
+  const its = mockUpstream('https://its.test:6443');
+  const sources: StatusSources = {
+    find: (k) => (encodeKey(k) === SOURCE ? { key: KEY, id: ID, native: obj as never, ref: { ...ID, labels: {} }, bypassesView: false, shadowsNative: false } : undefined),
+    stored: (k) => (encodeKey(k) === SOURCE ? { res: DEPLOYMENTS, obj } : undefined),
+    placement: (s) => (s === SOURCE ? placed : undefined),
+    keysFor: () => [KEY], allKeys: () => [KEY],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {},
+  };
+  const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
+  for (const ws of statuses) c.workStatuses.store.set(ws);
+  return { c, wds };
+}
+
+t.test('singleton, one cluster: the label says 1, the status is wec1\'s, the annotation says from where', async (t) => {
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { readyReplicas: 2 }), workStatus('wec2', { readyReplicas: 9 })]);
+  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec1', status: { readyReplicas: 2 } });
+});
+
+t.test('multi-WEC over two clusters: the combination; a policy without the flag adds no cluster', async (t) => {
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1', 'wec2'], multi: true }, q: { clusters: ['wec3'] } }),
+    [workStatus('wec1', { availableReplicas: 2 }), workStatus('wec2', { availableReplicas: 2 }), workStatus('wec3', { availableReplicas: 5 })]);
+  t.same(c.desired(SOURCE)?.want, { executingCount: undefined, returnedFrom: 'wec1,wec2', status: { availableReplicas: 4 } });
+});
+
+t.test('an object no policy asks status for is left alone; one whose status was returned before is cleared', async (t) => {
+  t.same(harness(deployment({}, { replicas: 1 }), undefined, []).c.desired(SOURCE)?.want, { executingCount: undefined, returnedFrom: undefined, status: undefined });
+  const returned = deployment({ labels: { 'kubestellar.io/executing-count': '1' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, { readyReplicas: 2 });
+  t.same(harness(returned, placement({ p: { clusters: ['wec1'] } }), [workStatus('wec1', { readyReplicas: 2 })]).c.desired(SOURCE)?.want,
+    { executingCount: undefined, returnedFrom: undefined, status: {} });
+});
+
+t.test('the follower decides but never writes', async (t) => {
+  const { c, wds } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { readyReplicas: 2 })]);
+  await (c as unknown as { reconcile(s: string): Promise<void> }).reconcile(SOURCE);
+  t.same(wds.calls(), [], 'no request');
+});
+
+const target = (obj: KubeObject): StoredObject => ({ res: DEPLOYMENTS, obj });
+
+t.test('writes: the annotation before a returned status, the status cleared before the annotation goes; nothing when nothing differs', async (t) => {
+  const wds = mockUpstream();
+  t.teardown(() => wds.close());
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
+  const done = await writeReturnedState(wds.up, target(deployment()), { executingCount: '1', returnedFrom: 'wec1', status: { readyReplicas: 2 } });
+  t.same(done, ['metadata {"labels":{"kubestellar.io/executing-count":"1"},"annotations":{"view.kubestellar.io/status-returned-from":"wec1"}}', 'status from wec1']);
+  const [meta, status] = wds.calls();
+  t.same([meta!.method, meta!.path, meta!.headers['content-type']], ['PATCH', '/apis/apps/v1/namespaces/demo/deployments/web?fieldManager=kubestellar-view-status', 'application/merge-patch+json']);
+  t.same(meta!.body, { metadata: { labels: { 'kubestellar.io/executing-count': '1' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' }, resourceVersion: '7' } }, 'with the resourceVersion read: a change meanwhile is a 409');
+  t.same([status!.path, status!.headers['content-type'], status!.body], ['/apis/apps/v1/namespaces/demo/deployments/web/status?fieldManager=kubestellar-view-status', 'application/json-patch+json',
+    [{ op: 'add', path: '/status', value: { readyReplicas: 2 } }]], 'the whole status replaced, on the subresource');
+
+  const before = wds.calls().length;
+  const returned = deployment({ labels: { 'kubestellar.io/executing-count': '2' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, { readyReplicas: 2 });
+  t.same(await writeReturnedState(wds.up, target(returned), { executingCount: '2', returnedFrom: undefined, status: {} }),
+    ['status cleared', 'metadata {"annotations":{"view.kubestellar.io/status-returned-from":null}}'], 'clearing: status first, then the mark');
+  t.equal(wds.calls().length, before + 2);
+  t.same(await writeReturnedState(wds.up, target(returned), { executingCount: '2', returnedFrom: 'wec1', status: { readyReplicas: 2 } }), [], 'the same: nothing sent');
+});
+
+t.test('a write that meets a change (409) or a deleted object (404) stops quietly; other errors are thrown for a retry', async (t) => {
+  const wds = mockUpstream();
+  t.teardown(() => wds.close());
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(409, { kind: 'Status', code: 409 });
+  t.same(await writeReturnedState(wds.up, target(deployment()), { executingCount: '1', returnedFrom: 'wec1', status: { a: 1 } }), [], 'no status after a refused mark');
+  t.equal(wds.calls().length, 1);
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(403, { kind: 'Status', code: 403 });
+  await t.rejects(writeReturnedState(wds.up, target(deployment()), { executingCount: '1', returnedFrom: undefined, status: undefined }), /403/);
+});
