@@ -21,16 +21,25 @@ export function median(xs: number[]): number {
 
 /** The demo spaces and ksview serve up; a Pool to wds1's kube-apiserver as its admin. */
 export async function wds1Pool(): Promise<Pool> {
+  return (await spacePools(['wds1'])).wds1!;
+}
+
+/** The demo spaces and ksview serve up; a Pool per kubeconfig context (a space's kube-apiserver, as its admin). */
+export async function spacePools(contexts: readonly string[]): Promise<Record<string, Pool>> {
   const dir = defaultSpacesDir();
   const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
   progress.step(`ensuring the demo spaces in ${dir} and ksview serve`);
   await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
   await ensureViewServer(layout, progress);
-  const kc = new KubeConfig();
-  kc.loadFromFile(layout.kubeconfigPath);
-  kc.setCurrentContext('wds1');
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const origin = new URL(kc.getCurrentCluster()!.server).origin;
-  return new Pool(origin, { connections: 2, pipelining: 1, connect: { ca: opts.ca as string, cert: opts.cert as string, key: opts.key as string } });
+  const out: Record<string, Pool> = {};
+  for (const context of contexts) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(layout.kubeconfigPath);
+    kc.setCurrentContext(context);
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const origin = new URL(kc.getCurrentCluster()!.server).origin;
+    out[context] = new Pool(origin, { connections: 2, pipelining: 1, connect: { ca: opts.ca as string, cert: opts.cert as string, key: opts.key as string } });
+  }
+  return out;
 }
