@@ -6,7 +6,10 @@
 // --its-kubeconfig) the list is empty. Access is decided by a SubjectAccessReview on `bindings` in
 // the path's group (the caller's `authorize`). Writes are refused as kube-apiserver refuses a verb
 // a resource does not have: authorized first (403 without the right), then 405 MethodNotAllowed.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// Lists and watches follow kube-apiserver's resourceVersion rules (./virtual-collection.ts): each
+// Binding carries the resourceVersion of its last change, a watch from a list's resourceVersion
+// gets only what changed after it, DELETED carries the last state, bookmarks when asked.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { column, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
@@ -15,17 +18,21 @@ import { wantsTable } from './negotiation.js';
 import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { VERSION } from './view-group.js';
-import { openWatchStream, queryBool } from './watch-stream.js';
+import { VirtualCollection } from './virtual-collection.js';
+import { listOrWatch } from './virtual-serving.js';
+import { queryBool } from './watch-stream.js';
 
 /** What serves the Bindings (the placement controller). */
 export interface BindingSource {
   bindings(): KubeObject[];
   binding(name: string): KubeObject | undefined;
-  bindingsResourceVersion(): string;
   onBindingChange(cb: (policy: string) => void): () => void;
 }
 
-interface Query { watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string; timeoutSeconds?: string; resourceVersion?: string }
+interface Query {
+  watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string; timeoutSeconds?: string;
+  resourceVersion?: string; resourceVersionMatch?: string; sendInitialEvents?: string; allowWatchBookmarks?: string; continue?: string;
+}
 
 /** A Binding as the placement controller makes it: KubeStellar's shape (empty lists left out). */
 interface Binding extends KubeObject {
@@ -76,12 +83,7 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
   const base = `/apis/${groupVersion}/bindings`;
   // The controllers make KubeStellar's apiVersion; each path answers in its own group.
   const asServed = (b: Binding): Binding => (b.apiVersion === groupVersion ? b : { ...b, apiVersion: groupVersion });
-  const list = () => ((source?.bindings() ?? []) as Binding[]).map(asServed);
-  const one = (name: string) => {
-    const b = source?.binding(name) as Binding | undefined;
-    return b && asServed(b);
-  };
-  const rv = () => source?.bindingsResourceVersion() ?? '1';
+  const feed = feedOf(source);
 
   app.get<{ Querystring: Query }>(base, async (req, reply) => {
     const watch = queryBool(req.query.watch);
@@ -90,21 +92,28 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
     if (req.query.labelSelector) throw errors.badRequest('label selectors are not supported on bindings');
     const keep = nameFilter(req.query.fieldSelector);
     const tableVersion = wantsTable(req.headers.accept);
-    if (!watch) {
-      const items = list().filter((b) => keep(b.metadata.name));
-      return tableVersion ? table(items, tableVersion, req.query.includeObject, rv())
-        : { apiVersion: groupVersion, kind: 'BindingList', metadata: { resourceVersion: rv() }, items };
-    }
-    return watchBindings(req, reply, { list, one, rv, source, groupVersion }, keep, tableVersion, req.query.includeObject);
+    feed.flush();
+    return listOrWatch(reply, watch, req.query, {
+      collection: feed.collection,
+      keep: (b) => keep(b.metadata.name),
+      list: (items, rv) => {
+        const served = items.map(asServed).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+        return tableVersion ? table(served, tableVersion, req.query.includeObject, rv) : { apiVersion: groupVersion, kind: 'BindingList', metadata: { resourceVersion: rv }, items: served };
+      },
+      event: (b) => (tableVersion ? table([asServed(b)], tableVersion, req.query.includeObject, b.metadata.resourceVersion) : asServed(b)),
+      type: { apiVersion: groupVersion, kind: 'Binding' },
+    });
   });
 
   app.get<{ Params: { name: string }; Querystring: Query }>(`${base}/:name`, async (req) => {
     await authorize(req, 'get', req.params.name);
     checkIncludeObject(req.query.includeObject);
-    const b = one(req.params.name);
-    if (!b) throw errors.notFound({ group, kind: 'bindings', name: req.params.name });
+    feed.flush();
+    const found = feed.collection.get(req.params.name);
+    if (!found) throw errors.notFound({ group, kind: 'bindings', name: req.params.name });
+    const b = asServed(found);
     const tableVersion = wantsTable(req.headers.accept);
-    return tableVersion ? table([b], tableVersion, req.query.includeObject, rv()) : b;
+    return tableVersion ? table([b], tableVersion, req.query.includeObject, b.metadata.resourceVersion) : b;
   });
 
   const refuse = (named: boolean) => async (req: FastifyRequest<{ Params: { name?: string } }>) => {
@@ -115,42 +124,46 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
   app.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: `${base}/:name`, handler: refuse(true) });
 }
 
-interface Served {
-  list: () => Binding[];
-  one: (name: string) => Binding | undefined;
-  rv: () => string;
-  source: BindingSource | undefined;
-  groupVersion: string;
-}
+/** What tells whether a Binding changed (not its resourceVersion). */
+const content = (b: Binding) => JSON.stringify([b.metadata.uid, b.metadata.ownerReferences, b.metadata.generation, b.spec, b.status]);
 
-/** What a watch compares to tell whether a Binding changed (not its resourceVersion, which always grows). */
-const content = (b: Binding) => JSON.stringify([b.metadata.uid, b.metadata.ownerReferences, b.spec, b.status]);
+/** How long the controllers' changes are gathered before the Bindings are recomputed. */
+const COALESCE_MS = 20;
 
-/** Sends every Binding, then an event whenever one changes, until timeoutSeconds or the client leaves. */
-function watchBindings(req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply, served: Served,
-  keep: (name: string) => boolean, tableVersion: TableVersion | undefined, includeObject: string | undefined) {
-  const stream = openWatchStream(reply, req.query.timeoutSeconds);
-  const sent = new Map<string, string>();
-  const send = (type: 'ADDED' | 'MODIFIED' | 'DELETED', b: Binding) =>
-    stream.send(type, tableVersion ? table([b], tableVersion, includeObject, b.metadata.resourceVersion) : b);
-  for (const b of served.list()) {
-    if (!keep(b.metadata.name)) continue;
-    sent.set(b.metadata.name, content(b));
-    send('ADDED', b);
+/**
+ * The Bindings of one source as a served collection. A Binding is recomputed when the controllers
+ * say it may have changed — after COALESCE_MS, so a burst of placements (every object of a policy)
+ * recomputes it once — and before every read, so no read is stale.
+ */
+class BindingsFeed {
+  readonly collection = new VirtualCollection<Binding>(content);
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly source: BindingSource | undefined) {
+    if (!source) return;
+    for (const b of source.bindings() as Binding[]) this.collection.set(b.metadata.name, b);
+    source.onBindingChange((name) => {
+      this.dirty.add(name);
+      this.timer ??= setTimeout(() => this.flush(), COALESCE_MS).unref();
+    });
   }
-  const unsubscribe = served.source?.onBindingChange((name) => {
-    if (!keep(name)) return;
-    const b = served.one(name);
-    if (!b) {
-      if (sent.delete(name)) send('DELETED', { apiVersion: served.groupVersion, kind: 'Binding', metadata: { name, resourceVersion: served.rv() }, spec: { workload: {} }, status: { observedGeneration: 0 } });
-      return;
-    }
-    const c = content(b);
-    if (sent.get(name) === c) return;
-    const type = sent.has(name) ? 'MODIFIED' : 'ADDED';
-    sent.set(name, c);
-    send(type, b);
-  });
-  if (unsubscribe) stream.onClose(unsubscribe);
-  return reply;
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const name of this.dirty) this.collection.set(name, this.source?.binding(name) as Binding | undefined);
+    this.dirty.clear();
+  }
 }
+
+/** One feed per source: both paths (view.kubestellar.io, control.kubestellar.io) serve the same Bindings and resourceVersions. */
+const feeds = new WeakMap<object, BindingsFeed>();
+const NO_SOURCE = {};
+function feedOf(source: BindingSource | undefined): BindingsFeed {
+  const key = source ?? NO_SOURCE;
+  let f = feeds.get(key);
+  if (!f) feeds.set(key, (f = new BindingsFeed(source)));
+  return f;
+}
+

@@ -1,5 +1,6 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
-// view is. Computed on each request, never stored; get, list and watch, as JSON or as a Table.
+// view is. Never stored; get, list and watch (kube-apiserver's resourceVersion rules:
+// ./virtual-serving.ts), as JSON or as a Table.
 // Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's `authorize`).
 import { createHash } from 'node:crypto';
 import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
@@ -10,7 +11,9 @@ import { wantsTable } from './negotiation.js';
 import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
-import { openWatchStream, queryBool } from './watch-stream.js';
+import { VirtualCollection } from './virtual-collection.js';
+import { listOrWatch, type CollectionQuery } from './virtual-serving.js';
+import { queryBool } from './watch-stream.js';
 
 
 export interface SpaceInfo {
@@ -41,8 +44,8 @@ export function spaceObject(s: SpaceInfo) {
 
 export type SpaceObject = ReturnType<typeof spaceObject>;
 
-export function spaceList(items: SpaceObject[]) {
-  return { apiVersion: GROUP_VERSION, kind: 'SpaceList', metadata: { resourceVersion: SPACE_RESOURCE_VERSION }, items };
+export function spaceList(items: SpaceObject[], resourceVersion = SPACE_RESOURCE_VERSION) {
+  return { apiVersion: GROUP_VERSION, kind: 'SpaceList', metadata: { resourceVersion }, items };
 }
 
 
@@ -58,8 +61,8 @@ const SPACE_PRINTER: KindPrinter<SpaceObject> = {
 };
 
 /** meta.k8s.io Table of spaces, with the columns `kubectl get spaces` prints. */
-export function spaceTable(items: SpaceObject[], version: TableVersion, includeObject: string | undefined) {
-  return objectsTable(items, SPACE_PRINTER, { version, includeObject }, { resourceVersion: SPACE_RESOURCE_VERSION });
+export function spaceTable(items: SpaceObject[], version: TableVersion, includeObject: string | undefined, resourceVersion = SPACE_RESOURCE_VERSION) {
+  return objectsTable(items, SPACE_PRINTER, { version, includeObject }, { resourceVersion });
 }
 
 /** Label and field selectors (fields: `metadata.name`) as kube-apiserver applies them; malformed ones are a 400. */
@@ -67,36 +70,33 @@ export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSe
   return objectFilter(labelSelector, fieldSelector, ['metadata.name'])(o.metadata.labels, { 'metadata.name': o.metadata.name });
 }
 
-interface Query { watch?: string; labelSelector?: string; fieldSelector?: string; timeoutSeconds?: string; resourceVersion?: string; sendInitialEvents?: string; includeObject?: string }
+interface Query extends CollectionQuery { watch?: string; labelSelector?: string; fieldSelector?: string; includeObject?: string }
 
 export function registerSpaces(app: FastifyInstance, info: SpaceInfo,
   authorize: (req: FastifyRequest, verb: string, name?: string) => Promise<void>): void {
   const base = `/apis/${GROUP_VERSION}/spaces`;
+  // One object that never changes, served with the resourceVersion rules of every virtual resource.
+  const collection = new VirtualCollection<SpaceObject>((o) => JSON.stringify(o));
+  collection.set(info.name, spaceObject(info));
   app.get<{ Querystring: Query }>(base, async (req, reply) => {
     const watch = queryBool(req.query.watch);
     await authorize(req, watch ? 'watch' : 'list');
     checkIncludeObject(req.query.includeObject);
-    const items = [spaceObject(info)].filter((o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector));
     const table = wantsTable(req.headers.accept);
-    if (!watch) return table ? spaceTable(items, table, req.query.includeObject) : spaceList(items);
-    // The one item (unless the client is already at its resourceVersion), then quiet until the end.
-    const stream = openWatchStream(reply, req.query.timeoutSeconds);
-    const rv = req.query.resourceVersion;
-    const sendInitial = queryBool(req.query.sendInitialEvents);
-    if ((sendInitial || !rv || rv === '0') && rv !== SPACE_RESOURCE_VERSION) {
-      for (const o of items) stream.send('ADDED', table ? spaceTable([o], table, req.query.includeObject) : o);
-    }
-    if (sendInitial) {
-      stream.send('BOOKMARK', { apiVersion: GROUP_VERSION, kind: 'Space', metadata: { resourceVersion: SPACE_RESOURCE_VERSION, annotations: { 'k8s.io/initial-events-end': 'true' } } });
-    }
-    return reply;
+    return listOrWatch(reply, watch, req.query, {
+      collection,
+      keep: (o) => matchesSelectors(o, req.query.labelSelector, req.query.fieldSelector),
+      list: (items, rv) => (table ? spaceTable(items, table, req.query.includeObject, rv) : spaceList(items, rv)),
+      event: (o) => (table ? spaceTable([o], table, req.query.includeObject, o.metadata.resourceVersion) : o),
+      type: { apiVersion: GROUP_VERSION, kind: 'Space' },
+    });
   });
   app.get<{ Params: { name: string }; Querystring: Query }>(`${base}/:name`, async (req) => {
     await authorize(req, 'get', req.params.name);
     if (req.params.name !== info.name) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
     checkIncludeObject(req.query.includeObject);
-    const o = spaceObject(info);
+    const o = collection.get(info.name)!;
     const table = wantsTable(req.headers.accept);
-    return table ? spaceTable([o], table, req.query.includeObject) : o;
+    return table ? spaceTable([o], table, req.query.includeObject, o.metadata.resourceVersion) : o;
   });
 }

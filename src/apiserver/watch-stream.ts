@@ -4,7 +4,9 @@
 import type { FastifyReply } from 'fastify';
 
 export interface WatchStream {
-  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK', object: unknown): void;
+  send(type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR', object: unknown): void;
+  /** Ends the stream (after an ERROR event, as kube-apiserver does). */
+  end(): void;
   /** Called once when the stream ends, whichever side ends it (at once if it has ended). */
   onClose(fn: () => void): void;
 }
@@ -27,14 +29,14 @@ export function openWatchStream(reply: FastifyReply, timeoutSeconds: string | un
     for (const fn of closers.splice(0)) fn();
     if (!raw.writableEnded) raw.end();
   };
-  const timeout = Math.min(Number(timeoutSeconds ?? 1800) || 1800, 3600);
-  const timer = setTimeout(end, timeout * 1000);
+  const timer = setTimeout(end, watchTimeoutSeconds(timeoutSeconds) * 1000);
   raw.on('close', end);
   return {
     send: (type, object) => {
       if (ended || raw.destroyed) return;
       raw.write(`${JSON.stringify({ type, object })}\n`);
     },
+    end,
     onClose: (fn) => {
       if (ended) fn();
       else closers.push(fn);
@@ -45,4 +47,9 @@ export function openWatchStream(reply: FastifyReply, timeoutSeconds: string | un
 /** A boolean query parameter as Go's strconv.ParseBool reads it (kube-apiserver's `watch=`). */
 export function queryBool(v: string | null | undefined): boolean {
   return v === '1' || v === 't' || v === 'T' || v === 'true' || v === 'TRUE' || v === 'True';
+}
+
+/** How long a watch lasts: timeoutSeconds (default 30 min), at most an hour. */
+export function watchTimeoutSeconds(timeoutSeconds: string | undefined): number {
+  return Math.min(Number(timeoutSeconds ?? 1800) || 1800, 3600);
 }

@@ -26,7 +26,7 @@ function source(): BindingSource {
     id: { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' }, resourceVersion: '5', policies: ['edge'],
     modulations: { edge: { createOnly: true, wantSingletonReportedState: true, wantMultiWECReportedState: false, statusCollectors: ['ready'], clusters: ['c1'] } },
   });
-  return { bindings: () => b.list(), binding: (n) => b.binding(n), bindingsResourceVersion: () => b.resourceVersion(), onBindingChange: (cb) => b.onChange(cb) };
+  return { bindings: () => b.list(), binding: (n) => b.binding(n), onBindingChange: (cb) => b.onChange(cb) };
 }
 
 t.test('one Binding, two paths: each in its own apiVersion, authorized on its own group', async (t) => {

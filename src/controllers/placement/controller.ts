@@ -192,11 +192,6 @@ export class PlacementController {
     await this.workersDone;
   }
 
-  /** The resourceVersion of the bindings as a whole (it grows with every change). */
-  bindingsResourceVersion(): string {
-    return this.reconciler.bindings.resourceVersion();
-  }
-
   /** Calls `cb(policyName)` whenever that policy's Binding may have changed; returns the unsubscriber. */
   onBindingChange(cb: (policy: string) => void): () => void {
     return this.reconciler.bindings.onChange(cb);
