@@ -5,7 +5,7 @@
 import { Informer, type ChangeType } from '../kube/informer.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { Upstream } from '../kube/upstream.js';
-import { collectionPath, gvrKey, type ResourceRef } from './resource-path.js';
+import { collectionPath, gvrKey, type ResourceRef } from '../kube/resource-path.js';
 
 export interface AppliedRef extends ResourceRef {
   ordinal: number;

@@ -3,8 +3,9 @@
 // parallel; the strategy of the first matching manifestConfig (OCM's FindManifestConfiguration,
 // default Update); a custom resource whose CRD the same work carries waits (bounded) for discovery
 // to serve it. A bad manifest never throws: its Applied=False condition carries the WEC's words,
-// a failure that may pass by itself sets retryAfterMs, and a conflict with another field manager
-// (409) sets `conflict` (retried with backoff by the work reconciler).
+// a failure that may pass by itself (discovery, a kind not served yet) sets retryAfterMs; every
+// failed manifest, a conflict with another field manager (409) included, is retried with backoff
+// by the work reconciler.
 import type { JsonObject, KubeObject } from '../kube/objects.js';
 import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
 import { upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -71,8 +72,6 @@ interface Attempt {
   read?: LiveRead;
   owned: boolean;
   retry?: boolean;
-  /** A 409 from the WEC: another field manager owns what we apply. */
-  conflict?: boolean;
 }
 
 export class ApplyEngine implements WorkApplier {
@@ -130,7 +129,6 @@ export class ApplyEngine implements WorkApplier {
       ordinal, resourceMeta: a.meta, owned: a.error === undefined && a.owned, conditions, feedback,
       ...(a.live ? { live: a.live } : {}),
       ...(a.retry ? { retryAfterMs: this.retryAfterMs } : {}),
-      ...(a.conflict ? { conflict: true } : {}),
     };
   }
 
@@ -195,7 +193,7 @@ export class ApplyEngine implements WorkApplier {
       // The object as it is (e.g. kept by another manager after a conflict): still recorded, so
       // a failed apply never reads as a manifest dropped from the work.
       const read = await this.readLive(path);
-      return failM(message, { retry, conflict: status === 409, read, ...liveOf(read) });
+      return failM(message, { retry, read, ...liveOf(read) });
     }
   }
 

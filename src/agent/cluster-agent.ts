@@ -24,7 +24,7 @@ import { AppliedWorks } from './applied-works.js';
 import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './applied-watcher.js';
 import { StatusWriter } from './status-writer.js';
 import { WorkReconciler } from './work-reconciler.js';
-import { gvrKey } from './resource-path.js';
+import { gvrKey } from '../kube/resource-path.js';
 
 export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';
 

@@ -24,12 +24,6 @@ export interface ManifestApplyResult {
   feedback: FeedbackValue[];
   /** Set when the failure may pass by itself (CRD not yet Established, WEC unreachable): the work is retried. */
   retryAfterMs?: number;
-  /**
-   * Set when the WEC refused a server-side apply because another field manager owns the fields
-   * (409): it ends when that manager lets go, so the work is retried with backoff (OCM requeues a
-   * failed work rate-limited), and at once when another work of the cluster releases its objects.
-   */
-  conflict?: boolean;
 }
 
 export interface WorkApplier {

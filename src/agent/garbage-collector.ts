@@ -12,7 +12,7 @@ import type { KubeObject } from '../kube/objects.js';
 import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../kube/ocm-api.js';
 import type { OwnerReference } from './applied-works.js';
 import { isProtected } from './manifest-order.js';
-import { objectPath, type ResourceRef } from './resource-path.js';
+import { objectPath, type ResourceRef } from '../kube/resource-path.js';
 
 /** OCM's OwnedByTheWork: whether the work's deleteOption lets it own (and so delete) this resource. */
 export function ownedByTheWork(r: { group: string; resource: string; namespace: string; name: string }, opt: DeleteOption | undefined): boolean {

@@ -2,7 +2,7 @@
 // the cache (at most once per `minRefreshMs`) so a CRD applied a moment ago is found.
 import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../kube/discovery.js';
 import type { Upstream } from '../kube/upstream.js';
-import { collectionPath } from './resource-path.js';
+import { collectionPath } from '../kube/resource-path.js';
 
 export interface Mapping {
   group: string;

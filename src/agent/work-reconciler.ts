@@ -12,10 +12,11 @@
 // - no work (gone while we were down): its AppliedManifestWork's resources collected, then it.
 // - a work with a manifest that failed to apply (whatever the reason: a Namespace that another work
 //   has not created yet, a kind the WEC lacks, another field manager's ownership — the same object
-//   from two WDSs): requeued with backoff (FAILURE_RETRY_*), as OCM requeues a failed work
-//   rate-limited; and every such work at once when a work of the cluster released its objects
-//   (deleted, or its resources collected), since that is when a conflict usually ends — the other
-//   WDS's object went.
+//   from two WDSs): requeued with backoff (FAILURE_RETRY_*: 1 s doubling to a minute; at most
+//   the apply engine's retryAfterMs, 5 s, for a failure that may pass by itself), as OCM requeues
+//   a failed work rate-limited; and every such work at once when a work of the cluster released
+//   its objects (deleted, or its resources collected), since that is when a conflict usually ends —
+//   the other WDS's object went.
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
@@ -60,7 +61,7 @@ export class WorkReconciler {
 
   constructor(private readonly d: WorkReconcilerDeps) {}
 
-  /** The works waiting for a conflict to end (tests, /metrics). */
+  /** The works with a manifest that failed to apply, waiting for their next try (tests). */
   failingWorks(): string[] {
     return [...this.failing.keys()].sort();
   }

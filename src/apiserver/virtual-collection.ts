@@ -3,9 +3,11 @@
 // "Resource versions"; messages as kube-apiserver 1.33 words them):
 // - every change (an object added, changed in content, or removed) takes the next resourceVersion;
 //   an object carries the one of its last change; a removed object's last state is kept for its
-//   DELETED event, stamped with the removal's resourceVersion;
-// - the last HISTORY changes are kept, each with the object it replaced, so that a watch can start
-//   after any kept resourceVersion (older: 410 Expired) and a list can be served exactly at one;
+//   DELETED event, stamped with the removal's resourceVersion; an object replaced by one of another
+//   uid (deleted and made again between two looks) is a DELETED and an ADDED, as in etcd;
+// - the last HISTORY changes (at most HISTORY_BYTES of them) are kept, each with the object it
+//   replaced, so that a watch can start after any kept resourceVersion (older: 410 Expired) and a
+//   list can be served exactly at one;
 // - resourceVersions start from the clock (microseconds), so they keep growing across restarts of
 //   the server: a client's resourceVersion from before a restart is older, never "in the future".
 // Query validation (ListOptions) and the list and watch rules are here; the resource's routes
@@ -14,6 +16,8 @@ import type { KubeObject } from '../kube/objects.js';
 import { errors, StatusError, type FailureStatus } from '../kube/status.js';
 
 const HISTORY = 1000;
+/** And at most about this much of it (JSON length of the objects kept): a large Binding is megabytes. */
+const HISTORY_BYTES = 64 * 1024 * 1024;
 /** How long a list asking for a resourceVersion not reached yet waits before 504, as kube-apiserver. */
 const TOO_LARGE_WAIT_MS = 3000;
 
@@ -105,6 +109,11 @@ export class VirtualCollection<T extends KubeObject> {
   private readonly startRv: number;
   private readonly objects = new Map<string, { obj: T; content: string }>();
   private readonly history: Change<T>[] = [];
+  /** JSON length of each kept change's objects, and their sum. */
+  private readonly sizes: number[] = [];
+  private historyBytes = 0;
+  /** Whether changes were dropped from the history (else it reaches back to the start). */
+  private trimmed = false;
   private readonly listeners = new Set<(c: Change<T>) => void>();
 
   /** `content` tells whether an object changed (resourceVersion aside). */
@@ -120,17 +129,17 @@ export class VirtualCollection<T extends KubeObject> {
   /** Sets the object of `key` (undefined: removes it); a change in content is a new resourceVersion. */
   set(key: string, obj: T | undefined): void {
     const cur = this.objects.get(key);
-    if (!obj) {
-      if (!cur) return;
+    if (cur && (!obj || obj.metadata?.uid !== cur.obj.metadata?.uid)) {
       this.objects.delete(key);
-      this.record({ key, type: 'DELETED', object: withRv(cur.obj, this.rv + 1), old: cur.obj, rv: this.rv + 1 });
-      return;
+      this.record({ key, type: 'DELETED', object: withRv(cur.obj, this.rv + 1), old: cur.obj, rv: this.rv + 1 }, 2 * cur.content.length);
     }
+    if (!obj) return;
+    const before = this.objects.get(key);
     const content = this.content(obj);
-    if (cur?.content === content) return;
+    if (before?.content === content) return;
     const stamped = withRv(obj, this.rv + 1);
     this.objects.set(key, { obj: stamped, content });
-    this.record({ key, type: cur ? 'MODIFIED' : 'ADDED', object: stamped, old: cur?.obj, rv: this.rv + 1 });
+    this.record({ key, type: before ? 'MODIFIED' : 'ADDED', object: stamped, old: before?.obj, rv: this.rv + 1 }, content.length + (before?.content.length ?? 0));
   }
 
   get(key: string): T | undefined {
@@ -161,7 +170,7 @@ export class VirtualCollection<T extends KubeObject> {
 
   /** The oldest resourceVersion whose state can still be told (every change after it is kept). */
   private oldest(): number {
-    return this.history.length >= HISTORY ? this.history[0]!.rv - 1 : this.startRv;
+    return this.trimmed ? this.history[0]!.rv - 1 : this.startRv;
   }
 
   /**
@@ -183,14 +192,21 @@ export class VirtualCollection<T extends KubeObject> {
     return { expired: false, stop: () => { this.listeners.delete(listener); } };
   }
 
-  private record(c: Change<T>): void {
+  private record(c: Change<T>, size: number): void {
     this.rv = c.rv;
     this.history.push(c);
-    if (this.history.length > HISTORY) this.history.splice(0, this.history.length - HISTORY);
+    this.sizes.push(size);
+    this.historyBytes += size;
+    while (this.history.length > HISTORY || (this.historyBytes > HISTORY_BYTES && this.history.length > 1)) {
+      this.history.shift();
+      this.historyBytes -= this.sizes.shift()!;
+      this.trimmed = true;
+    }
     for (const l of this.listeners) l(c);
   }
 
-  private async reached(rv: number): Promise<void> {
+  /** Waits up to 3 s for the collection to reach `rv`; then 504 Too large resource version, as kube-apiserver. */
+  async reached(rv: number): Promise<void> {
     const end = Date.now() + TOO_LARGE_WAIT_MS;
     while (this.rv < rv && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     if (this.rv < rv) {

@@ -6,6 +6,7 @@
 // Table row).
 import type { FastifyReply } from 'fastify';
 import type { KubeObject } from '../kube/objects.js';
+import type { StatusError } from '../kube/status.js';
 import { parseListOptions, tooOldEvent, type VirtualCollection } from './virtual-collection.js';
 import { openWatchStream, queryBool, watchTimeoutSeconds, type WatchStream } from './watch-stream.js';
 
@@ -36,8 +37,25 @@ export async function listOrWatch<T extends KubeObject>(reply: FastifyReply, wat
     const { rv, items } = await s.collection.list(opts);
     return s.list(items.filter(s.keep), String(rv));
   }
+  // A resourceVersion this collection has not reached (another replica's, a clock set back): wait
+  // a little, else end with the error, so that the client lists again rather than miss changes.
+  let tooLarge: unknown;
+  if (opts.rv !== undefined && opts.rv > s.collection.resourceVersion()) await s.collection.reached(opts.rv).catch((err: StatusError) => { tooLarge = err.status; });
   const stream = openWatchStream(reply, q.timeoutSeconds);
-  const w = s.collection.watch(opts.rv, (c) => { if (s.keep(c.object)) stream.send(c.type, s.event(c.object)); });
+  if (tooLarge) {
+    stream.send('ERROR', tooLarge);
+    stream.end();
+    return reply;
+  }
+  // As kube-apiserver's watch cache: an object entering the selection is ADDED, one leaving it DELETED.
+  const w = s.collection.watch(opts.rv, (c) => {
+    const now = c.type !== 'DELETED' && s.keep(c.object);
+    const before = c.old !== undefined && c.type !== 'ADDED' && s.keep(c.old);
+    if (c.type === 'DELETED') {
+      if (before) stream.send('DELETED', s.event(c.object));
+    } else if (now) stream.send(before || c.type === 'ADDED' ? c.type : 'ADDED', s.event(c.object));
+    else if (before) stream.send('DELETED', s.event(c.object));
+  });
   if (w.expired !== false) {
     stream.send('ERROR', tooOldEvent(opts.rv!, w.expired));
     stream.end();

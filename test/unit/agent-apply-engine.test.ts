@@ -126,8 +126,6 @@ t.test('ServerSideApply: PATCH apply-patch under the field manager, not forced; 
   t.equal(applied.reason, 'AppliedManifestFailed');
   t.equal(applied.message, 'Failed to apply manifest: Apply failed with 1 conflict: conflict with "other-manager": .data.a');
   t.notOk(res[0]!.retryAfterMs, 'a conflict does not pass by itself: no retryAfterMs');
-  t.equal(res[0]!.conflict, true, 'it is a conflict (the work reconciler retries it with backoff)');
-  t.notOk(res[1]!.conflict);
   t.equal(res[1]!.conditions.find((c) => c.type === 'Applied')!.status, 'True');
   t.equal(w.calls().filter((c) => c.path.includes('force=true')).length, 0, 'never forced');
   const forced = fakeWec();

@@ -85,9 +85,14 @@ t.test('writes: the annotation before a returned status, the status cleared befo
 
   const before = wds.calls().length;
   const returned = deployment({ labels: { 'kubestellar.io/executing-count': '2' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, { readyReplicas: 2 });
-  t.same(await writeReturnedState(wds.up, target(returned), { executingCount: '2', returnedFrom: undefined, status: {} }),
+  const clearing = mockUpstream();
+  t.teardown(() => clearing.close());
+  clearing.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, { metadata: { resourceVersion: '8' } }).persist();
+  t.same(await writeReturnedState(clearing.up, target(returned), { executingCount: '2', returnedFrom: undefined, status: {} }),
     ['status cleared', 'metadata {"annotations":{"view.kubestellar.io/status-returned-from":null}}'], 'clearing: status first, then the mark');
-  t.equal(wds.calls().length, before + 2);
+  t.same(clearing.calls().map((c) => c.path.split('?')[0]), ['/apis/apps/v1/namespaces/demo/deployments/web/status', '/apis/apps/v1/namespaces/demo/deployments/web']);
+  t.equal((clearing.calls()[1]!.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion, '8', 'the mark\'s patch is conditional on the status write\'s resourceVersion, not the stale one read');
+  t.equal(wds.calls().length, before);
   t.same(await writeReturnedState(wds.up, target(returned), { executingCount: '2', returnedFrom: 'wec1', status: { readyReplicas: 2 } }), [], 'the same: nothing sent');
 });
 

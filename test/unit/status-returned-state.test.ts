@@ -45,6 +45,13 @@ t.test('the state: label while singleton is asked, status copied or combined, cl
     { executingCount: undefined, returnedFrom: 'wec1,wec2', status: { readyReplicas: 5 } }, 'combined over the clusters that reported');
 });
 
+t.test('combined with a cluster that has not reported: not Available everywhere yet', async (t) => {
+  const multi = { singleton: false, singletonClusters: [], multi: true, multiClusters: ['wec1', 'wec2'] };
+  const available = { availableReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] };
+  t.same(returnedState(multi, { kind: 'combine', clusters: ['wec1', 'wec2'] }, new Map([['wec1', available]]), DEPLOYMENT, false),
+    { executingCount: undefined, returnedFrom: 'wec1', status: { availableReplicas: 2, conditions: [{ type: 'Available', status: 'Unknown' }] } });
+});
+
 t.test('Deployments across clusters: counts summed, the least observed generation, Available only when available everywhere', async (t) => {
   const a = { observedGeneration: 3, replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2,
     conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', lastTransitionTime: '2026-01-01T00:00:01Z' },

@@ -45,6 +45,15 @@ t.test('a watch from a resourceVersion gets only what changed after it; DELETED 
   t.same(brief(all), ['ADDED b 1004 1'], 'resourceVersion unset or 0: an ADDED per current object');
 });
 
+t.test('an object replaced by one of another uid (deleted and made again) is a DELETED and an ADDED', async (t) => {
+  const c = newCollection();
+  c.set('a', obj('a', '1'));
+  const seen: Change<KubeObject>[] = [];
+  c.watch(c.resourceVersion(), (ch) => seen.push(ch));
+  c.set('a', { ...obj('a', '2'), metadata: { name: 'a', uid: 'uid-other' } } as KubeObject);
+  t.same(seen.map((e) => [e.type, e.object.metadata?.uid, e.object.metadata?.resourceVersion]), [['DELETED', 'uid-a', '1002'], ['ADDED', 'uid-other', '1003']]);
+});
+
 t.test('a resourceVersion from before this collection (a restart) or past the kept history is 410', async (t) => {
   const c = newCollection();
   t.same(c.watch(999, () => {}).expired, 1000, 'from before the start');

@@ -10,8 +10,9 @@
 // false or empty; status.observedGeneration always present. Its ownerReference names the policy as
 // KubeStellar's binding controller does (controller: true, blockOwnerDeletion: false). The
 // apiVersion is KubeStellar's; the view.kubestellar.io resource serves it under its own.
-// The Bindings' resourceVersion grows with every change; subscribers hear which policy's Binding
-// may have changed.
+// Subscribers hear which policy's Binding may have changed (the served resourceVersions are the
+// view's own: src/apiserver/virtual-collection.ts); the counter here only tells this cache's
+// versions apart.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';

@@ -5,7 +5,8 @@
 // others') in the ITS; their handlers only turn changes into queue keys (./keys.ts) on one
 // WorkQueue, which workers hand to ./reconcile.ts. What queues what:
 // - a workload object → its own key (its Namespace is queued by reconciliation, only when what the
-//   object adds to it changes); a Namespace whose labels changed → also every object in it;
+//   object adds to it changes), unless only its status, resourceVersion or the status controller's
+//   marks changed; a Namespace whose labels changed → also every object in it;
 // - a policy → its key; a new generation or a deletion → every object's key;
 // - a CustomTransform or a ManagedCluster → every object's key; a ConfigMap of the ITS namespace
 //   customization-properties (a cluster's template properties) → every object's key;
@@ -30,6 +31,7 @@ import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomT
 import type { Binding } from './bindings.js';
 import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from './keys.js';
 import type { StatusSources } from '../status/controller.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
 import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler } from './reconcile.js';
@@ -56,6 +58,15 @@ export interface PlacementOptions {
 }
 
 const labelsOf = (o: KubeObject | undefined) => JSON.stringify(o?.metadata?.labels ?? {});
+
+/** What placement reads of an object: all but status, resourceVersion, managedFields and the status controller's marks. */
+function placementView(o: WorkloadObject): string {
+  const { status: _status, ...rest } = o as WorkloadObject & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, labels, annotations, ...meta } = o.metadata;
+  const { [EXECUTING_COUNT_LABEL]: _count, ...otherLabels } = labels ?? {};
+  const { [RETURNED_FROM_ANNOTATION]: _from, ...otherAnnotations } = annotations ?? {};
+  return JSON.stringify({ ...rest, metadata: { ...meta, labels: otherLabels, annotations: otherAnnotations } });
+}
 
 export class PlacementController {
   private readonly queue = new WorkQueue();
@@ -283,7 +294,8 @@ export class PlacementController {
       path, indexers: WORKLOAD_INDEXERS,
       onChange: (type: ChangeType, obj, old) => {
         const key = this.workload.keyOf(res, obj);
-        this.enqueue(key);
+        // A change of status alone (the status controller's returned status and marks) sends nothing new.
+        if (type !== 'MODIFIED' || !old || placementView(old) !== placementView(obj)) this.enqueue(key);
         for (const l of this.objectListeners) l(key);
         // Namespace selectors read a Namespace's labels: the objects in it resolve anew.
         if (isNamespaces && type === 'MODIFIED' && labelsOf(old) !== labelsOf(obj)) {

@@ -40,6 +40,10 @@ export const WORKLOAD_INDEXERS = {
   expands: (o: WorkloadObject) => (o.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true' ? ['true'] : []),
 };
 
+/** The object a key names in one resource's store, found by its stored name (a denatured name may be encoded). */
+const storedObject = (e: WorkloadEntry, k: ObjectKey): WorkloadObject | undefined =>
+  e.store.get(k.namespace, e.res.group === e.res.native.group ? k.name : storedName(k.name));
+
 export class WorkloadCaches {
   private readonly entries = new Map<string, WorkloadEntry>();
 
@@ -93,7 +97,7 @@ export class WorkloadCaches {
     let viaView: SentObject | undefined;
     let direct: SentObject | undefined;
     for (const t of twins) {
-      const cached = t.store.get(k.namespace, t.res.group === t.res.native.group ? k.name : storedName(k.name));
+      const cached = storedObject(t, k);
       const sent = cached && this.sentForm(t.res, cached);
       if (!sent) continue;
       if (sent.bypassesView) direct = sent;
@@ -106,7 +110,7 @@ export class WorkloadCaches {
   /** The object a key names as stored under the key's own resource (stored name), with that resource. */
   stored(k: ObjectKey): { res: WorkloadResource; obj: WorkloadObject } | undefined {
     const e = this.entries.get(resourceKey(k.resource));
-    const obj = e?.store.get(k.namespace, e.res.group === e.res.native.group ? k.name : storedName(k.name));
+    const obj = e && storedObject(e, k);
     return e && obj ? { res: e.res, obj } : undefined;
   }
 

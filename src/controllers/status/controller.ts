@@ -58,6 +58,7 @@ export class StatusController {
   readonly workStatuses: Informer<WorkStatus>;
   private readonly unsubscribe: (() => void)[] = [];
   private leading = false;
+  private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private workersDone: Promise<void> | undefined;
 
@@ -85,6 +86,7 @@ export class StatusController {
     this.unsubscribe.push(this.o.sources.onObjectChange((k) => this.enqueue(k)));
     this.workStatuses.start();
     await this.workStatuses.synced;
+    if (this.stopped) return;
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.reconcile(key),
       (key, err) => this.o.log(`status: ${key}: ${(err as Error).message}`));
     this.timer = setInterval(() => this.enqueueAll(), RESYNC_MS);
@@ -92,6 +94,7 @@ export class StatusController {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const u of this.unsubscribe.splice(0)) u();
     this.workStatuses.stop();

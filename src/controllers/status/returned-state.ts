@@ -6,8 +6,9 @@
 //   kubestellar.io/executing-count holds their number; otherwise the label is absent.
 // - Multi-WEC return (wantMultiWECReportedState) qualifies the clusters of the policies asking it.
 // - One qualified cluster (singleton, multi-WEC or both): its reported .status is the object's.
-//   More than one with multi-WEC: the combination over them (./combine.ts), for the kinds that
-//   have one. Otherwise nothing returned stays in .status.
+//   More than one multi-WEC cluster: the combination over the multi-WEC clusters (./combine.ts;
+//   one not reported yet counts with an empty status), for the kinds that have one. Otherwise
+//   nothing returned stays in .status.
 // - The annotation view.kubestellar.io/status-returned-from names where the shown status came from
 //   (a cluster, or the clusters combined); it is also how a status returned earlier is known, so
 //   that it is cleared when return stops and a status the WDS itself keeps is never touched.
@@ -85,7 +86,9 @@ export function returnedState(req: ReturnRequest, plan: ReturnPlan, reported: Re
   if (plan.kind === 'combine') {
     const present = plan.clusters.filter((c) => reported.has(c));
     if (present.length === 0) return cleared;
-    return { executingCount, returnedFrom: present.join(','), status: combineStatuses(objectKind, present.map((c) => reported.get(c)!)) };
+    // A cluster that has not reported yet counts, with nothing: no condition is True everywhere
+    // and no Job complete until it reports.
+    return { executingCount, returnedFrom: present.join(','), status: combineStatuses(objectKind, plan.clusters.map((c) => reported.get(c) ?? {})) };
   }
   return cleared;
 }

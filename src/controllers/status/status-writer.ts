@@ -7,7 +7,7 @@
 // the informer brings the new one and the key comes back) ends the write quietly.
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { groupVersionPath } from '../../kube/request-info.js';
+import { objectPath } from '../../kube/resource-path.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import type { WorkloadResource } from '../workload-resources.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION, type ReturnedState } from './returned-state.js';
@@ -20,15 +20,10 @@ export interface StoredObject {
   obj: KubeObject;
 }
 
-export function objectPath(res: WorkloadResource, namespace: string, name: string): string {
-  const ns = res.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${groupVersionPath(res.group, res.version)}${ns}/${res.resource}/${encodeURIComponent(name)}`;
-}
-
 /** Writes what differs; returns the writes made (for logs and tests). */
 export async function writeReturnedState(wds: Upstream, target: StoredObject, want: ReturnedState): Promise<string[]> {
   const { res, obj } = target;
-  const path = objectPath(res, obj.metadata?.namespace ?? '', obj.metadata?.name ?? '');
+  const path = objectPath({ ...res, namespace: res.namespaced ? obj.metadata?.namespace ?? '' : '', name: obj.metadata?.name ?? '' });
   const labels = obj.metadata?.labels ?? {};
   const annotations = obj.metadata?.annotations ?? {};
   const metaPatch: JsonObject = {};
@@ -36,17 +31,21 @@ export async function writeReturnedState(wds: Upstream, target: StoredObject, wa
   if (annotations[RETURNED_FROM_ANNOTATION] !== want.returnedFrom) metaPatch.annotations = { [RETURNED_FROM_ANNOTATION]: want.returnedFrom ?? null };
   const statusChanges = want.status !== undefined && !isDeepStrictEqual(obj.status ?? {}, want.status);
   const done: string[] = [];
+  // The metadata patch is conditional on the resourceVersion last seen: ours after a status write.
+  let resourceVersion = obj.metadata?.resourceVersion;
   const patchMeta = async () => {
     if (Object.keys(metaPatch).length === 0) return true;
-    const ok = await send(wds, 'PATCH', path, 'application/merge-patch+json', { metadata: { ...metaPatch, resourceVersion: obj.metadata?.resourceVersion } });
-    if (ok) done.push(`metadata ${JSON.stringify(metaPatch)}`);
-    return ok;
+    const written = await send(wds, 'PATCH', path, 'application/merge-patch+json', { metadata: { ...metaPatch, resourceVersion } });
+    if (written) done.push(`metadata ${JSON.stringify(metaPatch)}`);
+    return written !== undefined;
   };
   const patchStatus = async () => {
     if (!statusChanges) return true;
-    const ok = await send(wds, 'PATCH', res.hasStatus ? `${path}/status` : path, 'application/json-patch+json', [{ op: 'add', path: '/status', value: want.status }]);
-    if (ok) done.push(want.returnedFrom ? `status from ${want.returnedFrom}` : 'status cleared');
-    return ok;
+    const written = await send(wds, 'PATCH', res.hasStatus ? `${path}/status` : path, 'application/json-patch+json', [{ op: 'add', path: '/status', value: want.status }]);
+    if (!written) return false;
+    resourceVersion = written.metadata?.resourceVersion ?? resourceVersion;
+    done.push(want.returnedFrom ? `status from ${want.returnedFrom}` : 'status cleared');
+    return true;
   };
   if (want.returnedFrom !== undefined) {
     if (await patchMeta()) await patchStatus();
@@ -56,10 +55,9 @@ export async function writeReturnedState(wds: Upstream, target: StoredObject, wa
   return done;
 }
 
-/** false when the object went or changed under us (the informer queues it again). */
-async function send(wds: Upstream, method: string, path: string, contentType: string, body: unknown): Promise<boolean> {
-  const res = await upstreamRequest(wds, method, `${path}?fieldManager=${STATUS_FIELD_MANAGER}`, { headers: { 'content-type': contentType }, body });
-  if (res.status === 404 || res.status === 409) return false;
-  expectOk(res, `${method} ${path}`);
-  return true;
+/** The object as written; undefined when it went or changed under us (404, 409: the informer queues it again). */
+async function send(wds: Upstream, method: string, path: string, contentType: string, body: unknown): Promise<KubeObject | undefined> {
+  const res = expectOk(await upstreamRequest(wds, method, `${path}?fieldManager=${STATUS_FIELD_MANAGER}`, { headers: { 'content-type': contentType }, body }), `${method} ${path}`, [404, 409]);
+  if (res.status === 404 || res.status === 409) return undefined;
+  return JSON.parse(res.body.toString('utf8') || '{}') as KubeObject;
 }

@@ -1,4 +1,4 @@
-// The URL of an object of the WEC from its group/version/resource, namespace and name.
+// The REST path of an object or collection from its group/version/resource, namespace and name.
 export interface ResourceRef {
   group: string;
   version: string;
