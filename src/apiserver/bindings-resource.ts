@@ -127,13 +127,15 @@ export function registerBindings(app: FastifyInstance, source: BindingSource | u
 /** What tells whether a Binding changed (not its resourceVersion). */
 const content = (b: Binding) => JSON.stringify([b.metadata.uid, b.metadata.ownerReferences, b.metadata.generation, b.spec, b.status]);
 
-/** How long the controllers' changes are gathered before the Bindings are recomputed. */
-const COALESCE_MS = 20;
+/** How long the controllers' changes are gathered before the Bindings are recomputed for open watches. */
+const COALESCE_MS = 100;
 
 /**
- * The Bindings of one source as a served collection. A Binding is recomputed when the controllers
- * say it may have changed — after COALESCE_MS, so a burst of placements (every object of a policy)
- * recomputes it once — and before every read, so no read is stale.
+ * The Bindings of one source as a served collection. A Binding the controllers say may have
+ * changed is recomputed before the next read (so no read is stale) and, while some watch is open,
+ * after COALESCE_MS (a burst of placements — every object of a policy — recomputes it once). With
+ * nobody watching nothing is recomputed: a Binding of thousands of objects is not rebuilt for
+ * every placement (measured: ksview serve's RSS in the placement bench doubled when it was).
  */
 class BindingsFeed {
   readonly collection = new VirtualCollection<Binding>(content);
@@ -145,7 +147,7 @@ class BindingsFeed {
     for (const b of source.bindings() as Binding[]) this.collection.set(b.metadata.name, b);
     source.onBindingChange((name) => {
       this.dirty.add(name);
-      this.timer ??= setTimeout(() => this.flush(), COALESCE_MS).unref();
+      if (this.collection.watched()) this.timer ??= setTimeout(() => this.flush(), COALESCE_MS).unref();
     });
   }
 

@@ -15,9 +15,10 @@
 import type { KubeObject } from '../kube/objects.js';
 import { errors, StatusError, type FailureStatus } from '../kube/status.js';
 
-const HISTORY = 1000;
-/** And at most about this much of it (JSON length of the objects kept): a large Binding is megabytes. */
-const HISTORY_BYTES = 64 * 1024 * 1024;
+/** Changes kept for watches and exact lists: as many as kube-apiserver's watch cache keeps by default (100). */
+const HISTORY = 100;
+/** And at most about this much of them (JSON length of the objects kept): a large Binding is megabytes. */
+const HISTORY_BYTES = 8 * 1024 * 1024;
 /** How long a list asking for a resourceVersion not reached yet waits before 504, as kube-apiserver. */
 const TOO_LARGE_WAIT_MS = 3000;
 
@@ -124,6 +125,11 @@ export class VirtualCollection<T extends KubeObject> {
 
   resourceVersion(): number {
     return this.rv;
+  }
+
+  /** Whether some watch is open (a feed need not keep the collection current for nobody). */
+  watched(): boolean {
+    return this.listeners.size > 0;
   }
 
   /** Sets the object of `key` (undefined: removes it); a change in content is a new resourceVersion. */
