@@ -2,14 +2,15 @@
 // controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
 // request but health checks, the group view.kubestellar.io (discovery, OpenAPI, the virtual
-// `spaces` and `bindings`), /metrics, and the view under its root (where the same `bindings` are
-// also served in control.kubestellar.io). Every error is a Kubernetes
-// Status; no request can crash the process. Tests build it with a stub Authenticator/Authorizer
-// and drive it with `inject`.
+// `spaces`, `bindings` and `combinedstatuses`), /metrics, and the view under its root (where the
+// same `bindings` and `combinedstatuses` are also served in control.kubestellar.io). Every error is
+// a Kubernetes Status; no request can crash the process. Tests build it with a stub
+// Authenticator/Authorizer and drive it with `inject`.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { registerBindings, type BindingSource } from './bindings-resource.js';
+import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
@@ -20,9 +21,9 @@ import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './n
 import { assertSafePath } from '../kube/request-info.js';
 import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
-import {
-  aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, CONTROL_GROUP, GROUP, GROUP_VERSION, openAPIV2, openAPIV3GroupVersion, openAPIV3Index, viewRoot,
-} from './view-group.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, viewRoot } from './view-group.js';
+import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
+import type { Authorize } from './virtual-resource.js';
 import { registerView } from './view-proxy.js';
 import { decorateRequests, userOf } from './request-state.js';
 import { sendExact } from './send-exact.js';
@@ -36,6 +37,8 @@ export interface AppOptions {
   protobuf?: ProtobufDecoder;
   /** The placement controllers' Bindings (none without an ITS). */
   bindings?: BindingSource;
+  /** The status controller's CombinedStatuses (none without an ITS). */
+  combinedStatuses?: CombinedStatusSource;
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
@@ -164,15 +167,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
 
   // The group's own resources: a SubjectAccessReview of the user on each.
-  const authorizeOn = (resource: string, group = GROUP) => (req: FastifyRequest, verb: string, name?: string) =>
-    opts.authorizer.authorize(userOf(req), { resource: { verb, group, resource, ...(name ? { name } : {}) } });
+  const authorizeOn = (resource: string, group = GROUP): Authorize => (req, verb, namespace, name) =>
+    opts.authorizer.authorize(userOf(req), { resource: { verb, group, resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } });
   registerSpaces(app, info, authorizeOn('spaces'));
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP);
+  registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP);
 
-  // Inside the view the same Bindings are also KubeStellar's bindings.control.kubestellar.io.
+  // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {
     root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
-    bindings: opts.bindings, authorizeControlBindings: authorizeOn('bindings', CONTROL_GROUP),
+    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, authorizeOn,
   });
   return app;
 }

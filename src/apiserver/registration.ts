@@ -44,9 +44,11 @@ export const VIEW_USER_RULES = [
   // kube-apiserver authorizes the outer path of every view request as spaces/proxy.
   { apiGroups: [GROUP], resources: ['spaces/proxy'], verbs: ['get', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: [GROUP], resources: ['spaces'], verbs: ['get', 'list', 'watch'] },
-  // The virtual Bindings: what each BindingPolicy resolves to, in both groups that serve them
+  // The virtual Bindings (what each BindingPolicy resolves to) and CombinedStatuses (the status
+  // its StatusCollectors combine; namespaced, their SubjectAccessReviews carry the namespace, so
+  // RBAC can also grant them per namespace), in both groups that serve them
   // (control.kubestellar.io only inside the view).
-  { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings', 'combinedstatuses'], verbs: ['get', 'list', 'watch'] },
 ];
 
 export const CRD_MANAGER_RULES = [

@@ -1,6 +1,6 @@
 // The label and field selectors of a list or watch on this server's own resources (spaces,
-// bindings), as kube-apiserver applies them: parsed once per request, a malformed selector or an
-// unsupported field label is a 400 Status with kube's message.
+// bindings, combinedstatuses), as kube-apiserver applies them: parsed once per request, a
+// malformed selector or an unsupported field label is a 400 Status with kube's message.
 import { fieldSelectorMatcher, FieldSelectorError } from '../kube/field-selector.js';
 import { LabelSelectorError, matchesRequirements, parseLabelSelector } from '../kube/label-selector.js';
 import { errors } from '../kube/status.js';

@@ -6,12 +6,13 @@ import { createHash } from 'node:crypto';
 import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
 import { errors } from '../kube/status.js';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { wantsTable } from './negotiation.js';
 import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { GROUP, GROUP_VERSION } from './view-group.js';
 import { VirtualCollection } from './virtual-collection.js';
+import type { Authorize } from './virtual-resource.js';
 import { listOrWatch, type CollectionQuery } from './virtual-serving.js';
 import { queryBool } from './watch-stream.js';
 
@@ -72,8 +73,7 @@ export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSe
 
 interface Query extends CollectionQuery { watch?: string; labelSelector?: string; fieldSelector?: string; includeObject?: string }
 
-export function registerSpaces(app: FastifyInstance, info: SpaceInfo,
-  authorize: (req: FastifyRequest, verb: string, name?: string) => Promise<void>): void {
+export function registerSpaces(app: FastifyInstance, info: SpaceInfo, authorize: Authorize): void {
   const base = `/apis/${GROUP_VERSION}/spaces`;
   // One object that never changes, served with the resourceVersion rules of every virtual resource.
   const collection = new VirtualCollection<SpaceObject>((o) => JSON.stringify(o));
@@ -92,7 +92,7 @@ export function registerSpaces(app: FastifyInstance, info: SpaceInfo,
     });
   });
   app.get<{ Params: { name: string }; Querystring: Query }>(`${base}/:name`, async (req) => {
-    await authorize(req, 'get', req.params.name);
+    await authorize(req, 'get', undefined, req.params.name);
     if (req.params.name !== info.name) throw errors.notFound({ group: GROUP, kind: 'spaces', name: req.params.name });
     checkIncludeObject(req.query.includeObject);
     const o = collection.get(info.name)!;

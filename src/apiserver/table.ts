@@ -1,7 +1,7 @@
 // meta.k8s.io Tables (server-side printing, what `kubectl get` asks for) of objects, with a kind's
 // printer: rows carry the object as includeObject says (None, Metadata — the default, as
 // PartialObjectMetadata — or Object). The one Table builder of the server: denatured kinds,
-// spaces and bindings.
+// spaces, bindings and combinedstatuses.
 import type { KubeObject } from '../kube/objects.js';
 import { errors } from '../kube/status.js';
 import type { KindPrinter } from '../storage/denatured-printers.js';

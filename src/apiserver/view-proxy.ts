@@ -3,9 +3,10 @@
 // here; hidden kinds are 404; denatured kinds are served by ./denatured-handler.ts from their CRDs;
 // every other request is passed to the WDS as the end user by ./passthrough.ts, watches included.
 // Bodies are checked before they travel: at most 3 MiB, and JSON or YAML that parses.
-// One resource of the view's own joins the WDS's: the virtual Bindings as KubeStellar's
-// bindings.control.kubestellar.io/v1alpha1 (./bindings-resource.ts), in discovery (legacy and
-// aggregated) and OpenAPI v2/v3, while the WDS's own control.kubestellar.io stays hidden.
+// Resources of the view's own join the WDS's: the virtual Bindings and CombinedStatuses as
+// KubeStellar's control.kubestellar.io/v1alpha1 (./bindings-resource.ts,
+// ./combinedstatuses-resource.ts), in discovery (legacy and aggregated) and OpenAPI v2/v3, while
+// the WDS's own control.kubestellar.io stays hidden.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import {
@@ -26,9 +27,10 @@ import { errors, MAX_BODY_BYTES } from '../kube/status.js';
 import { passThrough } from './passthrough.js';
 import { bodyOf, userOf } from './request-state.js';
 import { registerBindings, type BindingSource } from './bindings-resource.js';
-import {
-  CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlOpenAPIV2, controlOpenAPIV3, controlResourceList, VERSION,
-} from './view-group.js';
+import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
+import { CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlResourceList, VERSION } from './view-group.js';
+import { controlOpenAPIV2, controlOpenAPIV3 } from './view-openapi.js';
+import type { Authorize } from './virtual-resource.js';
 import { createHash } from 'node:crypto';
 
 export interface ViewOptions {
@@ -39,8 +41,10 @@ export interface ViewOptions {
   protobuf?: ProtobufDecoder;
   /** The placement controllers' Bindings (none without an ITS: the list is empty). */
   bindings?: BindingSource;
-  /** A SubjectAccessReview of the user on `bindings` in control.kubestellar.io. */
-  authorizeControlBindings: (req: FastifyRequest, verb: string, name?: string) => Promise<void>;
+  /** The status controller's CombinedStatuses (none without an ITS: the lists are empty). */
+  combinedStatuses?: CombinedStatusSource;
+  /** A SubjectAccessReview of the user on `resource` in `group`. */
+  authorizeOn: (resource: string, group: string) => Authorize;
 }
 
 /** The view's own OpenAPI v3 document of control.kubestellar.io/v1alpha1, and its hash for the index. */
@@ -76,9 +80,10 @@ export async function registerView(app: FastifyInstance, opts: ViewOptions): Pro
 function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   const { root, up, cats, denatured, protobuf } = opts;
 
-  // Routes of their own: more specific than the catch-all below, so the hidden group's bindings
-  // are these, never the WDS's (a KubeStellar install's real Binding CRD is shadowed).
-  registerBindings(view, opts.bindings, opts.authorizeControlBindings, CONTROL_GROUP);
+  // Routes of their own: more specific than the catch-all below, so the hidden group's bindings and
+  // combinedstatuses are these, never the WDS's (a KubeStellar install's real CRDs are shadowed).
+  registerBindings(view, opts.bindings, opts.authorizeOn('bindings', CONTROL_GROUP), CONTROL_GROUP);
+  registerCombinedStatuses(view, opts.combinedStatuses, opts.authorizeOn('combinedstatuses', CONTROL_GROUP), CONTROL_GROUP);
 
   // Bodies are buffered (3 MiB at most), checked, and kept as they came for the passthrough.
   view.removeAllContentTypeParsers();

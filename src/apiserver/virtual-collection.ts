@@ -1,4 +1,4 @@
-// A served collection of computed objects (a virtual resource: bindings, later combinedstatuses)
+// A served collection of computed objects (a virtual resource: bindings, combinedstatuses)
 // with kube-apiserver's resourceVersion semantics, as its watch cache gives them (API conventions,
 // "Resource versions"; messages as kube-apiserver 1.33 words them):
 // - every change (an object added, changed in content, or removed) takes the next resourceVersion;
@@ -11,7 +11,7 @@
 // - resourceVersions start from the clock (microseconds), so they keep growing across restarts of
 //   the server: a client's resourceVersion from before a restart is older, never "in the future".
 // Query validation (ListOptions) and the list and watch rules are here; the resource's routes
-// (./bindings-resource.ts) only filter and encode. Objects are never mutated: changes replace them.
+// (./virtual-resource.ts) only filter and encode. Objects are never mutated: changes replace them.
 import type { KubeObject } from '../kube/objects.js';
 import { errors, StatusError, type FailureStatus } from '../kube/status.js';
 

@@ -1,9 +1,9 @@
-// List and watch of a virtual resource (spaces, bindings) from its VirtualCollection, as
-// kube-apiserver serves a collection: ListOptions validated, a list at the asked resourceVersion,
-// a watch from it (an ERROR event and the end when it is too old), BOOKMARK events when asked
-// (every minute and shortly before the timeout, as kube-apiserver's watch cache sends them). The
-// resource says which objects a request keeps (its selectors) and how they are encoded (JSON or a
-// Table row).
+// List and watch of a virtual resource (spaces, bindings, combinedstatuses) from its
+// VirtualCollection, as kube-apiserver serves a collection: ListOptions validated, a list at the
+// asked resourceVersion, a watch from it (an ERROR event and the end when it is too old), BOOKMARK
+// events when asked (every minute and shortly before the timeout, as kube-apiserver's watch cache
+// sends them). The resource says which objects a request keeps (its selectors) and how they are
+// encoded (JSON or a Table row).
 import type { FastifyReply } from 'fastify';
 import type { KubeObject } from '../kube/objects.js';
 import type { StatusError } from '../kube/status.js';

@@ -1,6 +1,7 @@
-// The response of a watch on one of this server's virtual resources (spaces, bindings): headers
-// flushed at once, one JSON event per line, ended after `timeoutSeconds` (default 30 min, at most
-// an hour, as kube-apiserver's --min-request-timeout range allows) or when the client leaves.
+// The response of a watch on one of this server's virtual resources (spaces, bindings,
+// combinedstatuses): headers flushed at once, one JSON event per line, ended after `timeoutSeconds`
+// (default 30 min, at most an hour, as kube-apiserver's --min-request-timeout range allows) or
+// when the client leaves.
 import type { FastifyReply } from 'fastify';
 
 export interface WatchStream {

@@ -135,7 +135,33 @@ spec:
     wantSingletonReportedState: true
 `;
 
-const STEPS = 9;
+// CombinedStatus: a StatusCollector summing availableReplicas over every WEC the Deployment goes to.
+const DEMO_COMBINED = `apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata:
+  name: demo-available
+spec:
+  combinedFields:
+  - name: sum
+    type: SUM
+    subject: returned.status.availableReplicas
+---
+apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata:
+  name: demo-combined
+spec:
+  clusterSelectors:
+  - matchLabels: {location-group: edge}
+  downsync:
+  - objectSelectors:
+    - matchLabels: {app: nginx}
+    namespaces: [demo]
+    resources: [deployments]
+    statusCollectors: [demo-available]
+`;
+
+const STEPS = 10;
 
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
@@ -241,5 +267,18 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   if (!returned.ok) throw new UserError(`wec1's status of demo-nginx did not come back to wds1 within 60 s (readyReplicas: ${returned.detail}; see the ksview serve log)`);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-L', 'kubestellar.io/executing-count']);
   process.stdout.write('\nwds1 runs no Deployment controller: READY 2/2 is wec1\'s status, returned by ksview serve\n');
+
+  progress.step(`10/${STEPS} a CombinedStatus: availableReplicas summed over wec1 and wec2 (a StatusCollector in CEL)`);
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_COMBINED);
+  const sum = () => {
+    const r = kubectl(kc, ['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined',
+      '-o', 'jsonpath={.items[0].results[0].rows[0].columns[0].float}']);
+    return r.stdout.trim();
+  };
+  const summed = await waitFor(async () => ({ ok: sum() === '4', detail: sum() || 'no CombinedStatus yet' }), 60_000, 250);
+  if (!summed.ok) throw new UserError(`the CombinedStatus of demo-nginx did not sum 4 available replicas within 60 s (it shows: ${summed.detail}; see the ksview serve log)`);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined']);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined', '-o', 'jsonpath={.items[0].results}']);
+  process.stdout.write('\n\n2 available in wec1 + 2 in wec2, combined by ksview serve from the agents\' WorkStatuses; never stored\n');
   progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
 }

@@ -11,6 +11,7 @@ import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js
 import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
 import { StatusController } from '../controllers/status/controller.js';
+import { CombinedStatuses } from '../controllers/status/combined-statuses.js';
 import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
@@ -102,11 +103,18 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const status = placement && its
     ? new StatusController({ wds: up, its, sources: placement.statusSources(), log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
     : undefined;
+  // The virtual CombinedStatuses (StatusCollectors over the same WorkStatuses), served by the app.
+  const combined = placement && status
+    ? new CombinedStatuses({
+      wds: up, sources: placement.statusSources(), workStatuses: status.workStatuses.store,
+      onObjectReportChange: (cb) => status.onReportChange(cb), log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+    })
+    : undefined;
   // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
@@ -140,12 +148,13 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     });
     await placement.start();
     await status?.start();
+    await combined?.start();
     await health?.start();
     // Replicas of the server for one WDS: one Lease decides which one writes.
     elector = new LeaderElector(up, {
       namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => { placement.setLeading(true); status?.setLeading(true); health?.setLeading(true); },
-      onStoppedLeading: () => { placement.setLeading(false); status?.setLeading(false); health?.setLeading(false); },
+      onStartedLeading: () => { placement.setLeading(true); status?.setLeading(true); combined?.setLeading(true); health?.setLeading(true); },
+      onStoppedLeading: () => { placement.setLeading(false); status?.setLeading(false); combined?.setLeading(false); health?.setLeading(false); },
       log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     });
     elector.start();
@@ -156,6 +165,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       clearInterval(refresh);
       denatured.stop();
       await elector?.stop();
+      combined?.stop();
       await status?.stop();
       await placement?.stop();
       await health?.stop();

@@ -86,7 +86,7 @@ t.test('writes to either path: authorized as the write, then 405 MethodNotAllowe
   t.same(upstream.calls(), []);
 });
 
-t.test('discovery of the view lists bindings in control.kubestellar.io, short name bdg; the group holds nothing else', async (t) => {
+t.test('discovery of the view lists bindings in control.kubestellar.io, short name bdg; the group holds only the view\'s virtual resources', async (t) => {
   const { app, upstream, close } = await testApp({ bindings: source() });
   t.teardown(close);
   const headers = { 'x-test-user': 'alice' };
@@ -108,15 +108,21 @@ t.test('discovery of the view lists bindings in control.kubestellar.io, short na
     resources: [{
       resource: 'bindings', singularResource: 'binding', scope: 'Cluster', responseKind: { group: 'control.kubestellar.io', version: 'v1alpha1', kind: 'Binding' },
       verbs: ['get', 'list', 'watch'], shortNames: ['bdg'], categories: ['kubestellar'],
+    }, {
+      resource: 'combinedstatuses', singularResource: 'combinedstatus', scope: 'Namespaced', responseKind: { group: 'control.kubestellar.io', version: 'v1alpha1', kind: 'CombinedStatus' },
+      verbs: ['get', 'list', 'watch'], shortNames: ['cs'], categories: ['kubestellar'],
     }],
-  }], 'the WDS\'s bindingpolicies stay hidden; the view\'s bindings are there');
+  }], 'the WDS\'s bindingpolicies stay hidden; the view\'s bindings and combinedstatuses are there');
 
   const group = await app.inject({ url: `${ROOT}/apis/control.kubestellar.io`, headers });
   t.match(group.json(), { kind: 'APIGroup', name: 'control.kubestellar.io', preferredVersion: { groupVersion: 'control.kubestellar.io/v1alpha1' } });
   const resources = await app.inject({ url: `${ROOT}/apis/control.kubestellar.io/v1alpha1`, headers });
   t.strictSame(resources.json(), {
     kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'control.kubestellar.io/v1alpha1',
-    resources: [{ name: 'bindings', singularName: 'binding', namespaced: false, kind: 'Binding', verbs: ['get', 'list', 'watch'], shortNames: ['bdg'], categories: ['kubestellar'] }],
+    resources: [
+      { name: 'bindings', singularName: 'binding', namespaced: false, kind: 'Binding', verbs: ['get', 'list', 'watch'], shortNames: ['bdg'], categories: ['kubestellar'] },
+      { name: 'combinedstatuses', singularName: 'combinedstatus', namespaced: true, kind: 'CombinedStatus', verbs: ['get', 'list', 'watch'], shortNames: ['cs'], categories: ['kubestellar'] },
+    ],
   });
   t.equal((await app.inject({ url: `${ROOT}/apis/control.kubestellar.io/v1beta1`, headers })).statusCode, 404);
   t.equal((await app.inject({ url: `${ROOT}/apis/control.kubestellar.io/v1alpha1/bindingpolicies`, headers })).statusCode, 404, 'the WDS\'s policies stay hidden');

@@ -38,7 +38,7 @@ function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkS
     stored: (k) => (encodeKey(k) === SOURCE ? { res: DEPLOYMENTS, obj } : undefined),
     placement: (s) => (s === SOURCE ? placed : undefined),
     keysFor: () => [KEY], allKeys: () => [KEY],
-    onPlacementChange: () => () => {}, onObjectChange: () => () => {},
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
   };
   const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
   for (const ws of statuses) c.workStatuses.store.set(ws);

@@ -216,6 +216,7 @@ export class PlacementController {
       placement: (source) => this.reconciler.bindings.placement(source),
       keysFor: (native, namespace, name) => this.workload.keysFor(native, namespace, name),
       allKeys: () => this.workload.allKeys(),
+      policy: (name) => this.policies.get('', name),
       onPlacementChange: (cb) => this.reconciler.bindings.onPlacementChange(cb),
       onObjectChange: (cb) => {
         this.objectListeners.add(cb);

@@ -11,7 +11,7 @@
 // times while waiting is reconciled once, with the latest state. Reads are the informers' caches;
 // only the elected leader writes, and only what differs (./status-writer.ts).
 import { Informer, type ChangeType } from '../../kube/informer.js';
-import type { JsonObject } from '../../kube/objects.js';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
@@ -37,6 +37,8 @@ export interface StatusSources {
   allKeys(): ObjectKey[];
   onPlacementChange(cb: (source: string) => void): () => void;
   onObjectChange(cb: (k: ObjectKey) => void): () => void;
+  /** A BindingPolicy by name (its uid names CombinedStatuses). */
+  policy(name: string): (KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } }) | undefined;
 }
 
 export interface StatusOptions {
@@ -57,6 +59,7 @@ export class StatusController {
   /** The WorkStatuses of the ITS (unit tests fill its store). */
   readonly workStatuses: Informer<WorkStatus>;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly reportListeners = new Set<(source: string) => void>();
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -82,7 +85,7 @@ export class StatusController {
   }
 
   async start(): Promise<void> {
-    this.unsubscribe.push(this.o.sources.onPlacementChange((source) => this.queue.add(source)));
+    this.unsubscribe.push(this.o.sources.onPlacementChange((source) => this.add(source)));
     this.unsubscribe.push(this.o.sources.onObjectChange((k) => this.enqueue(k)));
     this.workStatuses.start();
     await this.workStatuses.synced;
@@ -130,11 +133,26 @@ export class StatusController {
     await writeReturnedState(this.o.wds, d.target, d.want);
   }
 
-  private enqueue(k: ObjectKey): void {
-    this.queue.add(encodeKey(k));
+  /**
+   * Hears the encoded key of every object whose reports, placement or self may have changed (the
+   * same events that queue it here): the CombinedStatuses (./combined-statuses.ts) follow them.
+   */
+  onReportChange(cb: (source: string) => void): () => void {
+    this.reportListeners.add(cb);
+    return () => { this.reportListeners.delete(cb); };
   }
 
+  private add(source: string): void {
+    this.queue.add(source);
+    for (const cb of this.reportListeners) cb(source);
+  }
+
+  private enqueue(k: ObjectKey): void {
+    this.add(encodeKey(k));
+  }
+
+  /** The backstop pass: queued here only (nothing changed that others should hear of). */
   private enqueueAll(): void {
-    for (const k of this.o.sources.allKeys()) this.enqueue(k);
+    for (const k of this.o.sources.allKeys()) this.queue.add(encodeKey(k));
   }
 }

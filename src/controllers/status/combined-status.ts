@@ -1,0 +1,80 @@
+// One CombinedStatus, built (pure): KubeStellar's object for a (workload object, BindingPolicy)
+// pair whose policy names StatusCollectors for the object. Named `<object uid>.<policy uid>`, in the
+// object's namespace (`kubestellar-report` for a cluster-scoped object), with the five labels
+// KubeStellar's selectors look for; `results` holds one entry per named collector that exists and
+// is valid, sorted by collector name (./collectors.ts computes each). Virtual: no spec, no status,
+// its uid derived from its name and its creationTimestamp the later of the object's and the
+// policy's, so every replica serves the same object.
+import { createHash } from 'node:crypto';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import type { WorkStatus } from '../../kube/ocm-api.js';
+import type { ObjectIdentity } from '../wrapping.js';
+import { collect, objForCel, type CompiledCollector, type NamedStatusCombination, type WecReport } from './collectors.js';
+
+export const COMBINED_STATUS_API_VERSION = 'control.kubestellar.io/v1alpha1';
+/** Where the CombinedStatuses of cluster-scoped objects live (KubeStellar's name). */
+export const CLUSTER_SCOPED_NAMESPACE = 'kubestellar-report';
+
+export const LABELS = {
+  group: 'status.kubestellar.io/api-group',
+  resource: 'status.kubestellar.io/resource',
+  namespace: 'status.kubestellar.io/namespace',
+  name: 'status.kubestellar.io/name',
+  policy: 'status.kubestellar.io/binding-policy',
+} as const;
+
+export interface CombinedStatus extends KubeObject {
+  metadata: { name: string; namespace: string; uid: string; creationTimestamp?: string; labels: Record<string, string>; resourceVersion?: string };
+  results?: NamedStatusCombination[];
+}
+
+/** Where a CombinedStatus is: its namespace and name. */
+export function combinedStatusRef(id: ObjectIdentity, objectUid: string, policyUid: string): { namespace: string; name: string } {
+  return { namespace: id.namespace || CLUSTER_SCOPED_NAMESPACE, name: `${objectUid}.${policyUid}` };
+}
+
+/** A stable UUID-shaped uid for a virtual object, from its namespace and name. */
+function virtualUid(namespace: string, name: string): string {
+  const h = createHash('sha256').update(`${namespace}/${name}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** When the status in a WorkStatus last changed: the latest managedFields entry that touches status (KubeStellar's rule). */
+export function lastStatusUpdate(ws: WorkStatus): string | undefined {
+  let latest: string | undefined;
+  for (const m of ws.metadata.managedFields ?? []) {
+    const fields = m.fieldsV1 as JsonObject | undefined;
+    const touchesStatus = m.subresource === 'status' || (fields !== undefined && 'f:status' in fields);
+    if (touchesStatus && typeof m.time === 'string' && (!latest || m.time > latest)) latest = m.time;
+  }
+  return latest;
+}
+
+export interface CombinedStatusInput {
+  id: ObjectIdentity;
+  object: KubeObject;
+  policy: KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } };
+  /** The valid collectors the policy names for the object. */
+  collectors: CompiledCollector[];
+  /** The reports of the policy's clusters for this object (a cluster not reported yet is absent). */
+  reports: WecReport[];
+}
+
+export function buildCombinedStatus(i: CombinedStatusInput): CombinedStatus {
+  const { namespace, name } = combinedStatusRef(i.id, i.object.metadata?.uid ?? '', i.policy.metadata.uid ?? '');
+  const times = [i.object.metadata?.creationTimestamp, i.policy.metadata.creationTimestamp].filter((x): x is string => typeof x === 'string').sort();
+  const obj = objForCel(i.object as JsonObject);
+  const results = [...i.collectors].sort((a, b) => a.name.localeCompare(b.name)).map((c) => collect(c, obj, i.reports));
+  return {
+    apiVersion: COMBINED_STATUS_API_VERSION, kind: 'CombinedStatus',
+    metadata: {
+      name, namespace, uid: virtualUid(namespace, name),
+      ...(times.length > 0 ? { creationTimestamp: times.at(-1) } : {}),
+      labels: {
+        [LABELS.group]: i.id.group, [LABELS.resource]: i.id.resource, [LABELS.namespace]: i.id.namespace,
+        [LABELS.name]: i.id.name, [LABELS.policy]: i.policy.metadata.name,
+      },
+    },
+    ...(results.length > 0 ? { results } : {}),
+  };
+}

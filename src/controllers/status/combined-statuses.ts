@@ -1,0 +1,193 @@
+// The CombinedStatuses of one WDS, computed on demand from the caches (never stored): for each
+// placed object and each selecting policy that names StatusCollectors for it, one CombinedStatus
+// (./combined-status.ts) over the policy's clusters' WorkStatuses. What the server serves as the
+// virtual `combinedstatuses` (src/apiserver/combinedstatuses-resource.ts reads it through
+// `combinedStatuses`, `combinedStatus` and `onCombinedStatusChange`).
+// Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
+// per generation (./collectors.ts); the leader writes its `status` (observedGeneration, and the
+// compile errors in `errors`, KubeStellar's place for them); an invalid collector yields no result.
+// Changes are announced, never pushed: an object's WorkStatus, placement or own change, and any
+// collector change, name the CombinedStatus keys (`<namespace>/<name>`) that may differ; the
+// served collection recomputes them when read or watched.
+import { isDeepStrictEqual } from 'node:util';
+import { EventEmitter } from 'node:events';
+import { Informer, type Store } from '../../kube/informer.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { WorkStatus } from '../../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { decodeKey, encodeKey, identityKey } from '../placement/keys.js';
+import { compileCollector, type CompileResult, type StatusCollector } from './collectors.js';
+import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
+import type { StatusSources } from './controller.js';
+
+export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
+
+type PolicyObject = KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } };
+
+export interface CombinedStatusesOptions {
+  wds: Upstream;
+  sources: StatusSources & { policy(name: string): PolicyObject | undefined };
+  /** The ITS's WorkStatuses, indexed by `identity` (the status controller's informer). */
+  workStatuses: Store<WorkStatus>;
+  /** Called with the encoded key of an object whose reports, placement or self changed. */
+  onObjectReportChange(cb: (source: string) => void): () => void;
+  log: (msg: string) => void;
+}
+
+const keyOf = (r: { namespace: string; name: string }) => `${r.namespace}/${r.name}`;
+
+export class CombinedStatuses {
+  readonly collectors: Informer<StatusCollector>;
+  private readonly compiled = new Map<string, { generation: number | undefined; result: CompileResult }>();
+  /** The CombinedStatus keys each object (encoded key) last had, and what each key is of. */
+  private readonly keysBySource = new Map<string, Set<string>>();
+  private readonly byKey = new Map<string, { source: string; policy: string }>();
+  private readonly events = new EventEmitter();
+  private readonly unsubscribe: (() => void)[] = [];
+  private leading = false;
+
+  constructor(private readonly o: CombinedStatusesOptions) {
+    this.events.setMaxListeners(0);
+    this.collectors = new Informer<StatusCollector>(o.wds, {
+      path: STATUS_COLLECTORS,
+      onChange: (_t, sc) => {
+        this.compiled.delete(sc.metadata.name);
+        this.writeCollectorStatus(sc.metadata.name);
+        for (const source of this.keysBySource.keys()) this.touch(source);
+      },
+      onError: (err) => o.log(`status: statuscollectors: ${err.message}`),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.unsubscribe.push(this.o.onObjectReportChange((source) => this.touch(source)));
+    this.collectors.start();
+    await this.collectors.synced;
+    // The served collection was filled before the caches were: every key found now is news.
+    this.refreshIndex();
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+    this.collectors.stop();
+  }
+
+  /** Whether this replica writes the collectors' status; a new leader writes each once. */
+  setLeading(leading: boolean): void {
+    if (leading === this.leading) return;
+    this.leading = leading;
+    if (leading) for (const sc of this.collectors.list()) this.writeCollectorStatus(sc.metadata.name);
+  }
+
+  onCombinedStatusChange(cb: (key: string) => void): () => void {
+    this.events.on('change', cb);
+    return () => { this.events.off('change', cb); };
+  }
+
+  combinedStatuses(): CombinedStatus[] {
+    this.refreshIndex();
+    return [...this.byKey.entries()].flatMap(([, at]) => {
+      const cs = this.build(at.source, at.policy);
+      return cs ? [cs] : [];
+    });
+  }
+
+  combinedStatus(namespace: string, name: string): CombinedStatus | undefined {
+    const key = `${namespace}/${name}`;
+    let at = this.byKey.get(key);
+    if (!at) {
+      this.refreshIndex();
+      at = this.byKey.get(key);
+    }
+    return at ? this.build(at.source, at.policy) : undefined;
+  }
+
+  /** A collector's compile result, compiled once per generation. */
+  compile(name: string): CompileResult | undefined {
+    const sc = this.collectors.get('', name);
+    if (!sc) return undefined;
+    const had = this.compiled.get(name);
+    if (had && had.generation === sc.metadata.generation) return had.result;
+    const result = compileCollector(sc);
+    this.compiled.set(name, { generation: sc.metadata.generation, result });
+    return result;
+  }
+
+  /** The CombinedStatuses an object has now: policy name by key. */
+  private currentKeys(source: string): Map<string, string> {
+    const out = new Map<string, string>();
+    const k = decodeKey(source);
+    const placement = this.o.sources.placement(source);
+    if (k?.kind !== 'object' || !placement) return out;
+    const found = this.o.sources.find(k);
+    const stored = this.o.sources.stored(k);
+    if (!found || !stored || encodeKey(found.key) !== source) return out;
+    for (const [policy, m] of Object.entries(placement.modulations)) {
+      if (m.statusCollectors.length === 0) continue;
+      const p = this.o.sources.policy(policy);
+      if (!p?.metadata.uid || !stored.obj.metadata?.uid) continue;
+      out.set(keyOf(combinedStatusRef(found.id, stored.obj.metadata.uid, p.metadata.uid)), policy);
+    }
+    return out;
+  }
+
+  /** Re-reads which keys an object has and announces them and the ones it lost. */
+  private touch(source: string): void {
+    const now = this.currentKeys(source);
+    const before = this.keysBySource.get(source) ?? new Set<string>();
+    for (const key of before) if (!now.has(key)) this.byKey.delete(key);
+    for (const [key, policy] of now) this.byKey.set(key, { source, policy });
+    if (now.size > 0) this.keysBySource.set(source, new Set(now.keys()));
+    else this.keysBySource.delete(source);
+    for (const key of new Set([...before, ...now.keys()])) this.events.emit('change', key);
+  }
+
+  /** Rebuilds the index from the caches; a key found or lost here (no event said so) is announced. */
+  private refreshIndex(): void {
+    const before = new Set(this.byKey.keys());
+    this.byKey.clear();
+    this.keysBySource.clear();
+    for (const k of this.o.sources.allKeys()) {
+      const source = encodeKey(k);
+      const now = this.currentKeys(source);
+      if (now.size === 0) continue;
+      this.keysBySource.set(source, new Set(now.keys()));
+      for (const [key, policy] of now) this.byKey.set(key, { source, policy });
+    }
+    for (const key of before) if (!this.byKey.has(key)) this.events.emit('change', key);
+    for (const key of this.byKey.keys()) if (!before.has(key)) this.events.emit('change', key);
+  }
+
+  private build(source: string, policyName: string): CombinedStatus | undefined {
+    const k = decodeKey(source);
+    const placement = this.o.sources.placement(source);
+    const m = placement?.modulations[policyName];
+    const policy = this.o.sources.policy(policyName);
+    if (k?.kind !== 'object' || !m || !policy) return undefined;
+    const found = this.o.sources.find(k);
+    const stored = this.o.sources.stored(k);
+    if (!found || !stored) return undefined;
+    const collectors = m.statusCollectors.flatMap((name) => this.compile(name)?.collector ?? []);
+    const reports = m.clusters.flatMap((cluster) => {
+      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
+      return ws?.status ? [{ cluster, status: ws.status, lastReturnedUpdateTimestamp: lastStatusUpdate(ws) }] : [];
+    });
+    return buildCombinedStatus({ id: found.id, object: stored.obj, policy, collectors, reports });
+  }
+
+  /** status: {observedGeneration, errors} of a collector, written by the leader when it differs. */
+  private writeCollectorStatus(name: string): void {
+    if (!this.leading) return;
+    const sc = this.collectors.get('', name);
+    const result = this.compile(name);
+    if (!sc || !result) return;
+    const want = { observedGeneration: sc.metadata.generation ?? 0, ...(result.errors.length > 0 ? { errors: result.errors } : {}) };
+    if (isDeepStrictEqual(sc.status ?? {}, want)) return;
+    const body = { metadata: { resourceVersion: sc.metadata.resourceVersion }, status: { observedGeneration: want.observedGeneration, errors: want.errors ?? null } };
+    upstreamRequest(this.o.wds, 'PATCH', `${STATUS_COLLECTORS}/${encodeURIComponent(name)}/status`, {
+      headers: { 'content-type': 'application/merge-patch+json' }, body,
+    }).then((res) => { expectOk(res, `status of StatusCollector ${name}`, [404, 409]); },
+      (err: Error) => this.o.log(`status: statuscollector ${name}: ${err.message}`))
+      .catch((err: Error) => this.o.log(`status: statuscollector ${name}: ${err.message}`));
+  }
+}

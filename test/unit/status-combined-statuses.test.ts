@@ -1,0 +1,118 @@
+// The CombinedStatuses source with fakes (src/controllers/status/combined-statuses.ts): KubeStellar's
+// name, namespace and labels; one per (object, policy naming collectors); results only from valid
+// collectors that exist; the keys announced when an object's reports change and when it loses its
+// CombinedStatus; and a collector's status (observedGeneration, errors) written by the leader only.
+import t from 'tap';
+import { CombinedStatuses } from '../../src/controllers/status/combined-statuses.js';
+import type { StatusSources } from '../../src/controllers/status/controller.js';
+import type { StatusCollector } from '../../src/controllers/status/collectors.js';
+import type { Placement } from '../../src/controllers/placement/bindings.js';
+import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
+import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { Store } from '../../src/kube/informer.js';
+import type { WorkStatus } from '../../src/kube/ocm-api.js';
+import type { KubeObject } from '../../src/kube/objects.js';
+import { mockUpstream } from '../fixtures/mock-upstream.js';
+import { identityKey } from '../../src/controllers/placement/keys.js';
+
+const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: true };
+const DEPLOYMENTS: WorkloadResource = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, native: { group: 'apps', resource: 'deployments' }, bypassesView: false, hasStatus: true };
+const DEP = objectKey(DEPLOYMENTS, 'demo', 'web');
+const NS = objectKey(NAMESPACES, '', 'demo');
+const IDS = {
+  [encodeKey(DEP)]: { key: DEP, res: DEPLOYMENTS, id: { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' } },
+  [encodeKey(NS)]: { key: NS, res: NAMESPACES, id: { group: '', version: 'v1', resource: 'namespaces', namespace: '', name: 'demo' } },
+};
+const objects: Record<string, KubeObject> = {
+  [encodeKey(DEP)]: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'demo', uid: 'dep-uid', creationTimestamp: '2026-11-24T10:00:00Z' }, spec: { replicas: 2 } },
+  [encodeKey(NS)]: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo', uid: 'ns-uid', creationTimestamp: '2026-11-24T09:00:00Z' } },
+};
+const policies: Record<string, KubeObject & { metadata: { name: string; uid: string; creationTimestamp: string } }> = {
+  p: { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'p', uid: 'p-uid', creationTimestamp: '2026-11-24T11:00:00Z' } },
+  q: { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'q', uid: 'q-uid', creationTimestamp: '2026-11-24T08:00:00Z' } },
+};
+const mod = (statusCollectors: string[], clusters: string[]) => ({ createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors, clusters });
+const collector = (name: string, spec: StatusCollector['spec'], generation = 1, status?: StatusCollector['status']): StatusCollector =>
+  ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name, generation, resourceVersion: '3' }, spec, ...(status ? { status } : {}) });
+const workStatus = (cluster: string, id: { group: string; resource: string; namespace: string; name: string }, status: Record<string, unknown>): WorkStatus => ({
+  apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: `${id.resource}-${id.name}`, namespace: cluster,
+    managedFields: [{ manager: 'agent', operation: 'Update', subresource: 'status', time: '2026-11-24T12:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } }] },
+  spec: { sourceRef: { version: 'v1', kind: 'X', ...id } }, status,
+});
+
+function harness(placements: Record<string, Placement>) {
+  const wds = mockUpstream();
+  let reportChange: (source: string) => void = () => {};
+  const sources: StatusSources = {
+    find: (k) => { const e = IDS[encodeKey(k)]; return e && { key: e.key, id: e.id, native: objects[encodeKey(k)] as never, ref: { ...e.id, labels: {} }, bypassesView: false, shadowsNative: false }; },
+    stored: (k) => { const e = IDS[encodeKey(k)]; return e && { res: e.res, obj: objects[encodeKey(k)]! }; },
+    placement: (s) => placements[s],
+    keysFor: () => [], allKeys: () => [DEP, NS],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {},
+    policy: (name) => policies[name],
+  };
+  const workStatuses = new Store<WorkStatus>({ identity: (ws) => [identityKey(ws.metadata.namespace, ws.spec.sourceRef)] });
+  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: (cb) => { reportChange = cb; return () => {}; }, log: () => {} });
+  return { cs, wds, workStatuses, report: (source: string) => reportChange(source) };
+}
+
+const placed = (key: typeof DEP, modulations: Placement['modulations']): Placement =>
+  ({ id: IDS[encodeKey(key)]!.id, resourceVersion: '1', policies: Object.keys(modulations).sort(), modulations });
+
+t.test('named, placed and labelled as KubeStellar does; results of the valid collectors that exist, by name', async (t) => {
+  const { cs, workStatuses } = harness({
+    [encodeKey(DEP)]: placed(DEP, { p: mod(['sum', 'count', 'missing', 'broken'], ['wec1', 'wec2']), q: mod([], ['wec1']) }),
+    [encodeKey(NS)]: placed(NS, { q: mod(['count'], ['wec1']) }),
+  });
+  cs.collectors.store.set(collector('count', { combinedFields: [{ name: 'count', type: 'COUNT' }], limit: 20 }));
+  cs.collectors.store.set(collector('sum', { combinedFields: [{ name: 'available', type: 'SUM', subject: 'returned.status.availableReplicas' }], limit: 20 }));
+  cs.collectors.store.set(collector('broken', { select: [{ name: 'x', def: 'nope' }], limit: 20 }));
+  workStatuses.set(workStatus('wec1', IDS[encodeKey(DEP)]!.id, { availableReplicas: 2 }));
+  workStatuses.set(workStatus('wec2', IDS[encodeKey(DEP)]!.id, { availableReplicas: 3 }));
+  workStatuses.set(workStatus('wec3', IDS[encodeKey(DEP)]!.id, { availableReplicas: 50 }));
+  const all = cs.combinedStatuses();
+  t.same(all.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort(), ['demo/dep-uid.p-uid', 'kubestellar-report/ns-uid.q-uid'], 'one per (object, policy naming collectors); a cluster-scoped object\'s in kubestellar-report');
+  const dep = cs.combinedStatus('demo', 'dep-uid.p-uid')!;
+  t.strictSame(dep.metadata.labels, {
+    'status.kubestellar.io/api-group': 'apps', 'status.kubestellar.io/resource': 'deployments', 'status.kubestellar.io/namespace': 'demo',
+    'status.kubestellar.io/name': 'web', 'status.kubestellar.io/binding-policy': 'p',
+  });
+  t.equal(dep.metadata.creationTimestamp, '2026-11-24T11:00:00Z', 'the later of the object\'s and the policy\'s');
+  t.match(dep.metadata.uid, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  t.strictSame(dep.results, [
+    { name: 'count', columnNames: ['count'], rows: [{ columns: [{ type: 'Number', float: '2' }] }] },
+    { name: 'sum', columnNames: ['available'], rows: [{ columns: [{ type: 'Number', float: '5' }] }] },
+  ], 'only the policy\'s clusters (not wec3); the missing and the invalid collector give no result');
+  t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results, [{ name: 'count', columnNames: ['count'], rows: [{ columns: [{ type: 'Number', float: '0' }] }] }], 'no reports yet: COUNT 0');
+  t.equal(cs.combinedStatus('demo', 'nope'), undefined);
+});
+
+t.test('a report change announces the object\'s keys, and a key the object lost', async (t) => {
+  const placements: Record<string, Placement> = { [encodeKey(DEP)]: placed(DEP, { p: mod(['count'], ['wec1']) }) };
+  const { cs, report } = harness(placements);
+  void cs.start(); // subscribes at once; its informer never syncs against the mock (stopped below)
+  const heard: string[] = [];
+  cs.onCombinedStatusChange((k) => heard.push(k));
+  report(encodeKey(DEP));
+  t.same(heard, ['demo/dep-uid.p-uid']);
+  placements[encodeKey(DEP)] = placed(DEP, { p: mod([], ['wec1']) });
+  report(encodeKey(DEP));
+  t.same(heard, ['demo/dep-uid.p-uid', 'demo/dep-uid.p-uid'], 'gone: announced once more');
+  t.equal(cs.combinedStatus('demo', 'dep-uid.p-uid'), undefined);
+  cs.stop();
+});
+
+t.test('a collector\'s status: written by the leader only, with its errors, and not again when it says the same', async (t) => {
+  const { cs, wds } = harness({});
+  t.teardown(() => wds.close());
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
+  cs.collectors.store.set(collector('bad', { filter: 'obj.(', limit: 20 }, 2));
+  cs.collectors.store.set(collector('good', { combinedFields: [{ name: 'count', type: 'COUNT' }], limit: 20 }, 1, { observedGeneration: 1 }));
+  t.equal(wds.calls().length, 0);
+  cs.setLeading(true);
+  await new Promise((r) => setTimeout(r, 50));
+  const calls = wds.calls();
+  t.same(calls.map((c) => `${c.method} ${c.path}`), ['PATCH /apis/control.kubestellar.io/v1alpha1/statuscollectors/bad/status'], 'only the one whose status differs');
+  t.match(calls[0]!.body, { metadata: { resourceVersion: '3' }, status: { observedGeneration: 2, errors: ['filter expression invalid: <input>:1:4: found . but expecting end of input'] } });
+  t.equal(calls[0]!.headers['content-type'], 'application/merge-patch+json');
+});
