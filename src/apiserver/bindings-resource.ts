@@ -28,18 +28,24 @@ interface Binding extends KubeObject {
     workload: { clusterScope?: unknown[]; namespaceScope?: unknown[] };
     destinations?: Array<{ clusterId: string }>;
   };
-  status?: unknown;
+  status?: { conditions?: Array<{ type?: string; status?: string }>; destinations?: Array<{ clusterId: string; objects: number; states: Record<string, number> }> };
 }
+
+/** Per destination, how many of its objects are Available: `wec1 2/2,wec2 1/2`. */
+const availability = (b: Binding) => (b.status?.destinations ?? []).map((d) => `${d.clusterId} ${d.states.Available ?? 0}/${d.objects}`).join(',') || '<none>';
 
 const BINDING_PRINTER: KindPrinter<Binding> = {
   columns: [
     { ...column('Name', 'string', 'Name of the Binding and of its BindingPolicy'), format: 'name' },
     column('Objects', 'integer', 'Workload objects the policy selects'),
     column('Clusters', 'string', 'The clusters the policy selects'),
+    column('Ready', 'string', 'The BindingPolicy\'s Ready condition: every object Available in every destination'),
+    column('Available', 'string', 'Per destination, how many of the objects sent there are Available'),
     column('Age', 'string', 'Age of the BindingPolicy'),
   ],
   cells: (b, now) => [b.metadata.name, (b.spec.workload.clusterScope?.length ?? 0) + (b.spec.workload.namespaceScope?.length ?? 0),
-    (b.spec.destinations ?? []).map((d) => d.clusterId).join(',') || '<none>', age(b.metadata.creationTimestamp, now.getTime())],
+    (b.spec.destinations ?? []).map((d) => d.clusterId).join(',') || '<none>', b.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? '<unknown>',
+    availability(b), age(b.metadata.creationTimestamp, now.getTime())],
 };
 
 /** What tells whether a Binding changed (not its resourceVersion). */

@@ -77,6 +77,34 @@ function bindingSchema(ref: Ref, group: string) {
       properties: {
         observedGeneration: { type: 'integer', format: 'int64', description: 'The generation of the BindingPolicy the placement controllers have acted on.' },
         errors: { type: 'array', items: { type: 'string' }, description: 'The BindingPolicy\'s errors.' },
+        conditions: {
+          type: 'array', description: 'The BindingPolicy\'s conditions (Ready, Synced).',
+          items: {
+            type: 'object', required: ['type', 'status'],
+            properties: {
+              type: { type: 'string' }, status: { type: 'string' }, observedGeneration: { type: 'integer', format: 'int64' },
+              lastTransitionTime: { type: 'string', format: 'date-time' }, reason: { type: 'string' }, message: { type: 'string' },
+            },
+          },
+        },
+        destinations: {
+          type: 'array',
+          description: 'kubestellar-view\'s addition: per destination cluster, whether it is ready, how many objects the policy sends there, how many are in each state (Available, Applied, Pending, ApplyFailed, Conflict, ClusterNotReady, WaitingForRemoval), and the first 10 that are not Available, with why.',
+          items: {
+            type: 'object', required: ['clusterId', 'ready', 'objects', 'states'],
+            properties: {
+              clusterId: { type: 'string' }, ready: { type: 'boolean' }, objects: { type: 'integer' },
+              states: { type: 'object', additionalProperties: { type: 'integer' } },
+              brokenObjects: {
+                type: 'array',
+                items: {
+                  type: 'object', required: ['group', 'resource', 'name', 'state'],
+                  properties: { group: { type: 'string' }, resource: { type: 'string' }, namespace: { type: 'string' }, name: { type: 'string' }, state: { type: 'string' }, message: { type: 'string' } },
+                },
+              },
+            },
+          },
+        },
       },
     },
   }, group);

@@ -63,11 +63,13 @@ t.test('a policy\'s Binding inside the view is KubeStellar\'s Binding', async (t
   t.equal(kcOk(VIEW, ['get', 'bdg', run, '-o', 'name']).trim(), `binding.control.kubestellar.io/${run}`, 'short name bdg');
   t.equal(kcOk(VIEW, ['get', 'binding', run, '-o', 'name']).trim(), `binding.control.kubestellar.io/${run}`, '`bindings` resolves to the one resource, no ambiguity');
   const table = kcOk(VIEW, ['get', 'bindings']).split('\n');
-  t.same(table[0]!.trim().split(/\s+/), ['NAME', 'OBJECTS', 'CLUSTERS', 'AGE'], 'kubectl get bindings prints the table');
-  t.match(table.find((l) => l.startsWith(`${run} `)) ?? '', new RegExp(`^${run}\\s+3\\s+${cluster}\\s+\\S+$`));
+  t.same(table[0]!.trim().split(/\s+/), ['NAME', 'OBJECTS', 'CLUSTERS', 'READY', 'AVAILABLE', 'AGE'], 'kubectl get bindings prints the table');
+  // The cluster has no agent: nothing is available there, so the policy is not Ready.
+  t.match(table.find((l) => l.startsWith(`${run} `)) ?? '', new RegExp(`^${run}\\s+3\\s+${cluster}\\s+False\\s+${cluster} 0/3\\s+\\S+$`));
   t.match(kcOk(VIEW, ['explain', 'bindings.spec.workload.namespaceScope']), /createOnly[\s\S]*wantSingletonReportedState/, 'kubectl explain from the view\'s OpenAPI');
-  t.match(kcOk(VIEW, ['api-resources', '--api-group=control.kubestellar.io', '--no-headers']).trim(), /^bindings\s+bdg\s+control\.kubestellar\.io\/v1alpha1\s+false\s+Binding$/,
-    'the group holds the Bindings only: the WDS\'s policies stay hidden in the view');
+  t.match(kcOk(VIEW, ['api-resources', '--api-group=control.kubestellar.io', '--no-headers']).trim(),
+    /^bindings\s+bdg\s+control\.kubestellar\.io\/v1alpha1\s+false\s+Binding\ncombinedstatuses\s+cs\s+control\.kubestellar\.io\/v1alpha1\s+true\s+CombinedStatus$/,
+    'the group holds the Bindings and CombinedStatuses only: the WDS\'s policies stay hidden in the view');
 
   const del = kc(VIEW, ['delete', 'binding', run]);
   t.not(del.status, 0);

@@ -75,7 +75,7 @@ t.test('a BindingPolicy sends the selected objects, in native form, to the selec
   t.same(binding.spec.workload.namespaceScope.map((o: Obj) => `${o.resource}/${o.name}`).sort(), ['configmaps/settings', 'deployments/web', 'services/web']);
   t.ok(binding.spec.workload.namespaceScope.every((o: Obj) => o.namespace === ns && o.resourceVersion), 'with namespace and resourceVersion');
   const header = kcOk('wds1', ['get', 'bindings.view.kubestellar.io', run]).split('\n')[0]!.trim().split(/\s+/);
-  t.same(header, ['NAME', 'OBJECTS', 'CLUSTERS', 'AGE'], 'kubectl get bindings prints a table');
+  t.same(header, ['NAME', 'OBJECTS', 'CLUSTERS', 'READY', 'AVAILABLE', 'AGE'], 'kubectl get bindings prints a table');
   const watcher = spawn('kubectl', ['--context', 'wds1', 'get', 'bindings.view.kubestellar.io', run, '-w', '-o', 'json', '--output-watch-events'], { env: { ...process.env, KUBECONFIG: kubeconfig } });
   t.teardown(() => { watcher.kill(); });
   let watched = '';

@@ -30,7 +30,8 @@ t.test('kube-apiserver aggregates the group: discovery and OpenAPI', async (t) =
   const resources = kcOk('wds1', ['api-resources', '--api-group=view.kubestellar.io', '-o', 'wide']);
   t.match(resources, /^spaces\s+view\.kubestellar\.io\/v1alpha1\s+false\s+Space\s+get,list,watch/m);
   const legacy = JSON.parse(kcOk('wds1', ['get', '--raw', '/apis/view.kubestellar.io/v1alpha1']));
-  t.same(legacy.resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings']);
+  t.same(legacy.resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings', 'combinedstatuses']);
+  t.match(kcOk('wds1', ['explain', 'combinedstatuses.view.kubestellar.io.results.rows.columns']), /float/, 'kubectl explain of a CombinedStatus');
   const index = JSON.parse(kcOk('wds1', ['get', '--raw', '/openapi/v3']));
   t.ok(index.paths['apis/view.kubestellar.io/v1alpha1'], 'the WDS lists the group in /openapi/v3');
   t.match(kcOk('wds1', ['explain', 'spaces.view.kubestellar.io.status']), /viewURL/);

@@ -61,8 +61,8 @@ t.test('one Binding, two paths: each in its own apiVersion, authorized on its ow
   t.equal(denied.statusCode, 403, 'no list right, no list');
 
   const table = await app.inject({ url: CONTROL_BINDINGS, headers: { ...ADMIN, accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
-  t.same(table.json().columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Objects', 'Clusters', 'Age']);
-  t.same(table.json().rows[0].cells, ['edge', 1, 'c1', '20m']);
+  t.same(table.json().columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Objects', 'Clusters', 'Ready', 'Available', 'Age']);
+  t.same(table.json().rows[0].cells, ['edge', 1, 'c1', '<unknown>', '<none>', '20m'], 'no status yet: Ready unknown; no outcomes: no availability');
 });
 
 t.test('writes to either path: authorized as the write, then 405 MethodNotAllowed', async (t) => {

@@ -227,12 +227,21 @@ t.test('policy: the leader adds the cleanup finalizer and writes status.errors a
   t.same(summary(writes), ['wds PATCH /apis/control.kubestellar.io/v1alpha1/bindingpolicies/fresh', 'wds PATCH /apis/control.kubestellar.io/v1alpha1/bindingpolicies/fresh/status']);
   t.equal(writes[0]!.contentType, 'application/merge-patch+json');
   t.same(writes[0]!.body, { metadata: { finalizers: [CLEANUP_FINALIZER], resourceVersion: '5' } }, 'the finalizer, guarded by resourceVersion');
-  t.same(writes[1]!.body, {
-    status: { observedGeneration: 2, errors: ['spec.clusterSelectors[0].matchExpressions[0].operator: Invalid value: "Equals": not a valid selector operator'], conditions: [] },
-  }, 'the malformed selector is reported');
+  const selectorError = 'spec.clusterSelectors[0].matchExpressions[0].operator: Invalid value: "Equals": not a valid selector operator';
+  t.match(writes[1]!.body, {
+    status: { observedGeneration: 2, errors: [selectorError], clusters: null, conditions: [
+      { type: 'Ready', status: 'True', observedGeneration: 2, reason: 'Available', message: 'no object is selected for any cluster' },
+      { type: 'Synced', status: 'False', observedGeneration: 2, reason: 'ReconcileError', message: `1 error (status.errors); the first: ${selectorError}` },
+    ] },
+  }, 'the malformed selector is reported; Synced False, Ready (nothing to place)');
 
   const g = fixture();
   t.teardown(() => g.close());
+  await g.reconcile(policyKey('edge'));
+  const written = structuredClone(g.caches.policies.get('', 'edge')!);
+  written.status = { ...(g.writes().at(-1)!.body as { status: BindingPolicy['status'] }).status, errors: undefined };
+  update(g.caches.policies, written);
+  g.clear();
   await g.reconcile(policyKey('edge'));
   t.same(g.writes(), [], 'a policy whose finalizer and status are current: no write');
 });
@@ -390,11 +399,11 @@ t.test('a manifest a cluster could not apply goes to the status of the policies 
   t.same(f.writes(), [], 'the works are not written again: their content did not change');
   t.same(f.queued.map((q) => q.key), ['p|edge'], 'only the policy sending it to c1 is queued');
   await f.reconcile(policyKey('edge'));
-  t.same(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, conditions: [],
+  t.match(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'False' }, { type: 'Synced', status: 'True' }],
     errors: [`cluster c1 did not apply configmaps demo/settings: ${conflictText}`] } }], 'the cluster, the object and the WEC\'s words');
   f.clear();
   await f.reconcile(policyKey('core'));
-  t.same(f.writes().filter((w) => w.path.endsWith('/status')), [], 'core\'s status has nothing to say');
+  t.notOk((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors?: unknown } } | undefined)?.status.errors, 'core\'s status has no error to say');
 
   update(f.caches.works, withApplied('c1', 'True', 'Apply manifest complete'));
   f.clear();
@@ -404,7 +413,7 @@ t.test('a manifest a cluster could not apply goes to the status of the policies 
   edgeWithError.status = { observedGeneration: 1, errors: [`cluster c1 did not apply configmaps demo/settings: ${conflictText}`] };
   update(f.caches.policies, edgeWithError);
   await f.reconcile(policyKey('edge'));
-  t.same(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, errors: null, conditions: [] } }], 'and its error is cleared');
+  t.match(f.writes().map((w) => w.body), [{ status: { observedGeneration: 1, errors: null, conditions: [{ type: 'Ready' }, { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' }] } }], 'and its error is cleared');
 });
 
 t.test('a ManifestWork the controller did not expect (left over) is deleted when its object is gone', async (t) => {

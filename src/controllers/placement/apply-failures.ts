@@ -17,6 +17,16 @@ export interface ApplyFailure {
   message: string;
 }
 
+/** How a policy's status.errors says a cluster did not apply an object (`what`, e.g. `configmaps demo/settings`). */
+export function applyFailureError(cluster: string, what: string, message: string): string {
+  return `cluster ${cluster} did not apply ${what}: ${message.replace(/^Failed to apply manifest: /, '')}`;
+}
+
+/** Whether an error of a policy's status is one of those: a WEC's, not the policy's reconciliation's. */
+export function isApplyFailureError(error: string): boolean {
+  return /^cluster \S+ did not apply /.test(error);
+}
+
 /** The manifests of a work that its cluster did not apply, in manifest order. */
 export function applyFailures(w: ManifestWork | undefined): ApplyFailure[] {
   const out: ApplyFailure[] = [];

@@ -20,6 +20,7 @@ import type { KubeObject } from '../../kube/objects.js';
 import { policyClusters, type Modulation } from '../resolution.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { BindingPolicy, ManagedCluster } from './api.js';
+import { destinationStatuses, type DestinationStatus, type ObjectOutcome } from './destination-state.js';
 
 export const BINDING_API_VERSION = 'control.kubestellar.io/v1alpha1';
 
@@ -65,7 +66,8 @@ export interface Binding extends KubeObject {
     name: string; uid?: string; creationTimestamp?: unknown; resourceVersion: string; generation?: number; ownerReferences?: OwnerReference[];
   };
   spec: { workload: { clusterScope?: DownsyncClause[]; namespaceScope?: DownsyncClause[] }; destinations?: { clusterId: string }[] };
-  status: { observedGeneration: number; errors?: string[] };
+  /** KubeStellar's BindingStatus (observedGeneration, errors, conditions: the policy's), and ours: each destination's state. */
+  status: { observedGeneration: number; errors?: string[]; conditions?: unknown[]; destinations?: DestinationStatus[] };
 }
 
 /** A modulation as KubeStellar serializes it: false and empty fields left out. */
@@ -96,14 +98,47 @@ function bindingUid(policyUid: string | undefined): string | undefined {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
+/** How the objects fare in their clusters (the works and clusters caches): for destination statuses. */
+export interface Outcomes {
+  outcome(cluster: string, id: ObjectIdentity): ObjectOutcome;
+  readiness(cluster: string): { ready: boolean; message?: string };
+}
+
 export class Bindings {
   /** source key → placement, for objects some policy selects. */
   private readonly placed = new Map<string, Placement>();
   private readonly events = new EventEmitter();
   private rv = 1;
 
-  constructor(private readonly policies: Store<BindingPolicy>, private readonly clusters: Store<ManagedCluster>) {
+  constructor(private readonly policies: Store<BindingPolicy>, private readonly clusters: Store<ManagedCluster>, private readonly outcomes?: Outcomes) {
     this.events.setMaxListeners(0); // one per open watch of bindings
+  }
+
+  /**
+   * Each destination of a policy: its clusters (those its selectors pick, and any an object is
+   * still sent to) with the state of every object it sends there. Empty without outcomes.
+   */
+  destinations(name: string, clusters: readonly string[]): DestinationStatus[] {
+    const outcomes = this.outcomes;
+    if (!outcomes) return [];
+    const byCluster = new Map<string, ObjectIdentity[]>(clusters.map((c) => [c, []]));
+    for (const e of this.placed.values()) {
+      for (const c of e.modulations[name]?.clusters ?? []) {
+        let ids = byCluster.get(c);
+        if (!ids) byCluster.set(c, (ids = []));
+        ids.push(e.id);
+      }
+    }
+    return destinationStatuses([...byCluster.keys()], (c) => byCluster.get(c) ?? [], (c, id) => outcomes.outcome(c, id), (c) => outcomes.readiness(c));
+  }
+
+  /** The clusters a policy's selectors pick now (none for a malformed selector: status.errors says why). */
+  policyDestinations(p: BindingPolicy): string[] {
+    try {
+      return policyClusters(p.spec ?? {}, this.clusters.list().map((c) => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} })));
+    } catch {
+      return [];
+    }
   }
 
   /** Records an object's placement (undefined: no policy selects it, or it is gone). */
@@ -156,10 +191,8 @@ export class Bindings {
       if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
       else clusterScope.push({ ...ref, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
     }
-    let destinations: string[] = [];
-    try {
-      destinations = policyClusters(p.spec ?? {}, this.clusters.list().map((c) => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} })));
-    } catch { /* a malformed selector selects nothing; status.errors says why */ }
+    const destinations = this.policyDestinations(p);
+    const states = this.destinations(name, destinations);
     const uid = bindingUid(p.metadata.uid);
     return {
       apiVersion: BINDING_API_VERSION, kind: 'Binding',
@@ -176,7 +209,11 @@ export class Bindings {
         },
         ...(destinations.length > 0 ? { destinations: destinations.map((clusterId) => ({ clusterId })) } : {}),
       },
-      status: { observedGeneration: p.status?.observedGeneration ?? 0, ...(p.status?.errors?.length ? { errors: p.status.errors } : {}) },
+      status: {
+        observedGeneration: p.status?.observedGeneration ?? 0, ...(p.status?.errors?.length ? { errors: p.status.errors } : {}),
+        ...(p.status?.conditions?.length ? { conditions: p.status.conditions } : {}),
+        ...(states.length > 0 ? { destinations: states } : {}),
+      },
     };
   }
 

@@ -16,6 +16,7 @@
 // CRDs of the WDS are watched only to rediscover at once when one changes (else every 10 s).
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
+import { isDeepStrictEqual } from 'node:util';
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
 import { Informer, type ChangeType } from '../../kube/informer.js';
 import type { KubeList, KubeObject } from '../../kube/objects.js';
@@ -38,6 +39,7 @@ import { Reconciler } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
 import { WORK_INDEXERS } from './works.js';
 import { workChangeConcernsObject } from './apply-failures.js';
+import { objectOutcome } from './destination-state.js';
 
 export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
 
@@ -68,9 +70,16 @@ function placementView(o: WorkloadObject): string {
   return JSON.stringify({ ...rest, metadata: { ...meta, labels: otherLabels, annotations: otherAnnotations } });
 }
 
+/** A work's outcome compared apart from its cluster's readiness (cluster changes are heard on their own). */
+const CLUSTER_UP = { ready: true } as const;
+/** How long changes of a policy's Binding are gathered before its status is computed again. */
+const POLICY_STATUS_COALESCE_MS = 200;
+
 export class PlacementController {
   private readonly queue = new WorkQueue();
   private readonly workload = new WorkloadCaches();
+  private readonly policyStatusDue = new Set<string>();
+  private policyStatusTimer: NodeJS.Timeout | undefined;
   private readonly workloadInformers = new Map<string, Informer<WorkloadObject>>();
   private readonly policies: Informer<BindingPolicy>;
   private readonly transforms: Informer<CustomTransform>;
@@ -124,8 +133,13 @@ export class PlacementController {
     this.works = new Informer<ManifestWork>(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
+        const sourceKey = w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '';
+        // How the object fares there changed: its policies' Bindings and Ready conditions follow.
+        if (type === 'DELETED' || !old || !isDeepStrictEqual(objectOutcome(old, CLUSTER_UP), objectOutcome(w, CLUSTER_UP))) {
+          for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
+        }
         if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
-        const source = decodeKey(w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '');
+        const source = decodeKey(sourceKey);
         if (source?.kind === 'object') this.enqueue(source);
       },
     });
@@ -150,6 +164,17 @@ export class PlacementController {
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
       templates: o.templates,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
+    });
+    // A Binding that may have changed (its objects, its clusters, how they fare): its policy's
+    // status (Ready, per-cluster counts) is looked at again, once per POLICY_STATUS_COALESCE_MS:
+    // placing 1,000 objects in 10 clusters changes it 10,000 times, and each look reads them all.
+    this.reconciler.bindings.onChange((p) => {
+      this.policyStatusDue.add(p);
+      this.policyStatusTimer ??= setTimeout(() => {
+        this.policyStatusTimer = undefined;
+        for (const name of this.policyStatusDue) this.enqueue(policyKey(name));
+        this.policyStatusDue.clear();
+      }, POLICY_STATUS_COALESCE_MS);
     });
   }
 
@@ -196,6 +221,7 @@ export class PlacementController {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.soon) clearTimeout(this.soon);
+    if (this.policyStatusTimer) clearTimeout(this.policyStatusTimer);
     this.crds.stop();
     for (const i of [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks]) i.stop();
     for (const informer of this.workloadInformers.values()) informer.stop();

@@ -4,14 +4,25 @@
 // - status.errors = the policy's own selector errors + the errors reconciliation found for the
 //   objects it selects (template, size, WDS conflicts, what a cluster could not apply; recorded
 //   here per object), sorted, with
-//   observedGeneration; written only when they differ from what the status says.
+//   observedGeneration; written only when they differ from what the status says;
+// - conditions: Synced (True, ReconcileSuccess, when the current generation was acted on without
+//   errors of this controller's own — what a WEC could not apply counts in Ready, not here; else
+//   False, ReconcileError) and Ready (True, Available, when every object is
+//   Available in every destination; else False, Unavailable, saying which — ./destination-state.ts),
+//   each with the generation it speaks of and the time its status last changed; and `clusters`,
+//   each destination's counts per state (the broken objects themselves are in the Binding).
+import { isDeepStrictEqual } from 'node:util';
 import type { Store } from '../../kube/informer.js';
+import type { JsonObject } from '../../kube/objects.js';
 import { LabelSelectorError, validateLabelSelector } from '../../kube/label-selector.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import type { Policy } from '../resolution.js';
 import { POLICIES, type BindingPolicy } from './api.js';
 import { policyKey, type QueueKey } from './keys.js';
 import type { Works } from './works.js';
+import type { Bindings } from './bindings.js';
+import { readyCondition } from './destination-state.js';
+import { isApplyFailureError } from './apply-failures.js';
 
 /** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
 export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';
@@ -38,12 +49,19 @@ export function selectorErrors(p: Policy): string[] {
   return errors;
 }
 
+/** A condition as it should be now: its lastTransitionTime kept while its status stays. */
+function withTransition(before: readonly JsonObject[] | undefined, type: string, now: { status: string; reason: string; message: string }, generation: number): JsonObject {
+  const had = before?.find((c) => c.type === type);
+  const since = had?.status === now.status && typeof had.lastTransitionTime === 'string' ? had.lastTransitionTime : new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return { type, status: now.status, observedGeneration: generation, lastTransitionTime: since, reason: now.reason, message: now.message };
+}
+
 export class PolicyStatus {
   /** policy → object key → errors found while reconciling that object. */
   private readonly objectErrors = new Map<string, Map<string, string[]>>();
 
   constructor(private readonly wds: Upstream, private readonly policies: Store<BindingPolicy>, private readonly works: Works,
-    private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
+    private readonly bindings: Bindings, private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
 
   /** The errors one object's reconciliation found, per policy; a policy whose errors changed is queued. */
   recordErrors(objectKey: string, byPolicy: ReadonlyMap<string, string[]>): void {
@@ -82,10 +100,21 @@ export class PolicyStatus {
     for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) errors.push(...list);
     errors.sort();
     const status = p.status ?? {};
-    if (status.observedGeneration === p.metadata.generation && JSON.stringify(status.errors ?? []) === JSON.stringify(errors)) return;
+    const dests = this.bindings.destinations(name, this.bindings.policyDestinations(p));
+    const generation = p.metadata.generation ?? 0;
+    const ready = readyCondition(dests);
+    // What a WEC could not apply is delivery, said by Ready; Synced is about this controller's own work.
+    const own = errors.filter((e) => !isApplyFailureError(e));
+    const synced = own.length === 0
+      ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} resolved and its works written` }
+      : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${own[0]}` };
+    const conditions = [withTransition(status.conditions, 'Ready', ready, generation), withTransition(status.conditions, 'Synced', synced, generation)];
+    const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
+    if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)
+      && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)) return;
     const res = await upstreamRequest(this.wds, 'PATCH', `${POLICIES}/${name}/status`, {
       headers: { 'content-type': 'application/merge-patch+json' },
-      body: { status: { observedGeneration: p.metadata.generation, errors: errors.length > 0 ? errors : null, conditions: status.conditions ?? [] } },
+      body: { status: { observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null } },
     });
     expectOk(res, `status of BindingPolicy ${name}`, [404]);
   }

@@ -21,10 +21,11 @@ import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
 import { PolicyEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
-import { applyFailures } from './apply-failures.js';
+import { applyFailureError, applyFailures } from './apply-failures.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
+import { clusterReadiness, objectOutcome } from './destination-state.js';
 import type { SentObject, WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
 
@@ -74,8 +75,11 @@ export class Reconciler {
     this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`);
     this.conflicts = new Conflicts();
     this.events = new PolicyEvents(o.wds, o.wdsName, o.log);
-    this.bindings = new Bindings(c.policies, c.clusters);
-    this.status = new PolicyStatus(o.wds, c.policies, this.works, o.enqueue);
+    this.bindings = new Bindings(c.policies, c.clusters, {
+      outcome: (cluster, id) => objectOutcome(c.works.get(cluster, manifestWorkName(o.wdsName, id)), clusterReadiness(c.clusters.get('', cluster))),
+      readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
+    });
+    this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue);
     this.sources = { ...c, wdsName: o.wdsName, templates: o.templates };
   }
 
@@ -293,7 +297,7 @@ export class Reconciler {
         senders = [...policies].filter((p) => labels[policyLabel(p)] !== undefined);
       }
       for (const p of senders) {
-        for (const f of failures) addError(p, `cluster ${cluster} did not apply ${describe(found.id)}: ${f.message.replace(/^Failed to apply manifest: /, '')}`);
+        for (const f of failures) addError(p, applyFailureError(cluster, describe(found.id), f.message));
       }
     }
   }

@@ -1,0 +1,75 @@
+// A BindingPolicy's conditions and its Binding's destinations on the test spaces
+// (docs/status.md, "Policy and Binding status"): a ConfigMap and a custom resource whose CRD
+// exists in wec1 only go to wec1 and wec2. wec2's agent cannot apply the custom resource: the
+// Binding shows wec2's object ApplyFailed with the agent's words, the policy is Synced but not
+// Ready; once the CRD exists in wec2 the agent's retry applies it and the policy becomes Ready.
+// Read as a user reads them: kubectl get bindingpolicy (its SYNCED and READY columns) and the
+// Binding's status.
+import t from 'tap';
+import YAML from 'yaml';
+import { binding, bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
+import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+
+const WAIT = 150_000;
+
+const crd = (group: string) => ({
+  apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `widgets.${group}` },
+  spec: { group, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+});
+
+const condition = (p: Obj | undefined, type: string) => (p?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
+const destination = (b: Obj | undefined, cluster: string) => (b?.status?.destinations as Obj[] | undefined)?.find((d) => d.clusterId === cluster);
+
+t.test('an object wec2 cannot apply: the Binding says why, the policy is not Ready; it recovers when the cause goes', async (t) => {
+  const run = uniqueName('ps');
+  const group = `${run}.example.com`;
+  const def = YAML.stringify(crd(group));
+  for (const space of ['wds1', 'wec1']) kcOk(space, ['apply', '-f', '-'], def);
+  t.teardown(() => { for (const space of ['wds1', 'wec1', 'wec2']) kc(space, ['delete', 'crd', `widgets.${group}`, '--ignore-not-found', '--wait=false']); });
+  await waitUntil('the CRD established in wds1', () => kc('wds1', ['get', `widgets.${group}`, '-A']).status === 0, 30_000, 200);
+  const ns = testNamespace(t, ['wds1'], 'ps');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${run}`]);
+  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'settings', '--from-literal=a=1']);
+  kcOk('wds1', ['-n', ns, 'label', 'configmap', 'settings', `app=${run}`]);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'gadget', namespace: ns, labels: { app: run } }, spec: { size: 3 } }));
+  const name = `${run}-edge`;
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ objectSelectors: [{ matchLabels: { app: run } }] }] });
+
+  const failing = await waitUntil('the Binding to show wec2\'s widget failed', () => {
+    const b = binding(name);
+    const broken = (destination(b, 'wec2')?.brokenObjects as Obj[] | undefined)?.find((o) => o.resource === 'widgets');
+    return broken?.state === 'ApplyFailed' ? { b, broken } : undefined;
+  }, WAIT, 300);
+  t.match(failing.broken, { group, resource: 'widgets', namespace: ns, name: 'gadget', state: 'ApplyFailed' }, 'wec2: the widget ApplyFailed');
+  t.match(failing.broken.message, /widget|Widget|no matches|not found|could not find/i, `with the agent's words: ${failing.broken.message as string}`);
+  const wec1 = await waitUntil('wec1 all available', () => {
+    const d = destination(binding(name), 'wec1');
+    return d && d.objects === 3 && d.states.Available === 3 ? d : undefined;
+  }, WAIT, 300);
+  t.match(wec1, { clusterId: 'wec1', ready: true, objects: 3, states: { Available: 3 } }, 'wec1: the Namespace, the ConfigMap and the widget Available');
+  t.notOk(wec1.brokenObjects, 'nothing broken in wec1');
+
+  const notReady = await waitUntil('the policy Synced and not Ready', () => {
+    const p = policy(name);
+    return condition(p, 'Ready')?.status === 'False' && condition(p, 'Synced')?.status === 'True' ? p : undefined;
+  }, WAIT, 300);
+  t.match(condition(notReady, 'Ready'), { status: 'False', reason: 'Unavailable', observedGeneration: notReady.metadata.generation, message: /^1 of 6 placements are not available; wec2: widgets\./ }, 'Ready False, saying which');
+  t.match(condition(notReady, 'Synced'), { status: 'True', reason: 'ReconcileSuccess', observedGeneration: notReady.metadata.generation });
+  t.match(notReady.status.clusters, [{ clusterId: 'wec1', ready: true, objects: 3, states: { Available: 3 } }, { clusterId: 'wec2', ready: true, objects: 3, states: { Available: 2, ApplyFailed: 1 } }], 'per-cluster counts');
+  const columns = kcOk('wds1', ['get', 'bindingpolicy', name, '--no-headers', '-o', 'custom-columns=SYNCED:.status.conditions[?(@.type=="Synced")].status,READY:.status.conditions[?(@.type=="Ready")].status']).trim().split(/\s+/);
+  t.same(columns, ['True', 'False'], 'kubectl: SYNCED True, READY False');
+  const table = kcOk('wds1', ['get', 'bindings.view.kubestellar.io', name]);
+  t.match(table, /READY\s+AVAILABLE/, 'the Binding\'s table has READY and AVAILABLE');
+  t.match(table, /False\s+wec1 3\/3,wec2 2\/3/, `and shows them: ${table.trim().split('\n')[1]}`);
+
+  // The cause goes: the CRD in wec2. The agent retries with backoff; the policy becomes Ready.
+  kcOk('wec2', ['apply', '-f', '-'], def);
+  const ready = await waitUntil('the policy Ready', () => {
+    const p = policy(name);
+    return condition(p, 'Ready')?.status === 'True' ? p : undefined;
+  }, WAIT, 500);
+  t.match(condition(ready, 'Ready'), { status: 'True', reason: 'Available', message: 'all 6 placements are available' });
+  t.notOk(destination(binding(name), 'wec2')?.brokenObjects, 'nothing broken in wec2 any more');
+  t.ok(kc('wec2', ['-n', ns, 'get', `widgets.${group}`, 'gadget']).status === 0, 'the widget is in wec2');
+});
