@@ -70,6 +70,9 @@ t.test('named, placed and labelled as KubeStellar does; results of the valid col
   workStatuses.set(workStatus('wec1', IDS[encodeKey(DEP)]!.id, { availableReplicas: 2 }));
   workStatuses.set(workStatus('wec2', IDS[encodeKey(DEP)]!.id, { availableReplicas: 3 }));
   workStatuses.set(workStatus('wec3', IDS[encodeKey(DEP)]!.id, { availableReplicas: 50 }));
+  const before = cs.combinedStatus('demo', 'dep-uid.p-uid');
+  t.ok(before && !before.results, 'before the CEL engine is loaded: the object, no results yet');
+  await cs.loadCel();
   const all = cs.combinedStatuses();
   t.same(all.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort(), ['demo/dep-uid.p-uid', 'kubestellar-report/ns-uid.q-uid'], 'one per (object, policy naming collectors); a cluster-scoped object\'s in kubestellar-report');
   const dep = cs.combinedStatus('demo', 'dep-uid.p-uid')!;
@@ -108,6 +111,7 @@ t.test('a collector\'s status: written by the leader only, with its errors, and 
   wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
   cs.collectors.store.set(collector('bad', { filter: 'obj.(', limit: 20 }, 2));
   cs.collectors.store.set(collector('good', { combinedFields: [{ name: 'count', type: 'COUNT' }], limit: 20 }, 1, { observedGeneration: 1 }));
+  await cs.loadCel();
   t.equal(wds.calls().length, 0);
   cs.setLeading(true);
   await new Promise((r) => setTimeout(r, 50));

@@ -2,14 +2,14 @@
 // pair whose policy names StatusCollectors for the object. Named `<object uid>.<policy uid>`, in the
 // object's namespace (`kubestellar-report` for a cluster-scoped object), with the five labels
 // KubeStellar's selectors look for; `results` holds one entry per named collector that exists and
-// is valid, sorted by collector name (./collectors.ts computes each). Virtual: no spec, no status,
+// is valid, sorted by collector name (computed by ./collectors.ts, given here). Virtual: no spec, no status,
 // its uid derived from its name and its creationTimestamp the later of the object's and the
 // policy's, so every replica serves the same object.
 import { createHash } from 'node:crypto';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import type { ObjectIdentity } from '../wrapping.js';
-import { collect, objForCel, type CompiledCollector, type NamedStatusCombination, type WecReport } from './collectors.js';
+import type { NamedStatusCombination } from './collectors.js';
 
 export const COMBINED_STATUS_API_VERSION = 'control.kubestellar.io/v1alpha1';
 /** Where the CombinedStatuses of cluster-scoped objects live (KubeStellar's name). */
@@ -54,17 +54,14 @@ export interface CombinedStatusInput {
   id: ObjectIdentity;
   object: KubeObject;
   policy: KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } };
-  /** The valid collectors the policy names for the object. */
-  collectors: CompiledCollector[];
-  /** The reports of the policy's clusters for this object (a cluster not reported yet is absent). */
-  reports: WecReport[];
+  /** One per valid collector the policy names for the object, over its clusters' reports. */
+  results: NamedStatusCombination[];
 }
 
 export function buildCombinedStatus(i: CombinedStatusInput): CombinedStatus {
   const { namespace, name } = combinedStatusRef(i.id, i.object.metadata?.uid ?? '', i.policy.metadata.uid ?? '');
   const times = [i.object.metadata?.creationTimestamp, i.policy.metadata.creationTimestamp].filter((x): x is string => typeof x === 'string').sort();
-  const obj = objForCel(i.object as JsonObject);
-  const results = [...i.collectors].sort((a, b) => a.name.localeCompare(b.name)).map((c) => collect(c, obj, i.reports));
+  const results = [...i.results].sort((a, b) => a.name.localeCompare(b.name));
   return {
     apiVersion: COMBINED_STATUS_API_VERSION, kind: 'CombinedStatus',
     metadata: {
