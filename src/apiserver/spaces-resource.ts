@@ -2,9 +2,9 @@
 // view is. Never stored; get, list and watch (kube-apiserver's resourceVersion rules:
 // ./virtual-serving.ts), as JSON or as a Table.
 // Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's `authorize`).
-import { createHash } from 'node:crypto';
 import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
+import { stableUid } from '../kube/objects.js';
 import { errors } from '../kube/status.js';
 import type { FastifyInstance } from 'fastify';
 import { wantsTable } from './negotiation.js';
@@ -27,13 +27,12 @@ export interface SpaceInfo {
 export const SPACE_RESOURCE_VERSION = '1';
 
 export function spaceObject(s: SpaceInfo) {
-  const uid = createHash('sha256').update(`space/${s.name}/${s.wdsServer}`).digest('hex');
   return {
     apiVersion: GROUP_VERSION,
     kind: 'Space',
     metadata: {
       name: s.name,
-      uid: `${uid.slice(0, 8)}-${uid.slice(8, 12)}-${uid.slice(12, 16)}-${uid.slice(16, 20)}-${uid.slice(20, 32)}`,
+      uid: stableUid(`space/${s.name}/${s.wdsServer}`),
       resourceVersion: SPACE_RESOURCE_VERSION,
       creationTimestamp: rfc3339(s.startedAt.getTime()),
       labels: { 'view.kubestellar.io/space-type': 'wds' },

@@ -1,5 +1,6 @@
 // The one set of types for Kubernetes objects as JSON: what every room reads and writes. Fields are
 // optional and unknown beyond the few every object has, so code checks what it reads.
+import { createHash } from 'node:crypto';
 
 /** Any JSON value (a parsed document or any part of it), read by code that checks what it finds. */
 export type JsonValue = unknown;
@@ -51,4 +52,13 @@ export interface KubeList<T extends KubeObject = KubeObject> {
 export function newerResourceVersion(seen: string | undefined, had: string | undefined): boolean {
   if (seen === undefined || seen === had) return false;
   return /^\d+$/.test(seen) && had !== undefined && /^\d+$/.test(had) ? BigInt(seen) > BigInt(had) : true;
+}
+
+/**
+ * A uid for an object that is computed, not stored (virtual resources): UUID-shaped, from a
+ * sha256 of `seed`, so every replica and every restart gives the same object the same uid.
+ */
+export function stableUid(seed: string): string {
+  const h = createHash('sha256').update(seed).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }

@@ -4,6 +4,8 @@
 // Usage:
 //
 //	clientgo --kubeconfig PATH --context NAME --namespace NS <list|watch> [--timeout 60s] [--wait-for NAME]
+//	clientgo --kubeconfig PATH --context NAME [--namespace NS] informer --resource GROUP/VERSION/RESOURCE
+//	         [--wait-for NAME --wait-type ADDED|UPDATED|DELETED] [--timeout 60s]
 //
 // Contract:
 //   - list: lists ConfigMaps in NS with the typed clientset and prints one JSON line
@@ -14,6 +16,13 @@
 //     are the decoded object's TypeMeta as received (empty strings when it is empty). With
 //     --wait-for NAME it exits 0 right after the first event for an object of that name.
 //     It exits 1 after --timeout, or if the server ends the watch.
+//   - informer: a dynamic shared informer (client-go's dynamicinformer, as controllers use it) on
+//     any resource, in NS (all namespaces when --namespace is ""); prints
+//     {"synced":true,"names":[...],"resourceVersion":"..."} once its cache has synced (names as
+//     <namespace>/<name> or <name>, sorted; the resourceVersion of its last list), then one line
+//     per handler call {"type":"ADDED|UPDATED|DELETED","namespace":"","name":"x","resourceVersion":"1"}.
+//     With --wait-for NAME it exits 0 right after the first event of --wait-type (UPDATED unless
+//     told) for that name. It exits 1 after --timeout.
 //   - Any error: one line on stderr, exit 1.
 //
 // Each stdout line is one write to the unbuffered os.Stdout, so readers see it at once.
@@ -27,13 +36,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -44,7 +61,9 @@ func main() {
 	kubeContext := fs.String("context", "", "kubeconfig context to use")
 	namespace := fs.String("namespace", "default", "namespace of the ConfigMaps")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
-	waitFor := fs.String("wait-for", "", "watch: exit 0 after the first event for this name")
+	waitFor := fs.String("wait-for", "", "watch, informer: exit 0 after the first event for this name")
+	waitType := fs.String("wait-type", "UPDATED", "informer: the event type --wait-for waits for")
+	resource := fs.String("resource", "", "informer: GROUP/VERSION/RESOURCE (core: /v1/RESOURCE)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		fail(err)
 	}
@@ -64,8 +83,10 @@ func main() {
 		err = list(ctx, *kubeconfig, *kubeContext, *namespace)
 	case "watch":
 		err = watchConfigMaps(ctx, *kubeconfig, *kubeContext, *namespace, *waitFor)
+	case "informer":
+		err = runInformer(ctx, *kubeconfig, *kubeContext, *namespace, *resource, *waitFor, *waitType)
 	default:
-		err = fmt.Errorf("unknown command %q: want list or watch", cmd)
+		err = fmt.Errorf("unknown command %q: want list, watch or informer", cmd)
 	}
 	if err != nil {
 		fail(err)
@@ -77,13 +98,21 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-func newClient(kubeconfig, kubeContext string) (*kubernetes.Clientset, error) {
+func restConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 	config, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: kubeContext},
 	).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return config, nil
+}
+
+func newClient(kubeconfig, kubeContext string) (*kubernetes.Clientset, error) {
+	config, err := restConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, err
 	}
 	return kubernetes.NewForConfig(config)
 }
@@ -163,5 +192,99 @@ func watchConfigMaps(ctx context.Context, kubeconfig, kubeContext, namespace, wa
 				return nil
 			}
 		}
+	}
+}
+
+type informerEvent struct {
+	Type            string `json:"type"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+// runInformer runs a dynamic shared informer on one resource and prints what its handlers see.
+func runInformer(ctx context.Context, kubeconfig, kubeContext, namespace, resource, waitFor, waitType string) error {
+	parts := strings.Split(resource, "/")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return fmt.Errorf("--resource %q: want GROUP/VERSION/RESOURCE", resource)
+	}
+	gvr := schema.GroupVersionResource{Group: parts[0], Version: parts[1], Resource: parts[2]}
+	config, err := restConfig(kubeconfig, kubeContext)
+	if err != nil {
+		return err
+	}
+	client, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	// The informer stops before the factory's Shutdown waits for it (defers run last first).
+	ctx, stop := context.WithCancel(ctx)
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, namespace, nil)
+	defer factory.Shutdown()
+	defer stop()
+	informer := factory.ForResource(gvr).Informer()
+	synced := make(chan struct{})
+	done := make(chan error, 1)
+	finish := func(err error) { // the first result wins; later ones never block a handler
+		select {
+		case done <- err:
+		default:
+		}
+	}
+	emit := func(t string, obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			finish(fmt.Errorf("%s: unexpected object %T", t, obj))
+			return
+		}
+		if err := printJSON(informerEvent{t, u.GetNamespace(), u.GetName(), u.GetResourceVersion()}); err != nil {
+			finish(err)
+			return
+		}
+		select {
+		case <-synced:
+			if waitFor != "" && u.GetName() == waitFor && t == waitType {
+				finish(nil)
+			}
+		default:
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { emit("ADDED", obj) },
+		UpdateFunc: func(_, obj any) { emit("UPDATED", obj) },
+		DeleteFunc: func(obj any) { emit("DELETED", obj) },
+	}); err != nil {
+		return err
+	}
+	if err := informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		fmt.Fprintf(os.Stderr, "clientgo: informer: %v\n", err)
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return fmt.Errorf("informer: cache not synced: %w", ctx.Err())
+	}
+	names := []string{}
+	for _, key := range informer.GetStore().ListKeys() {
+		names = append(names, key)
+	}
+	sort.Strings(names)
+	if err := printJSON(map[string]any{"synced": true, "names": names, "resourceVersion": informer.LastSyncResourceVersion()}); err != nil {
+		return err
+	}
+	close(synced)
+	if waitFor == "" {
+		<-ctx.Done()
+		return nil
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("informer: no %s event for %q: %w", waitType, waitFor, ctx.Err())
 	}
 }

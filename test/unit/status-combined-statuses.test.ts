@@ -87,6 +87,9 @@ t.test('named, placed and labelled as KubeStellar does; results of the valid col
     { name: 'sum', columnNames: ['available'], rows: [{ columns: [{ type: 'Number', float: '5' }] }] },
   ], 'only the policy\'s clusters (not wec3); the missing and the invalid collector give no result');
   t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results, [{ name: 'count', columnNames: ['count'], rows: [{ columns: [{ type: 'Number', float: '0' }] }] }], 'no reports yet: COUNT 0');
+  const { status: _none, ...statusless } = workStatus('wec1', IDS[encodeKey(NS)]!.id, {});
+  workStatuses.set(statusless);
+  t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results![0]!.rows, [{ columns: [{ type: 'Number', float: '1' }] }], 'a WorkStatus without status (the object is there): counted');
   t.equal(cs.combinedStatus('demo', 'nope'), undefined);
 });
 

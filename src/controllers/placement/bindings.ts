@@ -13,10 +13,9 @@
 // Subscribers hear which policy's Binding may have changed (the served resourceVersions are the
 // view's own: src/apiserver/virtual-collection.ts); the counter here only tells this cache's
 // versions apart.
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
-import type { KubeObject } from '../../kube/objects.js';
+import { stableUid, type KubeObject } from '../../kube/objects.js';
 import { policyClusters, type Modulation } from '../resolution.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { BindingPolicy, ManagedCluster } from './api.js';
@@ -94,8 +93,7 @@ function clauseOrder(a: DownsyncClause, b: DownsyncClause): number {
 /** A uid of the Binding's own, stable for its policy: not the policy's, which is the owner's. */
 function bindingUid(policyUid: string | undefined): string | undefined {
   if (!policyUid) return undefined;
-  const h = createHash('sha256').update(`binding/${policyUid}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+  return stableUid(`binding/${policyUid}`);
 }
 
 /** How the objects fare in their clusters (the works and clusters caches): for destination statuses. */

@@ -5,8 +5,7 @@
 // is valid, sorted by collector name (computed by ./collectors.ts, given here). Virtual: no spec, no status,
 // its uid derived from its name and its creationTimestamp the later of the object's and the
 // policy's, so every replica serves the same object.
-import { createHash } from 'node:crypto';
-import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import { stableUid, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { NamedStatusCombination } from './collectors.js';
@@ -31,12 +30,6 @@ export interface CombinedStatus extends KubeObject {
 /** Where a CombinedStatus is: its namespace and name. */
 export function combinedStatusRef(id: ObjectIdentity, objectUid: string, policyUid: string): { namespace: string; name: string } {
   return { namespace: id.namespace || CLUSTER_SCOPED_NAMESPACE, name: `${objectUid}.${policyUid}` };
-}
-
-/** A stable UUID-shaped uid for a virtual object, from its namespace and name. */
-function virtualUid(namespace: string, name: string): string {
-  const h = createHash('sha256').update(`${namespace}/${name}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** When the status in a WorkStatus last changed: the latest managedFields entry that touches status (KubeStellar's rule). */
@@ -65,7 +58,7 @@ export function buildCombinedStatus(i: CombinedStatusInput): CombinedStatus {
   return {
     apiVersion: COMBINED_STATUS_API_VERSION, kind: 'CombinedStatus',
     metadata: {
-      name, namespace, uid: virtualUid(namespace, name),
+      name, namespace, uid: stableUid(`combinedstatus/${namespace}/${name}`),
       ...(times.length > 0 ? { creationTimestamp: times.at(-1) } : {}),
       labels: {
         [LABELS.group]: i.id.group, [LABELS.resource]: i.id.resource, [LABELS.namespace]: i.id.namespace,

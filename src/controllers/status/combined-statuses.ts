@@ -189,7 +189,8 @@ export class CombinedStatuses {
     const collectors = m.statusCollectors.flatMap((name) => this.compile(name)?.collector ?? []);
     const reports: WecReport[] = m.clusters.flatMap((cluster) => {
       const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
-      return ws?.status ? [{ cluster, status: ws.status, lastReturnedUpdateTimestamp: lastStatusUpdate(ws) }] : [];
+      // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row.
+      return ws ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws) }] : [];
     });
     const cel = this.cel;
     const obj = cel && collectors.length > 0 ? cel.objForCel(stored.obj as JsonObject) : undefined;
