@@ -38,8 +38,21 @@ export class VirtualFeed<T extends KubeObject> {
     for (const o of source.all()) this.collection.set(source.keyOf(o), o);
     source.onChange((key) => {
       this.dirty.add(key);
-      if (this.collection.watched()) this.timer ??= setTimeout(() => this.flush(), COALESCE_MS).unref();
+      if (this.collection.watched()) this.timer ??= setTimeout(() => this.flushForWatches(), COALESCE_MS).unref();
     });
+  }
+
+  /**
+   * The timer's flush: outside any request, so a source that throws is logged to stderr and the
+   * keys are tried again on the next read, never an uncaught exception that ends the server.
+   */
+  private flushForWatches(): void {
+    try {
+      this.flush();
+    } catch (err) {
+      this.timer = undefined;
+      process.stderr.write(`ksview serve: recomputing virtual objects for open watches: ${(err as Error).message}\n`);
+    }
   }
 
   /** Recomputes the keys the source said may have changed (call before every read). */

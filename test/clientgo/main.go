@@ -273,18 +273,18 @@ func runInformer(ctx context.Context, kubeconfig, kubeContext, namespace, resour
 		names = append(names, key)
 	}
 	sort.Strings(names)
+	// Events from here on may end the wait, including one handled while the line below is written.
+	close(synced)
 	if err := printJSON(map[string]any{"synced": true, "names": names, "resourceVersion": informer.LastSyncResourceVersion()}); err != nil {
 		return err
-	}
-	close(synced)
-	if waitFor == "" {
-		<-ctx.Done()
-		return nil
 	}
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
+		if waitFor == "" {
+			return fmt.Errorf("informer: %w", ctx.Err())
+		}
 		return fmt.Errorf("informer: no %s event for %q: %w", waitType, waitFor, ctx.Err())
 	}
 }

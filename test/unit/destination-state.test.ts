@@ -13,7 +13,7 @@ function work(conditions: Condition[] | undefined, o: { kind?: string; replicas?
   return {
     apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
     metadata: { name: 'w', namespace: 'wec1', generation: o.generation ?? 1, ...(o.deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
-    spec: { workload: { manifests: [{ apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', metadata: { name: 'web' }, ...(o.replicas ? { spec: { replicas: o.replicas } } : {}) }] } },
+    spec: { workload: { manifests: [{ apiVersion: 'apps/v1', kind: o.kind ?? 'Deployment', metadata: { name: 'web' }, ...(o.replicas !== undefined ? { spec: { replicas: o.replicas } } : {}) }] } },
     ...(conditions ? { status: { conditions, resourceStatus: { manifests: [{
       resourceMeta: { ordinal: 0, group: 'apps', version: 'v1', kind: o.kind ?? 'Deployment', resource: 'deployments', namespace: 'demo', name: 'web' },
       conditions: o.manifest ?? [],
@@ -29,6 +29,8 @@ t.test('each state, from the work and the cluster', async (t) => {
   t.same(objectOutcome(work(applied, { kind: 'Pod', feedback: { PodPhase: 'Pending' } }), UP), { state: 'Applied', message: 'pod Pending, not Ready' });
   t.same(objectOutcome(work(applied, { kind: 'Job', feedback: { JobComplete: 'True' } }), UP), { state: 'Available' });
   t.same(objectOutcome(work(applied, { kind: 'ConfigMap' }), UP), { state: 'Available' }, 'a kind without health: present is available');
+  t.same(objectOutcome(work(applied, { kind: 'Job' }), UP), { state: 'Applied', message: 'status not reported yet' }, 'a kind with health but no feedback yet is not Available');
+  t.same(objectOutcome(work(applied, { replicas: 0 }), UP), { state: 'Available' }, 'a Deployment scaled to 0 has nothing to report');
   t.same(objectOutcome(work([applied[0]!, cond('Available', 'False', 'ResourcesNotAvailable', '1 of 1 resources are not available')]), UP),
     { state: 'Applied', message: 'ResourcesNotAvailable: 1 of 1 resources are not available' });
   t.same(objectOutcome(work([cond('Applied', 'False', 'AppliedManifestWorkFailed', 'Failed to apply manifest work', 1)], {

@@ -83,6 +83,10 @@ t.test('invalid collectors: KubeStellar\'s messages, every error at once', async
   t.equal(aggregators.length, 5);
   t.strictSame(compileCollector(sc({ select: [{ name: 'a', def: '1' }, { name: 'a', def: '2' }] })).errors, ['column name "a" is used more than once']);
   t.strictSame(compileCollector(sc({ select: [{ name: 'a', def: '[1,2].all(x, x > 0) && type(1) == int' }] })).errors, [], 'comprehension variables and type names are declared');
+  t.strictSame(compileCollector(sc({ select: [{ name: 'a', def: '[1].all(x, [2].all(y, y > x))' }] })).errors, [], 'comprehensions nested 2 deep');
+  t.strictSame(compileCollector(sc({ select: [{ name: 'a', def: '[1].all(x, [2].all(y, [3].exists(z, z > y)))' }] })).errors,
+    ['select expression (a) invalid: comprehensions nested 3 deep, more than the 2 allowed'], 'no deeper: the engine has no cost limit');
+  t.strictSame(compileCollector(sc({ select: [{ name: 'a', def: `1${' + 1'.repeat(2000)}` }] })).errors, ['select expression (a) invalid: 8001 characters, more than the 4096 allowed']);
 });
 
 t.test('expression errors at run time: reported in the result, never thrown', async (t) => {

@@ -70,6 +70,7 @@ t.test('named, placed and labelled as KubeStellar does; results of the valid col
   workStatuses.set(workStatus('wec1', IDS[encodeKey(DEP)]!.id, { availableReplicas: 2 }));
   workStatuses.set(workStatus('wec2', IDS[encodeKey(DEP)]!.id, { availableReplicas: 3 }));
   workStatuses.set(workStatus('wec3', IDS[encodeKey(DEP)]!.id, { availableReplicas: 50 }));
+  cs.combinedStatuses(); // as the served feed does first: the index
   const before = cs.combinedStatus('demo', 'dep-uid.p-uid');
   t.ok(before && !before.results, 'before the CEL engine is loaded: the object, no results yet');
   await cs.loadCel();

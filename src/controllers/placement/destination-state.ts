@@ -43,12 +43,17 @@ function feedback(values: readonly FeedbackValue[] | undefined, name: string): n
   return v?.integer ?? v?.string ?? v?.boolean;
 }
 
-/** Not healthy, by the kind's well-known status feedback: why, or undefined when healthy or unknown. */
+/** The kinds whose health the works' WellKnownStatus feedback tells (src/agent/status-feedback.ts). */
+const WELL_KNOWN_HEALTH = new Set(['Deployment', 'DaemonSet', 'Pod', 'Job']);
+
+/** Not healthy, by the kind's well-known status feedback: why, or undefined when healthy or the kind has none. */
 function unhealthy(w: ManifestWork): string | undefined {
   const m = w.status?.resourceStatus?.manifests?.[0];
   const manifest = w.spec?.workload?.manifests?.[0] as { kind?: string; spec?: { replicas?: number } } | undefined;
-  const values = m?.statusFeedback?.values;
-  if (!manifest || !values?.length) return undefined;
+  const values = m?.statusFeedback?.values ?? [];
+  if (!manifest || !WELL_KNOWN_HEALTH.has(manifest.kind ?? '')) return undefined;
+  // No value yet: the kind's status has not been reported (a Deployment scaled to 0 has none to give).
+  if (values.length === 0) return manifest.kind === 'Deployment' && manifest.spec?.replicas === 0 ? undefined : 'status not reported yet';
   const num = (n: string) => Number(feedback(values, n) ?? 0);
   switch (manifest.kind) {
     case 'Deployment': {
@@ -77,7 +82,7 @@ export function objectOutcome(w: ManifestWork | undefined, cluster: { ready: boo
   if (!applied || (applied.observedGeneration !== undefined && generation !== undefined && applied.observedGeneration < generation)) {
     return { state: 'Pending', message: `the agent has not reported generation ${generation ?? 1} of the work yet` };
   }
-  const failed = (w.status?.resourceStatus?.manifests ?? []).flatMap((m) => m.conditions.filter((c) => c.type === 'Applied' && c.status === 'False'));
+  const failed = (w.status?.resourceStatus?.manifests ?? []).flatMap((m) => (m.conditions ?? []).filter((c) => c.type === 'Applied' && c.status === 'False'));
   if (failed.length > 0 || applied.status === 'False') {
     const message = (failed[0]?.message || applied.message || applied.reason || '').replace(/^Failed to apply manifest: /, '');
     return { state: /\bconflicts?\b/i.test(message) ? 'Conflict' : 'ApplyFailed', message };

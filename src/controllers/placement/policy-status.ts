@@ -59,9 +59,16 @@ function withTransition(before: readonly JsonObject[] | undefined, type: string,
 export class PolicyStatus {
   /** policy → object key → errors found while reconciling that object. */
   private readonly objectErrors = new Map<string, Map<string, string[]>>();
+  /** policy → the status last written (with the policy's uid), when the stored one cannot show it all. */
+  private readonly written = new Map<string, string>();
 
   constructor(private readonly wds: Upstream, private readonly policies: Store<BindingPolicy>, private readonly works: Works,
     private readonly bindings: Bindings, private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
+
+  /** A new leader forgets what it wrote before: another replica may have written since. */
+  forgetWrites(): void {
+    this.written.clear();
+  }
 
   /** The errors one object's reconciliation found, per policy; a policy whose errors changed is queued. */
   recordErrors(objectKey: string, byPolicy: ReadonlyMap<string, string[]>): void {
@@ -83,6 +90,7 @@ export class PolicyStatus {
     const p = this.policies.get('', name);
     if (!p) {
       this.objectErrors.delete(name);
+      this.written.delete(name);
       return;
     }
     const finalizers = p.metadata.finalizers ?? [];
@@ -106,17 +114,23 @@ export class PolicyStatus {
     // What a WEC could not apply is delivery, said by Ready; Synced is about this controller's own work.
     const own = errors.filter((e) => !isApplyFailureError(e));
     const synced = own.length === 0
-      ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} resolved and its works written` }
+      ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} acted on without errors` }
       : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${own[0]}` };
     const conditions = [withTransition(status.conditions, 'Ready', ready, generation), withTransition(status.conditions, 'Synced', synced, generation)];
     const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
     if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)
       && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)) return;
+    const body = { status: { observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null } };
+    // KubeStellar's own BindingPolicy CRD (which ensureCRDs leaves in place) prunes `clusters` and
+    // the conditions' observedGeneration, so the stored status never equals ours: what was last
+    // written, unchanged, is not written again.
+    const text = JSON.stringify([p.metadata.uid, body]);
+    if (this.written.get(name) === text) return;
     const res = await upstreamRequest(this.wds, 'PATCH', `${POLICIES}/${name}/status`, {
-      headers: { 'content-type': 'application/merge-patch+json' },
-      body: { status: { observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null } },
+      headers: { 'content-type': 'application/merge-patch+json' }, body,
     });
     expectOk(res, `status of BindingPolicy ${name}`, [404]);
+    this.written.set(name, text);
   }
 
   private async setFinalizers(p: BindingPolicy, finalizers: string[]): Promise<void> {

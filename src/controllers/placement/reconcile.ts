@@ -89,7 +89,10 @@ export class Reconciler {
 
   /** Only the leader writes. A new leader forgets what it wrote before: the ITS may have changed since. */
   set leading(leading: boolean) {
-    if (leading && !this.leader) this.works.forgetWrites();
+    if (leading && !this.leader) {
+      this.works.forgetWrites();
+      this.status.forgetWrites();
+    }
     this.leader = leading;
   }
 

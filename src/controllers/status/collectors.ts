@@ -82,36 +82,47 @@ interface Program {
 
 type Expr = ReturnType<typeof parse>['expr'];
 
-/** The identifiers and functions an expression refers to, comprehension variables excluded. */
-function references(e: Expr | undefined, bound: ReadonlySet<string>, idents: Set<string>, funcs: Set<string>): void {
+/**
+ * Expressions run on the server's one thread for every cluster of every object, and the engine has
+ * no cost limit: their size and how deeply comprehensions (all, exists, map, filter…) nest are
+ * bounded at compile time, so no collector can make the server loop for long.
+ */
+export const MAX_EXPRESSION_LENGTH = 4096;
+export const MAX_COMPREHENSION_DEPTH = 2;
+
+interface References { idents: Set<string>; funcs: Set<string>; depth: number }
+
+/** The identifiers and functions an expression refers to (comprehension variables excluded), and its deepest comprehension nesting. */
+function references(e: Expr | undefined, bound: ReadonlySet<string>, r: References, depth = 0): void {
   const k = e?.exprKind;
   switch (k?.case) {
     case 'identExpr':
-      if (!bound.has(k.value.name)) idents.add(k.value.name);
+      if (!bound.has(k.value.name)) r.idents.add(k.value.name);
       return;
     case 'selectExpr':
-      return references(k.value.operand, bound, idents, funcs);
+      return references(k.value.operand, bound, r, depth);
     case 'callExpr':
-      funcs.add(k.value.function);
-      references(k.value.target, bound, idents, funcs);
-      for (const a of k.value.args) references(a, bound, idents, funcs);
+      r.funcs.add(k.value.function);
+      references(k.value.target, bound, r, depth);
+      for (const a of k.value.args) references(a, bound, r, depth);
       return;
     case 'listExpr':
-      for (const x of k.value.elements) references(x, bound, idents, funcs);
+      for (const x of k.value.elements) references(x, bound, r, depth);
       return;
     case 'structExpr':
-      if (k.value.messageName) idents.add(k.value.messageName);
+      if (k.value.messageName) r.idents.add(k.value.messageName);
       for (const en of k.value.entries) {
-        if (en.keyKind.case === 'mapKey') references(en.keyKind.value, bound, idents, funcs);
-        references(en.value, bound, idents, funcs);
+        if (en.keyKind.case === 'mapKey') references(en.keyKind.value, bound, r, depth);
+        references(en.value, bound, r, depth);
       }
       return;
     case 'comprehensionExpr': {
       const c = k.value;
-      references(c.iterRange, bound, idents, funcs);
-      references(c.accuInit, bound, idents, funcs);
+      r.depth = Math.max(r.depth, depth + 1);
+      references(c.iterRange, bound, r, depth);
+      references(c.accuInit, bound, r, depth);
       const inner = new Set([...bound, c.iterVar, c.iterVar2, c.accuVar].filter(Boolean));
-      for (const x of [c.loopCondition, c.loopStep, c.result]) references(x, inner, idents, funcs);
+      for (const x of [c.loopCondition, c.loopStep, c.result]) references(x, inner, r, depth + 1);
       return;
     }
     default:
@@ -120,15 +131,18 @@ function references(e: Expr | undefined, bound: ReadonlySet<string>, idents: Set
 
 /** Compiles one expression; throws an Error whose message says what is wrong. */
 function compile(source: string): Program {
+  if (typeof source !== 'string') throw new Error(`not a string: ${JSON.stringify(source)}`);
+  if (source.length > MAX_EXPRESSION_LENGTH) throw new Error(`${source.length} characters, more than the ${MAX_EXPRESSION_LENGTH} allowed`);
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(source);
   } catch (err) {
     throw new Error((err as Error).message);
   }
-  const idents = new Set<string>();
-  const funcs = new Set<string>();
-  references(parsed.expr, new Set(), idents, funcs);
+  const refs: References = { idents: new Set(), funcs: new Set(), depth: 0 };
+  references(parsed.expr, new Set(), refs);
+  const { idents, funcs } = refs;
+  if (refs.depth > MAX_COMPREHENSION_DEPTH) throw new Error(`comprehensions nested ${refs.depth} deep, more than the ${MAX_COMPREHENSION_DEPTH} allowed`);
   for (const name of idents) {
     if (!(VARIABLES as readonly string[]).includes(name) && !TYPE_NAMES.has(name)) throw new Error(`undeclared reference to '${name}'`);
   }

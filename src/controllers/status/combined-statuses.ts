@@ -54,11 +54,13 @@ export class CombinedStatuses {
     this.events.setMaxListeners(0);
     this.collectors = new Informer<StatusCollector>(o.wds, {
       path: STATUS_COLLECTORS,
-      onChange: (_t, sc) => {
+      onChange: (type, sc, old) => {
         void this.loadCel();
-        this.compiled.delete(sc.metadata.name);
         this.writeCollectorStatus(sc.metadata.name);
-        for (const source of this.keysBySource.keys()) this.touch(source);
+        // A status write (ours, echoed) changes no result: only a new generation or a deletion does.
+        if (type === 'MODIFIED' && old?.metadata.generation === sc.metadata.generation) return;
+        this.compiled.delete(sc.metadata.name);
+        for (const source of [...this.keysBySource.keys()]) this.touch(source);
       },
       onError: (err) => o.log(`status: statuscollectors: ${err.message}`),
     });
@@ -98,13 +100,9 @@ export class CombinedStatuses {
     });
   }
 
+  /** One CombinedStatus; the index is kept by start() and touch(), so a miss is an answer (no scan). */
   combinedStatus(namespace: string, name: string): CombinedStatus | undefined {
-    const key = `${namespace}/${name}`;
-    let at = this.byKey.get(key);
-    if (!at) {
-      this.refreshIndex();
-      at = this.byKey.get(key);
-    }
+    const at = this.byKey.get(`${namespace}/${name}`);
     return at ? this.build(at.source, at.policy) : undefined;
   }
 
@@ -117,6 +115,9 @@ export class CombinedStatuses {
       this.cel = m;
       for (const sc of this.collectors.list()) this.writeCollectorStatus(sc.metadata.name);
       for (const source of [...this.keysBySource.keys()]) this.touch(source);
+    }).catch((err: Error) => {
+      this.celLoading = undefined; // the next collector event tries again
+      this.o.log(`status: loading the CEL engine: ${err.message}`);
     });
     return this.celLoading;
   }
@@ -127,7 +128,12 @@ export class CombinedStatuses {
     if (!sc || !this.cel) return undefined;
     const had = this.compiled.get(name);
     if (had && had.generation === sc.metadata.generation) return had.result;
-    const result = this.cel.compileCollector(sc);
+    let result: CompileResult;
+    try {
+      result = this.cel.compileCollector(sc);
+    } catch (err) { // a spec of unexpected shape (another CRD's schema): said, never thrown
+      result = { errors: [`invalid spec: ${(err as Error).message}`] };
+    }
     this.compiled.set(name, { generation: sc.metadata.generation, result });
     return result;
   }
@@ -209,8 +215,7 @@ export class CombinedStatuses {
     const body = { metadata: { resourceVersion: sc.metadata.resourceVersion }, status: { observedGeneration: want.observedGeneration, errors: want.errors ?? null } };
     upstreamRequest(this.o.wds, 'PATCH', `${STATUS_COLLECTORS}/${encodeURIComponent(name)}/status`, {
       headers: { 'content-type': 'application/merge-patch+json' }, body,
-    }).then((res) => { expectOk(res, `status of StatusCollector ${name}`, [404, 409]); },
-      (err: Error) => this.o.log(`status: statuscollector ${name}: ${err.message}`))
+    }).then((res) => { expectOk(res, `status of StatusCollector ${name}`, [404, 409]); })
       .catch((err: Error) => this.o.log(`status: statuscollector ${name}: ${err.message}`));
   }
 }
