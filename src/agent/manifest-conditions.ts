@@ -7,20 +7,7 @@ import type { KubeObject } from '../kube/objects.js';
 import type { Condition, ConditionRule, FeedbackValue, ManifestConfigOption } from '../kube/ocm-api.js';
 import { feedbackOf } from './status-feedback.js';
 import { splitApiVersion } from './rest-mapper.js';
-
-export type NewCondition = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };
-
-/** meta.SetStatusCondition on a copy: replaces `c`'s type, keeping lastTransitionTime if the status is the same. */
-export function setCondition(list: Condition[], c: NewCondition, now: string): Condition[] {
-  const prev = list.find((x) => x.type === c.type);
-  const next: Condition = {
-    type: c.type, status: c.status,
-    ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
-    lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : (c.lastTransitionTime ?? now),
-    reason: c.reason, message: c.message,
-  };
-  return prev ? list.map((x) => (x.type === c.type ? next : x)) : [...list, next];
-}
+import { setCondition, type NewCondition } from '../kube/conditions.js';
 
 export function appliedCondition(error: string | undefined, generation: number | undefined): NewCondition {
   return error === undefined

@@ -6,7 +6,7 @@
 // webhook rejects such works, our agent reports them instead of crashing.
 import type { Condition, ManifestCondition, ManifestWork, ManifestWorkStatus } from '../kube/ocm-api.js';
 import type { ManifestApplyResult } from './contract.js';
-import { setCondition, type NewCondition } from './manifest-conditions.js';
+import { setCondition, type NewCondition } from '../kube/conditions.js';
 
 /** OCM's default webhook limit on the total size of a work's manifests. */
 export const MANIFEST_SIZE_LIMIT = 500 * 1024;

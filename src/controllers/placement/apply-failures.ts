@@ -17,9 +17,12 @@ export interface ApplyFailure {
   message: string;
 }
 
+/** The WEC's own words in an agent's message (OCM prefixes them with "Failed to apply manifest: "). */
+export const wecWords = (message: string) => message.replace(/^Failed to apply manifest: /, '');
+
 /** How a policy's status.errors says a cluster did not apply an object (`what`, e.g. `configmaps demo/settings`). */
 export function applyFailureError(cluster: string, what: string, message: string): string {
-  return `cluster ${cluster} did not apply ${what}: ${message.replace(/^Failed to apply manifest: /, '')}`;
+  return `cluster ${cluster} did not apply ${what}: ${wecWords(message)}`;
 }
 
 /** Whether an error of a policy's status is one of those: a WEC's, not the policy's reconciliation's. */

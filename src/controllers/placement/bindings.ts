@@ -105,6 +105,8 @@ export interface Outcomes {
 export class Bindings {
   /** source key → placement, for objects some policy selects. */
   private readonly placed = new Map<string, Placement>();
+  /** policy → the source keys of the objects it selects (a policy's Binding reads only its own). */
+  private readonly byPolicy = new Map<string, Set<string>>();
   private readonly events = new EventEmitter();
   private rv = 1;
 
@@ -120,7 +122,7 @@ export class Bindings {
     const outcomes = this.outcomes;
     if (!outcomes) return [];
     const byCluster = new Map<string, ObjectIdentity[]>(clusters.map((c) => [c, []]));
-    for (const e of this.placed.values()) {
+    for (const e of this.placedBy(name)) {
       for (const c of e.modulations[name]?.clusters ?? []) {
         let ids = byCluster.get(c);
         if (!ids) byCluster.set(c, (ids = []));
@@ -128,6 +130,14 @@ export class Bindings {
       }
     }
     return destinationStatuses([...byCluster.keys()], (c) => byCluster.get(c) ?? [], (c, id) => outcomes.outcome(c, id), (c) => outcomes.readiness(c));
+  }
+
+  /** What was recorded of the objects a policy selects. */
+  private *placedBy(policy: string): Iterable<Placement> {
+    for (const source of this.byPolicy.get(policy) ?? []) {
+      const e = this.placed.get(source);
+      if (e) yield e;
+    }
   }
 
   /** The clusters a policy's selectors pick now (none for a malformed selector: status.errors says why). */
@@ -145,6 +155,13 @@ export class Bindings {
     if (JSON.stringify(before) === JSON.stringify(entry)) return;
     if (entry) this.placed.set(source, entry);
     else this.placed.delete(source);
+    for (const p of before?.policies ?? []) this.byPolicy.get(p)?.delete(source);
+    for (const p of entry?.policies ?? []) {
+      let sources = this.byPolicy.get(p);
+      if (!sources) this.byPolicy.set(p, (sources = new Set()));
+      sources.add(source);
+    }
+    for (const p of before?.policies ?? []) if (this.byPolicy.get(p)?.size === 0) this.byPolicy.delete(p);
     for (const p of new Set([...(before?.policies ?? []), ...(entry?.policies ?? [])])) this.touch(p);
     this.events.emit('placed', source);
   }
@@ -182,8 +199,7 @@ export class Bindings {
     if (!p) return undefined;
     const clusterScope: DownsyncClause[] = [];
     const namespaceScope: DownsyncClause[] = [];
-    for (const e of this.placed.values()) {
-      if (!e.policies.includes(name)) continue;
+    for (const e of this.placedBy(name)) {
       const ref = { group: e.id.group, version: e.id.version, resource: e.id.resource };
       const modulation = modulationJSON(e.modulations[name]);
       if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });

@@ -15,6 +15,7 @@
 // seed: "limited-length lists of broken objects"), and whether the policy is Ready.
 import type { Condition, FeedbackValue, ManagedCluster, ManifestWork } from '../../kube/ocm-api.js';
 import type { ObjectIdentity } from '../wrapping.js';
+import { applyFailures, wecWords } from './apply-failures.js';
 
 export const OBJECT_STATES = ['Available', 'Applied', 'Pending', 'ApplyFailed', 'Conflict', 'ClusterNotReady', 'WaitingForRemoval'] as const;
 export type ObjectState = typeof OBJECT_STATES[number];
@@ -82,9 +83,9 @@ export function objectOutcome(w: ManifestWork | undefined, cluster: { ready: boo
   if (!applied || (applied.observedGeneration !== undefined && generation !== undefined && applied.observedGeneration < generation)) {
     return { state: 'Pending', message: `the agent has not reported generation ${generation ?? 1} of the work yet` };
   }
-  const failed = (w.status?.resourceStatus?.manifests ?? []).flatMap((m) => (m.conditions ?? []).filter((c) => c.type === 'Applied' && c.status === 'False'));
-  if (failed.length > 0 || applied.status === 'False') {
-    const message = (failed[0]?.message || applied.message || applied.reason || '').replace(/^Failed to apply manifest: /, '');
+  const failure = applyFailures(w)[0];
+  if (failure || applied.status === 'False') {
+    const message = wecWords(failure?.message || applied.message || applied.reason || '');
     return { state: /\bconflicts?\b/i.test(message) ? 'Conflict' : 'ApplyFailed', message };
   }
   const degraded = condition(conds, 'Degraded');

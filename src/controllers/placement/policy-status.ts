@@ -13,7 +13,8 @@
 //   each destination's counts per state (the broken objects themselves are in the Binding).
 import { isDeepStrictEqual } from 'node:util';
 import type { Store } from '../../kube/informer.js';
-import type { JsonObject } from '../../kube/objects.js';
+import { setCondition } from '../../kube/conditions.js';
+import type { Condition } from '../../kube/ocm-api.js';
 import { LabelSelectorError, validateLabelSelector } from '../../kube/label-selector.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import type { Policy } from '../resolution.js';
@@ -47,13 +48,6 @@ export function selectorErrors(p: Policy): string[] {
     (c.objectSelectors ?? []).forEach((s, j) => check(s, `spec.downsync[${i}].objectSelectors[${j}]`));
   });
   return errors;
-}
-
-/** A condition as it should be now: its lastTransitionTime kept while its status stays. */
-function withTransition(before: readonly JsonObject[] | undefined, type: string, now: { status: string; reason: string; message: string }, generation: number): JsonObject {
-  const had = before?.find((c) => c.type === type);
-  const since = had?.status === now.status && typeof had.lastTransitionTime === 'string' ? had.lastTransitionTime : new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return { type, status: now.status, observedGeneration: generation, lastTransitionTime: since, reason: now.reason, message: now.message };
 }
 
 export class PolicyStatus {
@@ -116,7 +110,10 @@ export class PolicyStatus {
     const synced = own.length === 0
       ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} acted on without errors` }
       : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${own[0]}` };
-    const conditions = [withTransition(status.conditions, 'Ready', ready, generation), withTransition(status.conditions, 'Synced', synced, generation)];
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const conditions = [{ type: 'Ready', ...ready }, { type: 'Synced', ...synced }]
+      .reduce((list, c) => setCondition(list, { ...c, observedGeneration: generation }, now), (status.conditions ?? []) as unknown as Condition[])
+      .filter((c) => c.type === 'Ready' || c.type === 'Synced');
     const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
     if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)
       && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)) return;
