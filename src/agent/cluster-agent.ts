@@ -8,6 +8,7 @@
 //   status changes → observe → coalesced status write; a resync every resyncMs is the backstop.
 // When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
 // re-lists on reconnect and the differences are queued.
+import { sourceGeneration } from './workstatus.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -87,6 +88,7 @@ export class ClusterAgent implements ClusterWorker {
       path: manifestWorksPath(cluster),
       onChange: (t, w, old) => {
         if (t !== 'MODIFIED' || needsReconcile(w, old)) this.queue.add(w.metadata.name);
+        else if (sourceGeneration(w) !== sourceGeneration(old)) this.status.refresh(w.metadata.name);
         metrics.works.set({ cluster }, this.works.store.size);
       },
       onError: (err) => o.log(`${cluster}: mailbox watch: ${err.message}`),

@@ -8,10 +8,13 @@ import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/oc
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
 import { Coalescer } from './coalescer.js';
-import { buildWorkStatusObject } from './workstatus.js';
+import { buildWorkStatusObject, sourceGeneration } from './workstatus.js';
 import { workStatus } from './work-conditions.js';
 
 const FIELD_MANAGER = 'ksview-agent';
+
+/** What was last written of one WorkStatus: the object (spec, labels, statusDetails) and its status, as JSON. */
+interface Written { object: string; status: string }
 
 export interface StatusWriterOptions {
   cluster: string;
@@ -28,8 +31,8 @@ const comparable = (s: unknown): string => JSON.stringify(s, (k, v: unknown) => 
 
 export class StatusWriter {
   private readonly results = new Map<string, ManifestApplyResult[]>();
-  /** WorkStatus name → JSON last written, per work. */
-  private readonly written = new Map<string, Map<string, string>>();
+  /** WorkStatus name → what was last written, per work. */
+  private readonly written = new Map<string, Map<string, Written>>();
   /**
    * Per work, the status our last write stored and the resourceVersion it got: the informer's copy
    * may not have it yet, and comparing with that stale copy would write the same status again.
@@ -47,6 +50,14 @@ export class StatusWriter {
   setResults(workName: string, results: ManifestApplyResult[]): void {
     this.results.set(workName, results);
     this.coalescer.mark(workName);
+  }
+
+  /**
+   * The work changed in what its WorkStatuses say but not in what is applied (the WDS generation
+   * it carries, when only the WDS object's metadata moved it): written again from the results held.
+   */
+  refresh(workName: string): void {
+    if (this.results.has(workName)) this.coalescer.mark(workName);
   }
 
   /** A watch event of an applied object: recompute that manifest's result without applying. */
@@ -124,22 +135,31 @@ export class StatusWriter {
   }
 
   private async writeWorkStatuses(workName: string, results: readonly ManifestApplyResult[]): Promise<void> {
-    const held = this.written.get(workName) ?? new Map<string, string>();
+    const held = this.written.get(workName) ?? new Map<string, Written>();
     this.written.set(workName, held);
     const want = new Map<string, WorkStatus>();
+    const generation = sourceGeneration(this.o.work(workName));
     for (const r of results) {
-      const ws = buildWorkStatusObject(this.o.cluster, workName, r);
+      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generation);
       if (ws) want.set(ws.metadata.name, ws);
     }
     for (const [name, ws] of want) {
-      const json = JSON.stringify(ws);
-      if (held.get(name) === json) continue;
+      const { status, ...rest } = ws;
+      const next: Written = { object: JSON.stringify(rest), status: JSON.stringify(status ?? {}) };
+      const before = held.get(name);
+      if (before?.object === next.object && before.status === next.status) continue;
       const path = `${workStatusesPath(this.o.cluster)}/${name}`;
-      const isNew = !held.has(name);
-      if (isNew) await serverSideApply(this.o.its, path, { ...ws, status: undefined }, FIELD_MANAGER);
+      const writeObject = () => serverSideApply(this.o.its, path, rest, FIELD_MANAGER);
+      const writeStatus = () => serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
+      // statusDetails (in the object) and status (its subresource) are two writes; ordered so that
+      // no reader sees a status paired with a claim it does not support: a generation not yet in
+      // effect is said before the status changes, one now in effect only after the status shows it.
+      const objectFirst = !before || !ws.statusDetails?.lastGenerationIsApplied;
+      if (objectFirst && before?.object !== next.object) await writeObject();
       // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
-      if (!isNew || Object.keys(ws.status ?? {}).length > 0) await serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status: ws.status }, FIELD_MANAGER);
-      held.set(name, json);
+      if (before ? before.status !== next.status : Object.keys(status ?? {}).length > 0) await writeStatus();
+      if (!objectFirst && before?.object !== next.object) await writeObject();
+      held.set(name, next);
       this.writes.workStatus++;
     }
     for (const name of [...held.keys()]) {

@@ -1,6 +1,9 @@
 // Pure builder of the KubeStellar WorkStatus of one applied object (the ManifestWork status is
-// work-conditions.ts's).
-import type { WorkStatus } from '../kube/ocm-api.js';
+// work-conditions.ts's). With the WDS generation the work was made from (its annotation
+// view.kubestellar.io/source-generation), the WorkStatus also says, in KubeStellar's statusDetails,
+// whether that generation is in effect in the WEC: applied and, for a kind whose status has an
+// observedGeneration, observed by the WEC's controller.
+import { SOURCE_GENERATION_ANNOTATION, type ManifestWork, type WorkStatus, type WorkStatusDetails } from '../kube/ocm-api.js';
 import type { ManifestApplyResult } from './contract.js';
 
 export const WORKSTATUS_WORK_LABEL = 'transport.kubestellar.io/manifestwork';
@@ -14,16 +17,33 @@ export function workStatusName(r: { kind: string; namespace: string; name: strin
   return parts.join('-').slice(0, 253);
 }
 
+/** The WDS generation a work's manifest was made from (undefined: the work does not say, e.g. KubeStellar's own). */
+export function sourceGeneration(work: ManifestWork | undefined): number | undefined {
+  const v = work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION];
+  const n = v === undefined ? NaN : Number(v);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Whether the applied object's status is of its current spec (no observedGeneration: nothing says otherwise). */
+function observed(r: ManifestApplyResult): boolean {
+  const seen = (r.live?.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+  if (typeof seen !== 'number') return true;
+  return seen >= (r.live?.metadata?.generation ?? 0);
+}
+
 /** The WorkStatus of the object of `r` (its full .status), or undefined when nothing was applied. */
-export function buildWorkStatusObject(cluster: string, workName: string, r: ManifestApplyResult): WorkStatus | undefined {
+export function buildWorkStatusObject(cluster: string, workName: string, r: ManifestApplyResult, generation?: number): WorkStatus | undefined {
   if (!r.owned || !r.live) return undefined;
   const m = r.resourceMeta;
   const status = (r.live.status && typeof r.live.status === 'object' ? r.live.status : {}) as Record<string, unknown>;
+  const applied = r.conditions.some((c) => c.type === 'Applied' && c.status === 'True');
+  const details: WorkStatusDetails | undefined = generation !== undefined ? { lastGeneration: generation, lastGenerationIsApplied: applied && observed(r) } : undefined;
   return {
     apiVersion: 'control.kubestellar.io/v1alpha1',
     kind: 'WorkStatus',
     metadata: { name: workStatusName(m), namespace: cluster, labels: { [WORKSTATUS_WORK_LABEL]: workName } },
     spec: { sourceRef: { group: m.group, version: m.version, resource: m.resource, kind: m.kind, namespace: m.namespace, name: m.name } },
+    ...(details ? { statusDetails: details } : {}),
     status,
   };
 }

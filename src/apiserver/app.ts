@@ -13,6 +13,7 @@ import { registerBindings, type BindingSource } from './bindings-resource.js';
 import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
+import { registerAdmission, type CollectorValidator } from './admission.js';
 import type { AuthnConfig } from './authn-config.js';
 import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
@@ -39,6 +40,8 @@ export interface AppOptions {
   bindings?: BindingSource;
   /** The status controller's CombinedStatuses (none without an ITS). */
   combinedStatuses?: CombinedStatusSource;
+  /** Compiles a StatusCollector for the admission webhook (none without an ITS: all allowed). */
+  validateCollector?: CollectorValidator;
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
@@ -50,7 +53,9 @@ export interface AppOptions {
 }
 
 
-const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
+// Health, as kube-apiserver serves it, and the admission webhook, which the WDS calls without
+// client credentials (./admission.ts).
+const UNAUTHENTICATED = /^\/(healthz|livez|readyz|admission)(\/|$|\?)/;
 
 /** The paths of the group's own API, composed once (spaces and bindings are under GROUP_VERSION_PATH, the view root under spaces). */
 const GROUP_PATH = `/apis/${GROUP}`;
@@ -172,6 +177,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerSpaces(app, info, authorizeOn('spaces'));
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP);
+  registerAdmission(app, opts.validateCollector);
 
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {

@@ -6,6 +6,7 @@
 // (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
+import { ADMISSION_PATH, WEBHOOK_NAME } from './admission.js';
 import { GROUP, VERSION } from './view-group.js';
 
 export interface RegistrationOptions {
@@ -15,6 +16,8 @@ export interface RegistrationOptions {
   externalName: string;
   port: number;
   caBundlePem: string;
+  /** Also the StatusCollector admission webhook (./admission.ts): when the status controller runs. */
+  admission?: boolean;
 }
 
 const FIELD_MANAGER = 'ksview-serve';
@@ -50,6 +53,25 @@ export const VIEW_USER_RULES = [
   // (control.kubestellar.io only inside the view).
   { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings', 'combinedstatuses'], verbs: ['get', 'list', 'watch'] },
 ];
+
+/** Name of the ValidatingWebhookConfiguration of StatusCollectors. */
+export const WEBHOOK_CONFIGURATION = 'kubestellar-view-statuscollectors';
+
+/**
+ * The ValidatingWebhookConfiguration sending StatusCollector creates and updates to this server.
+ * failurePolicy Ignore: while the server is down collectors can still be written, and the status
+ * controller reports a bad one's errors in its status.errors when it is back.
+ */
+export function webhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: WEBHOOK_CONFIGURATION },
+    webhooks: [{
+      name: WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore', timeoutSeconds: 5, matchPolicy: 'Equivalent',
+      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
+      rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['statuscollectors'], scope: 'Cluster' }],
+    }],
+  };
+}
 
 export const CRD_MANAGER_RULES = [
   // The denatured kinds' CRDs: read, created and server-side applied at start and every 5 minutes.
@@ -106,4 +128,5 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
       caBundle: Buffer.from(o.caBundlePem).toString('base64'),
     },
   });
+  if (o.admission) await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION}`, webhookConfiguration(o));
 }

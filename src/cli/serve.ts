@@ -114,7 +114,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
+    validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
@@ -131,7 +132,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   refresh.unref();
 
   if (o.register) {
-    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem });
+    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined });
   }
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.

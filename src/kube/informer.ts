@@ -105,6 +105,20 @@ export interface InformerOptions<T extends KubeObject> {
   indexers?: Readonly<Record<string, Indexer<T>>>;
   /** Cache metadata only (PartialObjectMetadata): for informers that only need to hear of changes. */
   metadataOnly?: boolean;
+  /**
+   * Applied to each object as it arrives, before the cache holds it (client-go's SetTransform):
+   * to keep only what the informer's users read. Gets a freshly parsed object, which it may change.
+   */
+  transform?: (obj: T) => T;
+}
+
+/**
+ * A transform dropping metadata.managedFields, which a cache rarely needs and which often are as
+ * large as the rest of the object (every field of a server-side-applied manifest is listed).
+ */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }
 
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
@@ -187,7 +201,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const list = JSON.parse(expectOk(res, `list ${this.o.path}`).body.toString('utf8')) as
         { metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; apiVersion?: string; kind?: string };
       const itemKind = list.kind?.replace(/List$/, '');
-      for (const i of list.items ?? []) items.push({ apiVersion: list.apiVersion, kind: itemKind, ...i });
+      for (const i of list.items ?? []) items.push(this.prepare({ apiVersion: list.apiVersion, kind: itemKind, ...i }));
       cont = list.metadata?.continue ?? '';
       rv = list.metadata?.resourceVersion ?? rv;
     } while (cont);
@@ -208,6 +222,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.hasSynced = true;
       this.markSynced();
     }
+  }
+
+  private prepare(obj: T): T {
+    return this.o.transform ? this.o.transform(obj) : obj;
   }
 
   private async watch(): Promise<void> {
@@ -235,6 +253,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rv = e.object?.metadata?.resourceVersion;
     if (typeof rv === 'string') this.resourceVersion = rv;
     if (e.type === 'BOOKMARK') return;
+    if (e.object) e.object = this.prepare(e.object);
     if (e.type === 'DELETED') {
       this.store.delete(e.object);
       this.o.onChange('DELETED', deepFreeze(e.object));

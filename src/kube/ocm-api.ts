@@ -185,6 +185,24 @@ export interface ManagedCluster extends KubeObject {
   };
 }
 
+/**
+ * On a ManifestWork written by `ksview serve`: the metadata.generation of the WDS object its
+ * manifest was made from. Our agent reports it back in the WorkStatus's statusDetails, so the
+ * returned observedGeneration can be told in the WDS object's terms (docs/status.md).
+ */
+export const SOURCE_GENERATION_ANNOTATION = 'view.kubestellar.io/source-generation';
+
+/**
+ * KubeStellar's WorkStatus StatusDetails (kubestellar/ocm-status-addon): which generation of the
+ * WDS object the WEC holds. `lastGenerationIsApplied`: that generation is applied and, for a
+ * kind whose status has an observedGeneration, the WEC's controller has observed it.
+ * (KubeStellar's lastCurrencyUpdateTime is not written: it would make every write differ.)
+ */
+export interface WorkStatusDetails {
+  lastGeneration: number;
+  lastGenerationIsApplied: boolean;
+}
+
 /** KubeStellar's WorkStatus (control.kubestellar.io/v1alpha1), one per applied object, in the mailbox namespace. */
 export interface WorkStatus extends KubeObject {
   metadata: ObjectMeta & { name: string; namespace: string };
@@ -192,6 +210,7 @@ export interface WorkStatus extends KubeObject {
     sourceRef: { group: string; version: string; resource: string; kind: string; namespace: string; name: string };
   };
   status?: JsonObject;
+  statusDetails?: WorkStatusDetails;
 }
 
 /** OCM's hub hash: hex sha256 of the hub's server URL as the agent's kubeconfig names it. */

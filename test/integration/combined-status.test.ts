@@ -4,7 +4,9 @@
 // kwok runs them. wec2's namespace holds a quota of one pod, so the two clusters differ for real:
 // wec1 runs 2 replicas, wec2 one. Read as KubeStellar's users read them: kubectl in the WDS,
 // found by the five labels, in view.kubestellar.io and (inside the view) control.kubestellar.io;
-// `kubectl get combinedstatuses -w` prints the new row when wec2's quota goes.
+// `kubectl get combinedstatuses -w` prints the new row when wec2's quota goes. An invalid
+// collector is refused by ksview serve's admission webhook (422, create and update); written while
+// the webhook does not answer, its status.errors say why.
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import YAML from 'yaml';
@@ -40,8 +42,16 @@ const cells = (r: Obj | undefined) => ((r?.rows ?? []) as Obj[]).map((row) => (r
 t.test('KubeStellar\'s documented StatusCollectors, a SUM and an invalid one, over wec1 (2 available) and wec2 (1)', async (t) => {
   const run = uniqueName('cs');
   const scs = collectors(run);
-  kcOk('wds1', ['apply', '-f', '-'], scs.map((s) => YAML.stringify(s)).join('---\n'));
+  const [invalid] = scs.filter((s) => s.metadata.name === `${run}-broken`);
   t.teardown(() => { for (const s of scs) kc('wds1', ['delete', 'statuscollector', s.metadata.name, '--ignore-not-found', '--wait=false']); });
+  // Applied together: the invalid one is refused at admission (ksview serve's webhook), the others are created.
+  const applied = kc('wds1', ['apply', '-f', '-'], scs.map((s) => YAML.stringify(s)).join('---\n'));
+  t.not(applied.status, 0, 'kubectl apply fails for the invalid collector');
+  // kubectl prints a 422 with causes as it prints kube-apiserver's own validation errors.
+  t.match(applied.stderr, `The StatusCollector "${run}-broken" is invalid: \n* spec.filter: filter expression invalid: <input>:1:16: found . but expecting end of input\n* spec.select: select expression (x) invalid: undeclared reference to 'nope'`,
+    'a 422 saying each error and its field, in the words status.errors uses');
+  t.equal(kc('wds1', ['get', 'statuscollector', `${run}-broken`]).status, 1, 'the invalid collector was not stored');
+  for (const s of scs.filter((x) => x !== invalid)) kcOk('wds1', ['get', 'statuscollector', s.metadata.name]);
   const ns = testNamespace(t, ['wds1', 'wec2'], 'cs');
   kcOk('wec2', ['-n', ns, 'create', 'quota', 'one-pod', '--hard=pods=1']);
   kcOk('wds1', ['label', 'namespace', ns, `app=${run}`]);
@@ -76,6 +86,23 @@ t.test('KubeStellar\'s documented StatusCollectors, a SUM and an invalid one, ov
   t.match(cells(full).map((r) => (r[1] as Obj).availableReplicas), [2, 1], 'each WEC\'s full status');
   for (const r of cells(full)) t.ok(Date.parse(r[2] as string) > Date.parse('2026-01-01T00:00:00Z'), `${r[0] as string}: retrieval time ${r[2] as string}`);
 
+  // An update that breaks a collector is refused too, and the collector stays as it was.
+  const breakIt = kc('wds1', ['patch', 'statuscollector', sc('sum'), '--type=merge', '-p', JSON.stringify({ spec: { combinedFields: [{ name: 'available', type: 'SUM', subject: 'returned.status.availableReplicas +' }] } })]);
+  t.not(breakIt.status, 0);
+  t.match(breakIt.stderr, `The StatusCollector "${sc('sum')}" is invalid: spec.combinedFields: combinedField expression (available) subject invalid: <input>:1:35: found + but expecting end of input`);
+  t.equal(JSON.parse(kcOk('wds1', ['get', 'statuscollector', sc('sum'), '-o', 'json'])).spec.combinedFields[0].subject, 'returned.status.availableReplicas');
+
+  // Written where the webhook does not answer (failurePolicy Ignore: here its configuration is
+  // taken away for a moment), an invalid collector is stored, and its status says why.
+  const webhook = JSON.parse(kcOk('wds1', ['get', 'validatingwebhookconfiguration', 'kubestellar-view-statuscollectors', '-o', 'json'])) as Obj;
+  const restore = () => {
+    const { resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, managedFields: _mf, generation: _g, ...metadata } = webhook.metadata as Obj;
+    if (kc('wds1', ['get', 'validatingwebhookconfiguration', metadata.name]).status !== 0) kcOk('wds1', ['create', '-f', '-'], JSON.stringify({ ...webhook, metadata }));
+  };
+  t.teardown(restore);
+  kcOk('wds1', ['delete', 'validatingwebhookconfiguration', 'kubestellar-view-statuscollectors']);
+  await waitUntil('the invalid collector stored without the webhook', () => kc('wds1', ['create', '-f', '-'], YAML.stringify(invalid)).status === 0 || undefined, 30_000, 300);
+  restore();
   const broken = await waitUntil('the invalid collector\'s status.errors', () => {
     const s = JSON.parse(kcOk('wds1', ['get', 'statuscollector', sc('broken'), '-o', 'json'])) as Obj;
     return s.status?.errors?.length ? s : undefined;

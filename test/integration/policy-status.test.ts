@@ -4,7 +4,8 @@
 // Binding shows wec2's object ApplyFailed with the agent's words, the policy is Synced but not
 // Ready; once the CRD exists in wec2 the agent's retry applies it and the policy becomes Ready.
 // Read as a user reads them: kubectl get bindingpolicy (its SYNCED and READY columns) and the
-// Binding's status.
+// Binding's status. Also a registered cluster whose lease went stale (no agent behind it): the
+// hub's lease rule in ksview serve marks it, and its objects show ClusterNotReady until it is back.
 import t from 'tap';
 import YAML from 'yaml';
 import { binding, bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
@@ -76,4 +77,51 @@ t.test('an object wec2 cannot apply: the Binding says why, the policy is not Rea
   t.match(condition(ready, 'Ready'), { status: 'True', reason: 'Available', message: 'all 4 placements are available' });
   t.notOk(destination(binding(name), 'wec2')?.brokenObjects, 'nothing broken in wec2 any more');
   t.ok(kc('wec2', ['-n', ns, 'get', `widgets.${group}`, 'gadget']).status === 0, 'the widget is in wec2');
+});
+
+t.test('a cluster whose lease went stale: the hub marks it, the Binding shows its objects ClusterNotReady, the policy not Ready', async (t) => {
+  // A registered cluster with no agent behind it: its Lease in its mailbox was last renewed a
+  // minute ago and its lease duration is 1 s, so the hub's rule (5 × duration) finds it stale.
+  const cluster = uniqueName('stale');
+  const mc = (leaseDurationSeconds: number) => YAML.stringify({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster',
+    metadata: { name: cluster, labels: { name: cluster } }, spec: { hubAcceptsClient: true, leaseDurationSeconds } });
+  kcOk('its1', ['create', 'namespace', cluster]);
+  t.teardown(() => { kc('its1', ['delete', 'managedcluster', cluster, '--ignore-not-found', '--wait=false']); kc('its1', ['delete', 'namespace', cluster, '--ignore-not-found', '--wait=false']); });
+  kcOk('its1', ['apply', '-f', '-'], mc(1));
+  const available = (status: string, reason: string) => JSON.stringify({ status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status, reason, message: 'set by the test, as a registration agent would', lastTransitionTime: new Date().toISOString() }] } });
+  kcOk('its1', ['patch', 'managedcluster', cluster, '--subresource=status', '--type=merge', '-p', available('True', 'ManagedClusterAvailable')]);
+  const lease = (renewTime: Date) => YAML.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'managed-cluster-lease', namespace: cluster },
+    spec: { holderIdentity: cluster, leaseDurationSeconds: 1, renewTime: renewTime.toISOString().replace('Z', '000Z') } });
+  kcOk('its1', ['apply', '-f', '-'], lease(new Date(Date.now() - 60_000)));
+
+  const ns = testNamespace(t, ['wds1'], 'sl');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${cluster}`]);
+  kcOk('wds1', ['-n', ns, 'create', 'configmap', 'c', '--from-literal=a=1']);
+  kcOk('wds1', ['-n', ns, 'label', 'configmap', 'c', `app=${cluster}`]);
+  const name = `${cluster}-p`;
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { name: cluster } }], downsync: [{ objectSelectors: [{ matchLabels: { app: cluster } }] }] });
+
+  const marked = await waitUntil('the hub to mark the cluster Available Unknown', () => {
+    const c = (JSON.parse(kcOk('its1', ['get', 'managedcluster', cluster, '-o', 'json'])).status?.conditions as Obj[] | undefined)?.find((x) => x.type === 'ManagedClusterConditionAvailable');
+    return c?.status === 'Unknown' ? c : undefined;
+  }, 60_000, 300);
+  t.equal(marked.reason, 'ManagedClusterLeaseUpdateStopped', 'OCM\'s reason');
+  const dest = await waitUntil('the Binding to show the cluster not ready', () => {
+    const d = destination(binding(name), cluster);
+    return d && d.ready === false && d.states?.ClusterNotReady === 2 ? d : undefined;
+  }, 60_000, 300);
+  t.match(dest.brokenObjects, [{ state: 'ClusterNotReady', message: /ManagedClusterConditionAvailable Unknown: ManagedClusterLeaseUpdateStopped/ }, { state: 'ClusterNotReady' }], 'each object: ClusterNotReady, saying why');
+  const ready = await waitUntil('the policy not Ready', () => { const c = condition(policy(name), 'Ready'); return c?.status === 'False' ? c : undefined; }, 60_000, 300);
+  t.match(ready.message, new RegExp(cluster), `Ready False: ${ready.message as string}`);
+
+  // The agent comes back: it renews the lease and says the cluster is available. The cluster is
+  // ready again; its objects wait for an agent to apply them (Pending), no longer ClusterNotReady.
+  kcOk('its1', ['apply', '-f', '-'], mc(3600));
+  kcOk('its1', ['apply', '-f', '-'], lease(new Date()));
+  kcOk('its1', ['patch', 'managedcluster', cluster, '--subresource=status', '--type=merge', '-p', available('True', 'ManagedClusterAvailable')]);
+  const back = await waitUntil('the cluster ready again in the Binding', () => {
+    const d = destination(binding(name), cluster);
+    return d?.ready === true && !d.states?.ClusterNotReady ? d : undefined;
+  }, 60_000, 300);
+  t.match(back.states, { Pending: 2 }, 'its objects now wait for the agent');
 });

@@ -76,6 +76,37 @@ t.test('singleton: wec1\'s status in the WDS Deployment, the executing count, th
   t.same(plain.status ?? {}, {}, 'and no status');
 });
 
+t.test('observedGeneration in the WDS object\'s generations: kubectl rollout status on the WDS ends', async (t) => {
+  const app = uniqueName('og');
+  const ns = testNamespace(t, ['wds1'], 'og');
+  kcOk('wds1', ['label', 'namespace', ns, `app=${app}`]);
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify(deployment(ns, app, 1)));
+  // Three spec changes before it goes anywhere: the WDS object is at generation 4, its copy in wec1 will be at 1.
+  for (const v of ['a', 'b', 'c']) kcOk('wds1', ['-n', ns, 'patch', 'deployment', 'nginx', '--type=merge', '-p', JSON.stringify({ spec: { template: { metadata: { annotations: { step: v } } } } })]);
+  t.equal(get('wds1', ns, ['deployment', 'nginx'])?.metadata.generation, 4);
+  bindingPolicy(t, `${app}-p`, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: clauses(app, { wantSingletonReportedState: true }) });
+  // The status controller's annotation (status-returned-from) moves a Deployment's generation too
+  // (kube-apiserver bumps it on any annotation change of a Deployment): observed must follow.
+  const back = await waitUntil('the WDS Deployment observed at its generation', () => {
+    const d = get('wds1', ns, ['deployment', 'nginx']);
+    return d?.status?.readyReplicas === 1 && d.status.observedGeneration === d.metadata.generation ? d : undefined;
+  }, 120_000, 200);
+  t.ok(back.metadata.generation >= 4, `the WDS object at generation ${back.metadata.generation as number}`);
+  const wec = get('wec1', ns, ['deployment', 'nginx'])!;
+  t.equal(wec.metadata.generation, 1, 'wec1\'s copy is at its own generation 1');
+  t.equal(wec.status?.observedGeneration, 1, 'and wec1 reports observedGeneration 1');
+  t.equal(kc('wds1', ['-n', ns, 'rollout', 'status', 'deployment/nginx', '--timeout=60s']).status, 0, 'kubectl rollout status on the WDS ends');
+
+  // A new spec: until wec1 has it, the WDS does not claim it is observed; then it does.
+  kcOk('wds1', ['-n', ns, 'set', 'image', 'deployment/nginx', 'nginx=nginx:1.28']);
+  const rollout = kc('wds1', ['-n', ns, 'rollout', 'status', 'deployment/nginx', '--timeout=90s']);
+  t.equal(rollout.status, 0, `kubectl rollout status ends after the change: ${rollout.stdout.trim().split('\n').at(-1)}`);
+  const after = get('wds1', ns, ['deployment', 'nginx'])!;
+  t.equal(after.status.observedGeneration, after.metadata.generation, `observed at generation ${after.metadata.generation as number}`);
+  t.ok(after.metadata.generation > back.metadata.generation, 'a later generation');
+  t.equal(get('wec1', ns, ['deployment', 'nginx'])?.spec.template.spec.containers[0].image, 'nginx:1.28', 'and wec1 runs the new image');
+});
+
 t.test('multi-WEC: the Deployment in wec1 and wec2 shows 4 available replicas in the WDS', async (t) => {
   const app = uniqueName('mw');
   const ns = testNamespace(t, ['wds1'], 'mw');

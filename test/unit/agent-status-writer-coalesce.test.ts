@@ -2,7 +2,7 @@ import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Coalescer } from '../../src/agent/coalescer.js';
 import { StatusWriter } from '../../src/agent/status-writer.js';
-import { workStatusName } from '../../src/agent/workstatus.js';
+import { buildWorkStatusObject, workStatusName } from '../../src/agent/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
 import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
 
@@ -146,4 +146,52 @@ t.test('StatusWriter: with the informer behind its own writes, nothing is writte
   t.equal(statusWrites(), 1, 'the same status is not written again though the informer does not show it yet');
   t.ok(its.objects.get(`${workStatusesPath('wec1')}/configmap-app-a`), 'the WorkStatus stays: an event does not make the object read as not applied');
   t.notOk(its.writes.some((x) => x.method === 'DELETE'), 'nothing deleted');
+});
+
+t.test('StatusWriter: statusDetails say which WDS generation is in effect, and are ordered around the status write', async (t) => {
+  const w = work('w1', [cm('app', 'a')], {}, { annotations: { 'view.kubestellar.io/source-generation': '7' } });
+  const h = await writerHarness(w);
+  const path = `${workStatusesPath('wec1')}/configmap-app-a`;
+  const results = await h.applier.applyWork(w);
+  const withLive = (generation: number, observedGeneration: number, n: number) => results.map((r) => ({ ...r,
+    live: { ...r.live!, metadata: { ...r.live!.metadata, generation, resourceVersion: String(100 + n) }, status: { observedGeneration, n } } }));
+  const writesOf = () => h.its.writes.filter((x) => x.path.startsWith(path)).map((x) => x.path.slice(path.length));
+
+  // The WEC's controller has not observed the applied spec yet: generation 7 is not in effect.
+  h.status.setResults('w1', withLive(2, 1, 1));
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 7, lastGenerationIsApplied: false });
+  t.same(writesOf(), ['', '/status'], 'created, then its status');
+
+  // Observed: the status is written first, then the claim that generation 7 is in effect.
+  h.status.setResults('w1', withLive(2, 2, 2));
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 7, lastGenerationIsApplied: true });
+  t.same(writesOf(), ['', '/status', '/status', ''], 'status before the statusDetails that vouch for it');
+
+  // A new WDS generation arrives (the work's annotation): said not in effect before the status changes.
+  h.its.put(`${manifestWorksPath('wec1')}/w1`, { ...w, metadata: { ...w.metadata, annotations: { 'view.kubestellar.io/source-generation': '8' } } });
+  h.status.setResults('w1', withLive(3, 2, 3));
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 8, lastGenerationIsApplied: false });
+  t.same(writesOf().slice(4), ['', '/status'], 'statusDetails first when the claim is withdrawn');
+
+  // Only the status changes: one write.
+  h.status.setResults('w1', withLive(3, 2, 4));
+  await until(() => h.status.idle());
+  t.same(writesOf().slice(6), ['/status']);
+});
+
+t.test('StatusWriter: a work without the source-generation annotation (KubeStellar\'s, OCM\'s) gets no statusDetails; a failed apply is not in effect', async (t) => {
+  const w = work('w1', [cm('app', 'a')]);
+  const h = await writerHarness(w);
+  const results = await h.applier.applyWork(w);
+  h.status.setResults('w1', results.map((r) => ({ ...r, live: { ...r.live!, status: { observedGeneration: 1 } } })));
+  await until(() => h.status.idle());
+  t.notOk((h.its.objects.get(`${workStatusesPath('wec1')}/configmap-app-a`) as any).statusDetails);
+
+  const failed = { ...results[0]!, live: { ...results[0]!.live!, status: {} }, conditions: [{ type: 'Applied', status: 'False' as const, reason: 'AppliedManifestFailed', message: 'x', lastTransitionTime: '' }] };
+  t.same(buildWorkStatusObject('wec1', 'w1', failed, 3)?.statusDetails, { lastGeneration: 3, lastGenerationIsApplied: false });
+  const noObserved = { ...results[0]!, live: { ...results[0]!.live!, status: { phase: 'Ready' } } };
+  t.same(buildWorkStatusObject('wec1', 'w1', noObserved, 3)?.statusDetails, { lastGeneration: 3, lastGenerationIsApplied: true }, 'a status without observedGeneration: nothing says otherwise');
 });

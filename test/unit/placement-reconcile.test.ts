@@ -52,6 +52,17 @@ function fixture(o: { leading?: boolean; configMaps?: WorkloadObject[]; policies
 
 const summary = (as: Action[]) => as.map((a) => `${a.server} ${a.method} ${a.path}`);
 
+t.test('an object with a generation: its works say which (for the returned observedGeneration)', async (t) => {
+  const f = fixture({ configMaps: [{ ...SETTINGS, metadata: { ...SETTINGS.metadata, generation: 4 } }] });
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  const writes = f.writes();
+  t.equal(writes.length, 2);
+  for (const w of writes) {
+    t.same((w.body as ManifestWork).metadata.annotations, { 'view.kubestellar.io/source': 'o||v1|configmaps|demo|settings', 'view.kubestellar.io/source-generation': '4' });
+  }
+});
+
 t.test('an object a policy selects: one server-side apply of its ManifestWork per selected cluster', async (t) => {
   const f = fixture();
   t.teardown(() => f.close());

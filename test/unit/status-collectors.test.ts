@@ -117,3 +117,31 @@ t.test('values: integers are CEL ints, numbers print as Go prints them, strings 
   t.equal(numericOf(' 3'), undefined, 'as Go\'s ParseFloat: no spaces');
   t.strictSame(run({ select: [{ name: 'l', def: '[1, "a"]' }, { name: 'm', def: '{"a": 1.5}' }] }, reports.slice(0, 1)).rows, [{ columns: [{ type: 'Array', array: [1, 'a'] }, { type: 'Object', object: { a: 1.5 } }] }]);
 });
+
+t.test('rows kept by report version (RowMemo): the same results, one row recomputed per changed WEC', async (t) => {
+  const specs: StatusCollectorSpec[] = [
+    { combinedFields: [{ name: 'sum', type: 'SUM', subject: 'returned.status.availableReplicas' }, { name: 'max', type: 'MAX', subject: 'returned.status.x' }] },
+    { filter: 'obj.spec.replicas != returned.status.availableReplicas', select: [{ name: 'wec', def: 'inventory.name' }, { name: 'bad', def: 'returned.status.nope' }] },
+    { filter: 'returned.status.phase', groupBy: [{ name: 'phase', def: 'returned.status.phase' }], combinedFields: [{ name: 'count', type: 'COUNT' }] },
+  ];
+  const versioned = reports.map((r, i) => ({ ...r, version: String(i + 1) }));
+  for (const spec of specs) {
+    const c = compileCollector(sc(spec)).collector!;
+    const memo = new Map();
+    const first = collect(c, objForCel(deployment), versioned, memo);
+    t.strictSame(first, collect(c, objForCel(deployment), reports), `${JSON.stringify(spec).slice(0, 60)}: the same as without a memo, errors included`);
+    t.equal(memo.size, 3, 'a row kept per WEC');
+    // Same versions, other content: the kept rows are used (and obj is not even computed).
+    let objAsked = 0;
+    const changedUnversioned = versioned.map((r) => ({ ...r, status: { availableReplicas: 7, phase: 'Gone', x: 9 } }));
+    t.strictSame(collect(c, () => { objAsked++; return objForCel(deployment); }, changedUnversioned, memo), first, 'unchanged versions: kept rows');
+    t.equal(objAsked, 0, 'obj not computed when every row is kept');
+    // wec2 changes (a new version): its row alone is new.
+    const wec2 = versioned.map((r) => (r.cluster === 'wec2' ? { ...r, version: '9', status: { availableReplicas: 2, phase: 'Running', x: 5 } } : r));
+    t.strictSame(collect(c, () => { objAsked++; return objForCel(deployment); }, wec2, memo), collect(c, objForCel(deployment), wec2.map(({ version: _v, ...r }) => r)), 'a new version: recomputed');
+    t.equal(objAsked, 1, 'obj computed once for the new row');
+    // wec3 gone: its kept row goes too.
+    collect(c, objForCel(deployment), wec2.filter((r) => r.cluster !== 'wec3'), memo);
+    t.same([...memo.keys()].sort(), ['wec1', 'wec2'], 'rows of WECs no longer reporting are dropped');
+  }
+});

@@ -2,7 +2,7 @@
 // clusters of the kinds that have one.
 import t from 'tap';
 import { combineConditions, combineStatuses } from '../../src/controllers/status/combine.js';
-import { returnedState, returnPlan, returnRequest } from '../../src/controllers/status/returned-state.js';
+import { returnedState, returnPlan, returnRequest, statusInWdsTerms } from '../../src/controllers/status/returned-state.js';
 
 const DEPLOYMENT = { group: 'apps', kind: 'Deployment' };
 const CONFIGMAP = { group: '', kind: 'ConfigMap' };
@@ -86,4 +86,21 @@ t.test('Jobs and StatefulSets: times and revisions', async (t) => {
   t.same(combineStatuses({ group: 'apps', kind: 'StatefulSet' }, [{ replicas: 1, currentRevision: 'r1', updateRevision: 'r2' }, { replicas: 1, currentRevision: 'r1', updateRevision: 'r3' }]),
     { replicas: 2, currentRevision: 'r1' }, 'a revision only when the same everywhere');
   t.throws(() => combineStatuses(CONFIGMAP, []), /no combination/);
+});
+
+t.test('statusInWdsTerms: observedGeneration in the WDS object\'s generations when the agent says which it holds', async (t) => {
+  const ws = (status: Record<string, unknown> | undefined, statusDetails?: { lastGeneration: number; lastGenerationIsApplied: boolean }) => ({
+    apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: 'deployment-ns-d', namespace: 'wec1' },
+    spec: { sourceRef: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespace: 'ns', name: 'd' } },
+    ...(status ? { status } : {}), ...(statusDetails ? { statusDetails } : {}),
+  });
+  t.same(statusInWdsTerms(ws({ observedGeneration: 2, readyReplicas: 2 }, { lastGeneration: 5, lastGenerationIsApplied: true })), { observedGeneration: 5, readyReplicas: 2 }, 'in effect: the WDS generation');
+  t.same(statusInWdsTerms(ws({ observedGeneration: 2 }, { lastGeneration: 5, lastGenerationIsApplied: false })), { observedGeneration: 4 }, 'not yet: the one before, so a client waits');
+  t.same(statusInWdsTerms(ws({ observedGeneration: 9 })), { observedGeneration: 9 }, 'no statusDetails (KubeStellar\'s, OCM\'s agent): the WEC\'s number');
+  t.same(statusInWdsTerms(ws({ phase: 'Running' }, { lastGeneration: 5, lastGenerationIsApplied: true })), { phase: 'Running' }, 'a status without observedGeneration gets none');
+  t.equal(statusInWdsTerms(ws(undefined, { lastGeneration: 5, lastGenerationIsApplied: true })), undefined);
+  t.same(statusInWdsTerms(ws({ observedGeneration: 2 }, { lastGeneration: 0, lastGenerationIsApplied: true })), { observedGeneration: 2 }, 'a generation that is not one: ignored');
+  const cached = ws({ observedGeneration: 1 }, { lastGeneration: 3, lastGenerationIsApplied: true });
+  statusInWdsTerms(cached);
+  t.same(cached.status, { observedGeneration: 1 }, 'the cached WorkStatus is not changed');
 });

@@ -18,7 +18,7 @@
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
 import { isDeepStrictEqual } from 'node:util';
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
-import { Informer, type ChangeType } from '../../kube/informer.js';
+import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
 import type { KubeList, KubeObject } from '../../kube/objects.js';
 import { upstreamJson, type Upstream } from '../../kube/upstream.js';
 import { groupVersionPath } from '../../kube/request-info.js';
@@ -74,6 +74,14 @@ function placementView(o: WorkloadObject): string {
 const CLUSTER_UP = { ready: true } as const;
 /** How long changes of a policy's Binding are gathered before its status is computed again. */
 const POLICY_STATUS_COALESCE_MS = 200;
+/** The pause between looks at policy status is at least this many times what the last look cost. */
+const POLICY_STATUS_COST_FACTOR = 10;
+
+/** A policy as its spec and metadata say, without its status (and what every write changes). */
+function withoutStatus(p: BindingPolicy): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = p.metadata;
+  return JSON.stringify({ ...p, metadata, status: undefined });
+}
 
 export class PlacementController {
   private readonly queue = new WorkQueue();
@@ -95,6 +103,8 @@ export class PlacementController {
   private readonly crds: Informer<KubeObject>;
   private workersDone: Promise<void> | undefined;
   /** Who hears of workload object changes besides placement (the status controller). */
+  /** The policy whose status-only change is being passed to its Binding (no policy status look for it). */
+  private statusEcho: string | undefined;
   private readonly objectListeners = new Set<(k: ObjectKey) => void>();
 
   constructor(private readonly o: PlacementOptions) {
@@ -102,8 +112,16 @@ export class PlacementController {
     const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
     this.policies = new Informer<BindingPolicy>(o.wds, {
       path: POLICIES, onError: onError('bindingpolicies'),
-      onChange: (type, p) => {
+      onChange: (type, p, old) => {
         const name = p.metadata.name;
+        // A status write (ours, mostly) needs no new look at the policy; its Binding, which shows
+        // the policy's conditions, is refreshed without queueing the policy's status again.
+        if (type === 'MODIFIED' && old && withoutStatus(old) === withoutStatus(p)) {
+          this.statusEcho = name;
+          this.reconciler.bindings.touch(name);
+          this.statusEcho = undefined;
+          return;
+        }
         this.enqueue(policyKey(name));
         this.reconciler.bindings.touch(name);
         // A status write (ours) changes no resolution: only a new generation or a deletion does.
@@ -131,7 +149,7 @@ export class PlacementController {
     // was down: its source object is reconciled again; so is one whose cluster's agent reports a
     // different set of manifests it could not apply (other status writes change nothing here).
     this.works = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, onError: onError('manifestworks'),
+      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: withoutManagedFields, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
         const sourceKey = w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '';
         // How the object fares there changed: its policies' Bindings and Ready conditions follow.
@@ -145,7 +163,7 @@ export class PlacementController {
     });
     // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
     this.otherWorks = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, onError: onError('manifestworks of other WDSs'),
+      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, transform: withoutManagedFields, onError: onError('manifestworks of other WDSs'),
       onChange: (type, w) => {
         const id = this.reconciler.conflicts.index(type === 'DELETED', w);
         if (!id.resource || !id.name) return;
@@ -168,13 +186,16 @@ export class PlacementController {
     // A Binding that may have changed (its objects, its clusters, how they fare): its policy's
     // status (Ready, per-cluster counts) is looked at again, once per POLICY_STATUS_COALESCE_MS:
     // placing 1,000 objects in 10 clusters changes it 10,000 times, and each look reads them all.
+    // The pause grows with what a look costs (at most a tenth of the thread's time): at 1,000
+    // clusters a look reads 100,000 (object, cluster) states.
     this.reconciler.bindings.onChange((p) => {
+      if (p === this.statusEcho) return;
       this.policyStatusDue.add(p);
       this.policyStatusTimer ??= setTimeout(() => {
         this.policyStatusTimer = undefined;
         for (const name of this.policyStatusDue) this.enqueue(policyKey(name));
         this.policyStatusDue.clear();
-      }, POLICY_STATUS_COALESCE_MS);
+      }, Math.max(POLICY_STATUS_COALESCE_MS, POLICY_STATUS_COST_FACTOR * this.reconciler.policyStatusCostMs));
     });
   }
 
@@ -318,7 +339,8 @@ export class PlacementController {
     const path = `${groupVersionPath(res.group, res.version)}/${res.resource}`;
     const isNamespaces = resourceKey(res) === resourceKey(NAMESPACES);
     return new Informer<WorkloadObject>(this.o.wds, {
-      path, indexers: WORKLOAD_INDEXERS,
+      // Nothing here reads managedFields (works are made of stripped copies): not kept.
+      path, indexers: WORKLOAD_INDEXERS, transform: withoutManagedFields,
       onChange: (type: ChangeType, obj, old) => {
         const key = this.workload.keyOf(res, obj);
         // A change of status alone (the status controller's returned status and marks) sends nothing new.

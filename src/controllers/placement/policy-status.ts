@@ -59,6 +59,9 @@ export class PolicyStatus {
   constructor(private readonly wds: Upstream, private readonly policies: Store<BindingPolicy>, private readonly works: Works,
     private readonly bindings: Bindings, private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
 
+  /** What computing the last policy's status took (ms). */
+  lastCostMs = 0;
+
   /** A new leader forgets what it wrote before: another replica may have written since. */
   forgetWrites(): void {
     this.written.clear();
@@ -102,6 +105,7 @@ export class PolicyStatus {
     for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) errors.push(...list);
     errors.sort();
     const status = p.status ?? {};
+    const started = performance.now();
     const dests = this.bindings.destinations(name, this.bindings.policyDestinations(p));
     const generation = p.metadata.generation ?? 0;
     const ready = readyCondition(dests);
@@ -115,6 +119,7 @@ export class PolicyStatus {
       .reduce((list, c) => setCondition(list, { ...c, observedGeneration: generation }, now), (status.conditions ?? []) as unknown as Condition[])
       .filter((c) => c.type === 'Ready' || c.type === 'Synced');
     const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
+    this.lastCostMs = performance.now() - started;
     if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)
       && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)) return;
     const body = { status: { observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null } };

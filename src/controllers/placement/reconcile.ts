@@ -13,6 +13,7 @@
 // so their Bindings are current and a new leader starts from warm caches.
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
+import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
 import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
 import { manifestWorkName, policyLabel, type ManifestWork } from '../wrapping.js';
 import type { BindingPolicy, CustomTransform, ManagedCluster } from './api.js';
@@ -85,6 +86,11 @@ export class Reconciler {
 
   get leading(): boolean {
     return this.leader;
+  }
+
+  /** What the last look at a policy's status cost (ms), to pace the next. */
+  get policyStatusCostMs(): number {
+    return this.status.lastCostMs;
   }
 
   /** Only the leader writes. A new leader forgets what it wrote before: the ITS may have changed since. */
@@ -169,7 +175,10 @@ export class Reconciler {
     if (found && resolution && selecting.length > 0) {
       this.bindings.record(source, { id: found.id, resourceVersion: found.native.metadata.resourceVersion ?? '', policies: selecting, modulations: resolution.byPolicy });
     }
-    for (const work of desired.values()) work.metadata.annotations = { [SOURCE_ANNOTATION]: source };
+    // The source generation lets the agents report which WDS generation they hold (returned observedGeneration).
+    const generation = found?.native.metadata.generation;
+    const annotations = { [SOURCE_ANNOTATION]: source, ...(generation !== undefined ? { [SOURCE_GENERATION_ANNOTATION]: String(generation) } : {}) };
+    for (const work of desired.values()) work.metadata.annotations = { ...annotations };
     if (!this.leader) return;
     for (const [cluster, work] of desired) await this.works.apply(cluster, work);
     for (const cluster of this.works.clustersOf(workName)) {

@@ -51,6 +51,8 @@ export interface WecReport {
   status: JsonObject;
   /** RFC 3339; KubeStellar's zero time when unknown. */
   lastReturnedUpdateTimestamp?: string;
+  /** Changes whenever the report does (the WorkStatus's resourceVersion): rows are kept by it (RowMemo). */
+  version?: string;
 }
 
 export const DEFAULT_LIMIT = 20;
@@ -266,79 +268,141 @@ function compareRows(a: Value[], b: Value[]): number {
   return 0;
 }
 
-/** `c` over the WECs' reports of one object (`obj` as objForCel gives it). */
-export function collect(c: CompiledCollector, obj: unknown, reports: WecReport[]): NamedStatusCombination {
-  const errors = new ErrorList();
-  const kept: { report: WecReport; vars: Bindings }[] = [];
-  for (const report of [...reports].sort((a, b) => a.cluster.localeCompare(b.cluster))) {
-    const vars = bindingsFor(c, obj, report);
-    if (c.filter) {
-      const r = c.filter.run(vars);
-      if (isCelError(r)) {
-        errors.add(`${report.cluster}: filter: ${r.message}`);
-        continue;
-      }
-      if (r !== true) {
-        if (r !== false && r !== null) errors.add(`${report.cluster}: filter: the result is ${typeof r}, not a bool`);
-        continue;
-      }
-    }
-    kept.push({ report, vars });
+/**
+ * Everything CEL computes for one WEC's row under one collector, with the errors it met by phase
+ * (so that a result lists them in the same order however its rows were computed). Pure in
+ * (collector, obj, report): the caller may keep it while neither changes (RowMemo).
+ */
+export interface RowEval {
+  /** Why the filter left the row out (an error or a non-bool), or '' when it just said false/null. */
+  filterError?: string;
+  /** The filter kept the row. */
+  kept: boolean;
+  /** select: the cells (Null where the expression failed) and those errors. */
+  select?: Value[];
+  selectErrors?: string[];
+  /** groupBy: the row's key, or the error that left it out of the aggregation. */
+  key?: Value[];
+  groupError?: string;
+  /** Per combinedField: the subject's number (0 for a non-number, said), undefined when it failed (said). */
+  subjects?: (number | undefined)[];
+  subjectErrors?: (string | undefined)[];
+}
+
+/** The rows a collector computed for one object, by WEC, each with the version of the report it came from. */
+export type RowMemo = Map<string, { version: string; row: RowEval }>;
+
+export function evaluateRow(c: CompiledCollector, obj: unknown, report: WecReport): RowEval {
+  const vars = bindingsFor(c, obj, report);
+  if (c.filter) {
+    const r = c.filter.run(vars);
+    if (isCelError(r)) return { kept: false, filterError: `${report.cluster}: filter: ${r.message}` };
+    if (r !== true) return { kept: false, ...(r !== false && r !== null ? { filterError: `${report.cluster}: filter: the result is ${typeof r}, not a bool` } : {}) };
   }
-  const rows = c.select.length > 0 ? selectRows(c, kept, errors) : aggregateRows(c, kept, errors);
-  const limited = rows.slice(0, c.limit);
+  if (c.select.length > 0) {
+    const selectErrors: string[] = [];
+    const select = c.select.map((x) => {
+      const r = x.program.run(vars);
+      if (!isCelError(r)) return tagged(r);
+      selectErrors.push(`${report.cluster}: select expression (${x.name}): ${r.message}`);
+      return { type: 'Null' as const };
+    });
+    return { kept: true, select, ...(selectErrors.length > 0 ? { selectErrors } : {}) };
+  }
+  const key: Value[] = [];
+  for (const g of c.groupBy) {
+    const r = g.program.run(vars);
+    if (isCelError(r)) return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): ${r.message}` };
+    if (!isAtomic(r)) return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): the value is not atomic` };
+    key.push(tagged(r));
+  }
+  const subjects: (number | undefined)[] = [];
+  const subjectErrors: (string | undefined)[] = [];
+  for (const a of c.combinedFields) {
+    if (a.type === 'COUNT') {
+      subjects.push(undefined);
+      subjectErrors.push(undefined);
+      continue;
+    }
+    const r = a.subject!.run(vars);
+    if (isCelError(r)) {
+      subjects.push(undefined);
+      subjectErrors.push(`${report.cluster}: combinedField (${a.name}) subject: ${r.message}`);
+      continue;
+    }
+    const n = numericOf(r);
+    subjects.push(n ?? 0);
+    subjectErrors.push(n === undefined ? `${report.cluster}: combinedField (${a.name}) subject is ${r === null ? 'null' : typeof r === 'string' ? JSON.stringify(r) : 'not a number'}, 0 used` : undefined);
+  }
+  return { kept: true, key, subjects, subjectErrors };
+}
+
+/**
+ * `c` over the WECs' reports of one object (`obj` as objForCel gives it, or a function giving it:
+ * it is only needed for rows not in `memo`). With a memo, a row whose report has the same
+ * `version` as before is not computed again: a change in one WEC costs one row's CEL, not every
+ * WEC's. The caller drops the memo when the collector or the object changes.
+ */
+export function collect(c: CompiledCollector, obj: unknown, reports: WecReport[], memo?: RowMemo): NamedStatusCombination {
+  let objValue: unknown;
+  let objDone = false;
+  const objOnce = () => {
+    if (!objDone) { objValue = typeof obj === 'function' ? (obj as () => unknown)() : obj; objDone = true; }
+    return objValue;
+  };
+  const sorted = [...reports].sort((a, b) => a.cluster.localeCompare(b.cluster));
+  const rows = sorted.map((report) => {
+    const had = memo && report.version !== undefined ? memo.get(report.cluster) : undefined;
+    if (had && had.version === report.version) return had.row;
+    const row = evaluateRow(c, objOnce(), report);
+    if (memo && report.version !== undefined) memo.set(report.cluster, { version: report.version, row });
+    return row;
+  });
+  if (memo && memo.size > reports.length) {
+    const present = new Set(reports.map((r) => r.cluster));
+    for (const cluster of [...memo.keys()]) if (!present.has(cluster)) memo.delete(cluster);
+  }
+  const errors = new ErrorList();
+  for (const r of rows) if (r.filterError) errors.add(r.filterError);
+  const kept = rows.filter((r) => r.kept);
+  const out = c.select.length > 0 ? selectRows(kept, errors) : aggregateRows(c, kept, errors);
+  const limited = out.slice(0, c.limit);
   const errs = errors.done();
   return { name: c.name, columnNames: c.columnNames, ...(limited.length > 0 ? { rows: limited.map((columns) => ({ columns })) } : {}), ...(errs ? { errors: errs } : {}) };
 }
 
-function selectRows(c: CompiledCollector, kept: { report: WecReport; vars: Bindings }[], errors: ErrorList): Value[][] {
-  return kept.map(({ report, vars }) => c.select.map((s) => {
-    const r = s.program.run(vars);
-    if (!isCelError(r)) return tagged(r);
-    errors.add(`${report.cluster}: select expression (${s.name}): ${r.message}`);
-    return { type: 'Null' as const };
-  }));
+function selectRows(kept: RowEval[], errors: ErrorList): Value[][] {
+  for (const r of kept) for (const e of r.selectErrors ?? []) errors.add(e);
+  return kept.map((r) => r.select ?? []);
 }
 
-function aggregateRows(c: CompiledCollector, kept: { report: WecReport; vars: Bindings }[], errors: ErrorList): Value[][] {
-  const groups = new Map<string, { key: Value[]; members: { report: WecReport; vars: Bindings }[] }>();
+function aggregateRows(c: CompiledCollector, kept: RowEval[], errors: ErrorList): Value[][] {
+  const groups = new Map<string, { key: Value[]; members: RowEval[] }>();
   if (c.groupBy.length === 0) groups.set(JSON.stringify([]), { key: [], members: [] });
-  member: for (const m of kept) {
-    const key: Value[] = [];
-    for (const g of c.groupBy) {
-      const r = g.program.run(m.vars);
-      if (isCelError(r)) {
-        errors.add(`${m.report.cluster}: groupBy expression (${g.name}): ${r.message}`);
-        continue member;
-      }
-      if (!isAtomic(r)) {
-        errors.add(`${m.report.cluster}: groupBy expression (${g.name}): the value is not atomic`);
-        continue member;
-      }
-      key.push(tagged(r));
+  for (const m of kept) {
+    if (m.groupError) {
+      errors.add(m.groupError);
+      continue;
     }
+    const key = m.key ?? [];
     const id = JSON.stringify(key);
     let group = groups.get(id);
     if (!group) groups.set(id, (group = { key, members: [] }));
     group.members.push(m);
   }
-  const rows = [...groups.values()].map((g) => [...g.key, ...c.combinedFields.map((a) => aggregate(a, g.members, errors))]);
+  const rows = [...groups.values()].map((g) => [...g.key, ...c.combinedFields.map((a, i) => aggregate(a, i, g.members, errors))]);
   return rows.sort(compareRows);
 }
 
 /** One aggregate over a group; the empty aggregation is the identity in float64 (AVG: NaN). */
-function aggregate(a: CompiledAggregator, members: { report: WecReport; vars: Bindings }[], errors: ErrorList): Value {
+function aggregate(a: CompiledAggregator, i: number, members: RowEval[], errors: ErrorList): Value {
   if (a.type === 'COUNT') return tagged(members.length);
   const values: number[] = [];
   for (const m of members) {
-    const r = a.subject!.run(m.vars);
-    if (isCelError(r)) {
-      errors.add(`${m.report.cluster}: combinedField (${a.name}) subject: ${r.message}`);
-      continue;
-    }
-    const n = numericOf(r);
-    if (n === undefined) errors.add(`${m.report.cluster}: combinedField (${a.name}) subject is ${r === null ? 'null' : typeof r === 'string' ? JSON.stringify(r) : 'not a number'}, 0 used`);
-    values.push(n ?? 0);
+    const e = m.subjectErrors?.[i];
+    if (e) errors.add(e);
+    const n = m.subjects?.[i];
+    if (n !== undefined) values.push(n);
   }
   const sum = values.reduce((s, v) => s + v, 0);
   switch (a.type) {

@@ -18,7 +18,7 @@ import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { decodeKey, encodeKey, identityKey } from '../placement/keys.js';
-import type { CompileResult, StatusCollector, WecReport } from './collectors.js';
+import type { CompiledCollector, CompileResult, RowMemo, StatusCollector, WecReport } from './collectors.js';
 import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
 
@@ -41,6 +41,8 @@ const keyOf = (r: { namespace: string; name: string }) => `${r.namespace}/${r.na
 export class CombinedStatuses {
   readonly collectors: Informer<StatusCollector>;
   private readonly compiled = new Map<string, { generation: number | undefined; result: CompileResult }>();
+  /** Per object (source key), per collector name: the rows computed (./collectors.ts, RowMemo). */
+  private readonly rowMemos = new Map<string, Map<string, { collector: CompiledCollector; objectVersion: string; rows: RowMemo }>>();
   /** The CombinedStatus keys each object (encoded key) last had, and what each key is of. */
   private readonly keysBySource = new Map<string, Set<string>>();
   private readonly byKey = new Map<string, { source: string; policy: string }>();
@@ -122,6 +124,20 @@ export class CombinedStatuses {
     return this.celLoading;
   }
 
+  /**
+   * The compile errors of a collector as written (none: valid), for admission
+   * (src/apiserver/admission.ts): the same compiler and messages as its status.errors; loads the
+   * CEL engine on first use without starting anything else.
+   */
+  async validate(sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
+    const m = await import('./collectors.js');
+    try {
+      return m.compileCollector(sc as StatusCollector).errors;
+    } catch (err) {
+      return [`invalid spec: ${(err as Error).message}`];
+    }
+  }
+
   /** A collector's compile result, compiled once per generation (undefined before the CEL engine is loaded). */
   compile(name: string): CompileResult | undefined {
     const sc = this.collectors.get('', name);
@@ -163,7 +179,10 @@ export class CombinedStatuses {
     for (const key of before) if (!now.has(key)) this.byKey.delete(key);
     for (const [key, policy] of now) this.byKey.set(key, { source, policy });
     if (now.size > 0) this.keysBySource.set(source, new Set(now.keys()));
-    else this.keysBySource.delete(source);
+    else {
+      this.keysBySource.delete(source);
+      this.rowMemos.delete(source);
+    }
     for (const key of new Set([...before, ...now.keys()])) this.events.emit('change', key);
   }
 
@@ -179,6 +198,7 @@ export class CombinedStatuses {
       this.keysBySource.set(source, new Set(now.keys()));
       for (const [key, policy] of now) this.byKey.set(key, { source, policy });
     }
+    for (const source of [...this.rowMemos.keys()]) if (!this.keysBySource.has(source)) this.rowMemos.delete(source);
     for (const key of before) if (!this.byKey.has(key)) this.events.emit('change', key);
     for (const key of this.byKey.keys()) if (!before.has(key)) this.events.emit('change', key);
   }
@@ -196,12 +216,28 @@ export class CombinedStatuses {
     const reports: WecReport[] = m.clusters.flatMap((cluster) => {
       const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
       // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row.
-      return ws ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws) }] : [];
+      return ws ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws), version: ws.metadata.resourceVersion }] : [];
     });
     const cel = this.cel;
-    const obj = cel && collectors.length > 0 ? cel.objForCel(stored.obj as JsonObject) : undefined;
-    const results = cel ? collectors.map((c) => cel.collect(c, obj, reports)) : [];
+    let obj: unknown;
+    const objOnce = () => (obj ??= cel!.objForCel(stored.obj as JsonObject));
+    const results = cel ? collectors.map((c) => cel.collect(c, objOnce, reports, this.rowMemo(source, c, stored.obj.metadata?.resourceVersion ?? ''))) : [];
     return buildCombinedStatus({ id: found.id, object: stored.obj, policy, results });
+  }
+
+  /**
+   * The rows one collector computed for one object, kept while neither changes (a new compile of
+   * the collector is a new object; a new resourceVersion of the object starts afresh): at 1,000
+   * WECs a change in one WEC then costs one row's CEL, not 1,000.
+   */
+  private rowMemo(source: string, c: CompiledCollector, objectVersion: string): RowMemo {
+    let bySource = this.rowMemos.get(source);
+    if (!bySource) this.rowMemos.set(source, (bySource = new Map()));
+    const had = bySource.get(c.name);
+    if (had && had.collector === c && had.objectVersion === objectVersion) return had.rows;
+    const rows: RowMemo = new Map();
+    bySource.set(c.name, { collector: c, objectVersion, rows });
+    return rows;
   }
 
   /** status: {observedGeneration, errors} of a collector, written by the leader when it differs. */

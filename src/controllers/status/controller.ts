@@ -11,6 +11,7 @@
 // times while waiting is reconciled once, with the latest state. Reads are the informers' caches;
 // only the elected leader writes, and only what differs (./status-writer.ts).
 import { Informer, type ChangeType } from '../../kube/informer.js';
+import { keepStatusUpdateTime } from './combined-status.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
 import type { Upstream } from '../../kube/upstream.js';
@@ -18,7 +19,7 @@ import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import type { Placement } from '../placement/bindings.js';
 import { decodeKey, encodeKey, identityKey, type ObjectKey } from '../placement/keys.js';
 import type { SentObject } from '../placement/workload.js';
-import { RETURNED_FROM_ANNOTATION, returnedState, returnPlan, returnRequest, type ReturnedState } from './returned-state.js';
+import { RETURNED_FROM_ANNOTATION, returnedState, returnPlan, returnRequest, statusInWdsTerms, type ReturnedState } from './returned-state.js';
 import { writeReturnedState, type StoredObject } from './status-writer.js';
 
 const RESYNC_MS = 5 * 60_000;
@@ -67,7 +68,7 @@ export class StatusController {
 
   constructor(private readonly o: StatusOptions) {
     this.workStatuses = new Informer<WorkStatus>(o.its, {
-      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS,
+      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: keepStatusUpdateTime,
       onChange: (_type: ChangeType, ws) => {
         const ref = ws.spec?.sourceRef;
         if (!ref?.resource || !ref.name) return;
@@ -120,7 +121,8 @@ export class StatusController {
     const clusters = plan.kind === 'copy' ? [plan.cluster] : plan.kind === 'combine' ? plan.clusters : [];
     for (const c of clusters) {
       const ws = this.workStatuses.store.byIndex('identity', identityKey(c, found.id))[0];
-      if (ws?.status) reported.set(c, ws.status);
+      const status = ws && statusInWdsTerms(ws);
+      if (status) reported.set(c, status);
     }
     const returnedBefore = target.obj.metadata?.annotations?.[RETURNED_FROM_ANNOTATION] !== undefined;
     return { target, want: returnedState(req, plan, reported, objectKind, returnedBefore) };

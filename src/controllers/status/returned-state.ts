@@ -13,6 +13,7 @@
 //   (a cluster, or the clusters combined); it is also how a status returned earlier is known, so
 //   that it is cleared when return stops and a status the WDS itself keeps is never touched.
 import type { JsonObject } from '../../kube/objects.js';
+import type { WorkStatus } from '../../kube/ocm-api.js';
 import { combineStatuses, combinesKind } from './combine.js';
 
 export const EXECUTING_COUNT_LABEL = 'kubestellar.io/executing-count';
@@ -63,6 +64,22 @@ export function returnPlan(req: ReturnRequest, objectKind: { group: string; kind
   }
   if (qualified.length === 1) return { kind: 'copy', cluster: qualified[0]! };
   return { kind: 'none', why: `${qualified.length} clusters qualify` };
+}
+
+/**
+ * A WorkStatus's .status in the WDS object's terms. The WEC's observedGeneration counts the WEC
+ * object's generations; when the agent says which WDS generation it holds (statusDetails, from the
+ * work's source-generation annotation), observedGeneration becomes that generation once it is in
+ * effect in the WEC, and the one before it until then, so that a client comparing it with the WDS
+ * object's generation (`kubectl rollout status`) waits exactly as long as it should. Without
+ * statusDetails (KubeStellar's and OCM's agents) the WEC's number stays. Never mutates `ws`.
+ */
+export function statusInWdsTerms(ws: WorkStatus): JsonObject | undefined {
+  const status = ws.status;
+  const d = ws.statusDetails;
+  if (!status || typeof status.observedGeneration !== 'number' || !d || !Number.isSafeInteger(d.lastGeneration) || d.lastGeneration < 1) return status;
+  const observedGeneration = d.lastGenerationIsApplied ? d.lastGeneration : d.lastGeneration - 1;
+  return observedGeneration === status.observedGeneration ? status : { ...status, observedGeneration };
 }
 
 /** What the object should carry: the label, the annotation, and .status (undefined: leave it as it is). */

@@ -1,0 +1,134 @@
+// The simulated agent of the fleet-scale bench (./fleet-scale.ts): one process standing in for the
+// agents of many simulated clusters, with no WEC behind them. It watches the ITS's ManifestWorks
+// of a WDS in the mailbox namespaces whose names start with a prefix and, for each new work (or
+// new generation), does what a real agent reports once the object is running:
+//  - the ManifestWork's status: Applied and Available True for its generation, the manifest's
+//    conditions and WellKnownStatus feedback of a Deployment with all replicas available;
+//  - the WorkStatus of the object (KubeStellar's status add-on's object, create then /status)
+//    with a Deployment status: replicas, ready, available and updated replicas, observedGeneration 1.
+// When a work is deleted it deletes the WorkStatus, as an agent does when it removes the object.
+// Writes go through one queue with a bounded number in flight (--in-flight, default 32).
+//
+//   node dist/bench/fleet-agent.js --kubeconfig F --context its1 --prefix fleet-abc- [--wds wds1] [--in-flight 32]
+//
+// Stdout: one JSON line every 500 ms: {acked, statuses, removed, queued, errors, lastError}, the
+// totals since start (acked: works acknowledged; statuses: WorkStatuses written; removed:
+// WorkStatuses deleted). It runs until killed. Only Deployments are simulated (the bench sends
+// nothing else), so the WorkStatus's resource is `deployments`.
+import { performance } from 'node:perf_hooks';
+import { jsonLines } from '../src/kube/json-lines.js';
+import { client, type Obj } from './agent-common.js';
+
+function flag(name: string, dflt?: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? process.argv[i + 1] : dflt;
+  if (v === undefined) throw new Error(`--${name} is required`);
+  return v;
+}
+
+const WORKS = '/apis/work.open-cluster-management.io/v1/manifestworks';
+const WORKSTATUSES = (ns: string) => `/apis/control.kubestellar.io/v1alpha1/namespaces/${ns}/workstatuses`;
+
+async function main(): Promise<void> {
+  const its = await client(flag('kubeconfig'), flag('context', 'its1'), Number(flag('in-flight', '32')));
+  const prefix = flag('prefix');
+  const wds = flag('wds', 'wds1');
+  const inFlight = Number(flag('in-flight', '32'));
+  const totals = { acked: 0, statuses: 0, removed: 0, queued: 0, errors: 0, lastError: '' };
+  /** Works known to exist: namespace/name → the generation acknowledged (0: not yet). */
+  const known = new Map<string, { generation: number; acked: number; manifest: Obj }>();
+  const queue: (() => Promise<void>)[] = [];
+  let running = 0;
+  const pump = () => {
+    while (running < inFlight && queue.length > 0) {
+      const job = queue.shift()!;
+      running++;
+      job().catch((err: Error) => { totals.errors++; totals.lastError = err.message.slice(0, 300); })
+        .finally(() => { running--; pump(); });
+    }
+  };
+  const enqueue = (job: () => Promise<void>) => { queue.push(job); pump(); };
+
+  const ack = (ns: string, name: string) => async () => {
+    const k = known.get(`${ns}/${name}`);
+    if (!k || k.acked >= k.generation) return;
+    const generation = k.generation;
+    const m = k.manifest;
+    const now = new Date().toISOString();
+    const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `simulated: ${reason}`, observedGeneration: generation, lastTransitionTime: now });
+    const replicas = Number(m.spec?.replicas ?? 1);
+    const int = (n: string, v: number) => ({ name: n, fieldValue: { type: 'Integer', integer: v } });
+    const [group, version] = String(m.apiVersion).includes('/') ? String(m.apiVersion).split('/') : ['', String(m.apiVersion)];
+    const meta = { group, version, kind: m.kind, resource: 'deployments', namespace: m.metadata?.namespace ?? '', name: m.metadata?.name };
+    await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`, {
+      status: {
+        conditions: [cond('Applied', 'AppliedManifestWorkComplete'), cond('Available', 'ResourcesAvailable')],
+        resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, ...meta },
+          conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
+          statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } }] },
+      },
+    }, 'application/merge-patch+json');
+    k.acked = generation;
+    totals.acked++;
+    const wsName = `deployment-${meta.namespace}-${meta.name}`.slice(0, 253);
+    await its.call('POST', WORKSTATUSES(ns), { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+      metadata: { name: wsName, labels: { 'transport.kubestellar.io/manifestwork': name } },
+      spec: { sourceRef: { group, version, resource: 'deployments', kind: m.kind, namespace: meta.namespace, name: meta.name } } }).catch((err: Error) => {
+      if (!/ 409 /.test(err.message)) throw err;
+    });
+    await its.call('PATCH', `${WORKSTATUSES(ns)}/${wsName}/status`, { status: { observedGeneration: 1, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas } },
+      'application/merge-patch+json');
+    totals.statuses++;
+  };
+  const remove = (ns: string, m: Obj) => async () => {
+    await its.call('DELETE', `${WORKSTATUSES(ns)}/deployment-${m.metadata?.namespace ?? ''}-${m.metadata?.name}`);
+    totals.removed++;
+  };
+
+  const see = (type: string, w: Obj) => {
+    const ns = w.metadata?.namespace as string;
+    if (!ns?.startsWith(prefix)) return;
+    const key = `${ns}/${w.metadata.name}`;
+    const manifest = (w.spec?.workload?.manifests?.[0] ?? {}) as Obj;
+    if (type === 'DELETED') {
+      if (known.delete(key)) enqueue(remove(ns, manifest));
+      return;
+    }
+    const generation = Number(w.metadata.generation ?? 1);
+    const applied = (w.status?.conditions ?? []).find((c: Obj) => c.type === 'Applied');
+    const prior = known.get(key);
+    const acked = applied?.status === 'True' ? Number(applied.observedGeneration ?? 0) : 0;
+    known.set(key, { generation, acked: Math.max(acked, prior?.acked ?? 0), manifest });
+    if (acked < generation && (prior?.generation ?? 0) < generation) enqueue(ack(ns, w.metadata.name as string));
+  };
+
+  const base = `${WORKS}?labelSelector=${encodeURIComponent(`view.kubestellar.io/wds=${wds}`)}`;
+  setInterval(() => { totals.queued = queue.length + running; process.stdout.write(`${JSON.stringify(totals)}\n`); }, 500);
+  // List, then watch from the list; on a dropped watch (an ERROR such as 410, or the end), list again.
+  for (;;) {
+    try {
+      const list = await its.call('GET', base);
+      const listed = new Set<string>();
+      for (const w of (list.items ?? []) as Obj[]) {
+        listed.add(`${w.metadata.namespace}/${w.metadata.name}`);
+        see('ADDED', w);
+      }
+      for (const [key, k] of [...known]) if (!listed.has(key)) see('DELETED', { metadata: { namespace: key.split('/')[0], name: key.split('/')[1] }, spec: { workload: { manifests: [k.manifest] } } });
+      const res = await its.pool.request({ method: 'GET', headers: { accept: 'application/json' },
+        path: `${base}&watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}` });
+      for await (const doc of jsonLines(res.body)) {
+        const e = doc as Obj;
+        if (e.type === 'ERROR') break;
+        if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') see(e.type, e.object as Obj);
+      }
+    } catch (err) {
+      totals.lastError = `watch: ${(err as Error).message.slice(0, 200)} at ${performance.now().toFixed(0)} ms`;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`fleet-agent: ${err.message}\n`);
+  process.exit(2);
+});

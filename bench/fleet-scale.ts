@@ -1,0 +1,343 @@
+// Benchmark (not a test): placement and status at fleet scale, simulated (issue 13).
+//
+//   npx tsc -p . && node dist/bench/fleet-scale.js [--sizes 100,300,1000] [--objects 100]
+//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000]
+//
+// Ensures the demo spaces and `ksview serve` for wds1 as `ksview spaces up` runs them (placement
+// and status controllers on), then:
+//  1. makes max(sizes) ManagedClusters fleet-<r>-<i> in its1, with their mailbox namespaces,
+//     accepted and Available (no lease, so the hub's lease rule leaves them so); cluster i carries
+//     the label fleet-<r>-<S>=in for every size S > i;
+//  2. makes M (default 100) Deployments in a namespace fleet-<r> of wds1 and three StatusCollectors:
+//     COUNT, SUM(returned.status.availableReplicas), MAX(returned.status.observedGeneration);
+//  3. starts the simulated agent (./fleet-agent.ts, a process of its own) for the mailboxes
+//     fleet-<r>-*: it acknowledges each work (ManifestWork status Applied/Available with the
+//     Deployment's feedback) and writes its WorkStatus, and deletes the WorkStatus with the work;
+//  4. BASELINE (DIRECT): a client with 32 in flight server-side applies --direct ManifestWorks
+//     (default 10,000, the same Deployments' works) straight to its1 and deletes them: its1's raw
+//     write rate on this machine, what any controller writing works is bounded by;
+//  5. for each size S: a BindingPolicy selecting the M Deployments and the S clusters, naming the
+//     three collectors; times, from its creation: all M×S works seen on a watch of its1; all
+//     acknowledged by the simulated agent; all M CombinedStatuses (watched through the aggregator,
+//     combinedstatuses.view.kubestellar.io) showing COUNT = S and SUM = S; the policy Ready (every
+//     object Available in every cluster). Then CHURN: --churn-rate WorkStatus changes per second
+//     for --churn-seconds (each sets one (object, cluster)'s observedGeneration to a new, larger
+//     number), each timed until its object's CombinedStatus MAX shows it. Then the policy is
+//     deleted and the time until all its works are gone is taken. RSS of `ksview serve` is
+//     sampled every second (the maximum is reported) and the its1 etcd's database size is read.
+// Everything made is deleted at the end (also on error). Prints progress on stderr and a table on
+// stdout. Exit: 0 done (the targets: RSS ≤ 1 GB, and 1,000 clusters placed in less than KubeFleet's
+// reported ≈ 30 s), 1 a target missed, 2 could not run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { jsonLines } from '../src/kube/json-lines.js';
+import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/wrapping.js';
+import { defaultCacheDir } from '../src/spaces/binaries.js';
+import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
+import { spacesUp } from '../src/spaces/spaces.js';
+import { readState } from '../src/spaces/state.js';
+import { ensureViewServer, VIEW_SERVER_PROCESS } from '../src/spaces/view-server.js';
+import { bounded, client, percentile, progress, rssMb, type Client, type Obj } from './agent-common.js';
+
+const RSS_TARGET_MB = 1024;
+const KUBEFLEET_S = 30;
+const STAGE_TIMEOUT_MS = 3_600_000;
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] ?? dflt : dflt;
+}
+function num(name: string, dflt: number): number {
+  const n = Number(arg(name, String(dflt)));
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} needs a whole number`);
+  return n;
+}
+
+/** A list-then-watch of a collection that lists again whenever the watch ends or says ERROR. */
+function follow(c: Client, base: string, onEvent: (type: string, o: Obj) => void, onList?: (items: Obj[]) => void): { close(): void } {
+  const ac = new AbortController();
+  const sep = base.includes('?') ? '&' : '?';
+  void (async () => {
+    while (!ac.signal.aborted) {
+      try {
+        const list = await c.call('GET', base);
+        onList?.((list.items ?? []) as Obj[]);
+        const res = await c.pool.request({ method: 'GET', signal: ac.signal, headers: { accept: 'application/json' },
+          path: `${base}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}` });
+        if (res.statusCode !== 200) throw new Error(`watch ${base}: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);
+        for await (const doc of jsonLines(res.body)) {
+          const e = doc as Obj;
+          if (e.type === 'ERROR') break;
+          if (e.type !== 'BOOKMARK') onEvent(e.type as string, e.object as Obj);
+        }
+      } catch (err) {
+        if (!ac.signal.aborted) progress.step(`watch ${base.split('?')[0]}: ${(err as Error).message.slice(0, 200)}; listing again`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  })();
+  return { close: () => ac.abort() };
+}
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs: number, report?: () => string): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let told = Date.now();
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${report ? ` (${report()})` : ''}`);
+    if (report && Date.now() - told > 15_000) { told = Date.now(); progress.step(`  … ${what}: ${report()}`); }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return performance.now();
+}
+
+/** CPU seconds (user + system) a process has used so far; NaN when it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime: fields 14 and 15, in USER_HZ (100 on Linux)
+  } catch {
+    return NaN;
+  }
+}
+
+interface AgentTotals { acked: number; statuses: number; removed: number; queued: number; errors: number; lastError: string }
+
+function startAgent(kubeconfig: string, prefix: string): { proc: ChildProcess; totals: () => AgentTotals } {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fleet-agent.js');
+  const proc = spawn(process.execPath, [script, '--kubeconfig', kubeconfig, '--context', 'its1', '--prefix', prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let latest: AgentTotals = { acked: 0, statuses: 0, removed: 0, queued: 0, errors: 0, lastError: '' };
+  void (async () => { for await (const t of jsonLines(proc.stdout!)) latest = t as AgentTotals; })().catch(() => undefined);
+  return { proc, totals: () => latest };
+}
+
+const valueOf = (cs: Obj, collector: string): number | undefined => {
+  const cell = ((cs.results ?? []) as Obj[]).find((r) => r.name === collector)?.rows?.[0]?.columns?.[0] as Obj | undefined;
+  const v = cell?.float ?? cell?.int;
+  return v === undefined ? undefined : Number(v);
+};
+
+interface StageResult {
+  clusters: number; works: number; worksS: number; ackedS: number; combinedS: number; readyS: number; deleteS: number;
+  /** Cores used while the works were written (CPU seconds / elapsed): its1's kube-apiserver, etcd, ksview serve, the simulated agent. */
+  cores: { its: number; etcd: number; serve: number; agent: number };
+  churnSent: number; churnRate: number; lagP50: number; lagP99: number; lagMax: number; unresolved: number; rssMaxMb: number; agentErrors: number;
+}
+
+async function main(): Promise<number> {
+  const sizes = arg('sizes', '100,300,1000').split(',').map(Number);
+  if (sizes.some((s) => !Number.isInteger(s) || s < 1)) throw new Error('--sizes needs whole numbers, e.g. 100,300,1000');
+  const M = num('objects', 100);
+  const churnRate = num('churn-rate', 100);
+  const churnSecs = num('churn-seconds', 30);
+  const directN = num('direct', 10_000);
+  const maxC = Math.max(...sizes);
+  const dir = defaultSpacesDir();
+  const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
+  progress.step(`ensuring the demo spaces in ${dir} and ksview serve`);
+  await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
+  await ensureViewServer(layout, progress);
+  const pidOf = (name: string) => readState(layout.statePath)?.processes.find((p) => p.name === name)?.pid;
+  const servePid = pidOf(VIEW_SERVER_PROCESS);
+  const itsPid = pidOf('its1/kube-apiserver');
+  const etcdPid = pidOf('etcd');
+  const wds = await client(layout.kubeconfigPath, 'wds1');
+  const its = await client(layout.kubeconfigPath, 'its1');
+  const r = randomBytes(3).toString('hex');
+  const prefix = `fleet-${r}-`;
+  const ns = `fleet-${r}`;
+  const clusters = Array.from({ length: maxC }, (_, i) => `${prefix}${i}`);
+  const collectors = { count: `${prefix}count`, sum: `${prefix}sum`, max: `${prefix}maxgen` };
+  const policies: string[] = [];
+  let agent: ReturnType<typeof startAgent> | undefined;
+  const CONTROL = '/apis/control.kubestellar.io/v1alpha1';
+
+  const cleanup = async () => {
+    progress.step('cleaning up (policies, collectors, the WDS namespace, the clusters and their mailboxes)');
+    for (const p of policies) await wds.call('DELETE', `${CONTROL}/bindingpolicies/${p}`).catch(() => undefined);
+    for (const c of Object.values(collectors)) await wds.call('DELETE', `${CONTROL}/statuscollectors/${c}`).catch(() => undefined);
+    await wds.call('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+    agent?.proc.kill();
+    await bounded(clusters.length, 32, async (i) => {
+      await its.call('DELETE', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${clusters[i]}`).catch(() => undefined);
+      await its.call('DELETE', `/api/v1/namespaces/${clusters[i]}`).catch(() => undefined);
+    });
+  };
+  try {
+    progress.step(`making ${maxC} ManagedClusters (accepted, Available) and their namespaces in its1`);
+    const now = new Date().toISOString();
+    await bounded(maxC, 32, async (i) => {
+      const name = clusters[i]!;
+      const labels: Record<string, string> = { fleet: r };
+      for (const s of sizes) if (i < s) labels[`${prefix}${s}`] = 'in';
+      await its.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      await its.call('POST', '/apis/cluster.open-cluster-management.io/v1/managedclusters', { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster',
+        metadata: { name, labels }, spec: { hubAcceptsClient: true, leaseDurationSeconds: 3600 } });
+      const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: 'simulated', lastTransitionTime: now });
+      await its.call('PATCH', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${name}/status`, { status: { conditions: [
+        cond('HubAcceptedManagedCluster', 'HubClusterAdminAccepted'), cond('ManagedClusterJoined', 'ManagedClusterJoined'),
+        cond('ManagedClusterConditionAvailable', 'ManagedClusterAvailable')] } }, 'application/merge-patch+json');
+    });
+
+    progress.step(`making ${M} Deployments in wds1 namespace ${ns} and 3 StatusCollectors`);
+    await wds.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const deployment = (i: number): Obj => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `d-${i}`, namespace: ns, labels: { fleet: r } },
+      spec: { replicas: 1, selector: { matchLabels: { app: `d-${i}` } }, template: { metadata: { labels: { app: `d-${i}` } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } });
+    await bounded(M, 16, async (i) => { await wds.call('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, deployment(i)); });
+    const collector = (name: string, field: Obj) => wds.call('POST', `${CONTROL}/statuscollectors`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector',
+      metadata: { name }, spec: { combinedFields: [field], limit: 20 } });
+    await collector(collectors.count, { name: 'count', type: 'COUNT' });
+    await collector(collectors.sum, { name: 'available', type: 'SUM', subject: 'returned.status.availableReplicas' });
+    await collector(collectors.max, { name: 'generation', type: 'MAX', subject: 'returned.status.observedGeneration' });
+
+    progress.step(`starting the simulated agent for the ${maxC} mailboxes ${prefix}*`);
+    agent = startAgent(layout.kubeconfigPath, prefix);
+
+    // BASELINE: its1's raw rate of ManifestWork applies (works of another WDS name, which no agent acknowledges).
+    let directRate = NaN;
+    let directS = NaN;
+    if (directN > 0) {
+      progress.step(`BASELINE: ${directN} ManifestWork server-side applies to its1, 32 in flight`);
+      const t0 = performance.now();
+      await bounded(directN, 32, async (k) => {
+        const i = k % M;
+        const cluster = clusters[Math.floor(k / M) % maxC]!;
+        const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: `d-${i}` };
+        const work = manifestWork(stripServerFields(deployment(i), id), { wds: `direct${r}`, cluster, id, policies: ['direct'], createOnly: false });
+        await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${manifestWorkName(`direct${r}`, id)}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
+      });
+      directS = (performance.now() - t0) / 1000;
+      directRate = directN / directS;
+      progress.step(`BASELINE: ${directS.toFixed(1)} s, ${directRate.toFixed(0)} works/s; deleting them`);
+      await bounded(Math.min(maxC, Math.ceil(directN / M)), 16, async (i) => {
+        await its.call('DELETE', `/apis/work.open-cluster-management.io/v1/namespaces/${clusters[i]}/manifestworks?labelSelector=${encodeURIComponent(`view.kubestellar.io/wds=direct${r}`)}`);
+      });
+    }
+
+    const results: StageResult[] = [];
+    let generation = 1000;
+    for (const S of sizes) {
+      const policy = `${prefix}${S}`;
+      const total = M * S;
+      const base = agent.totals();
+      const works = new Set<string>();
+      const workWatch = follow(its, `/apis/work.open-cluster-management.io/v1/manifestworks?labelSelector=${encodeURIComponent(`bindingpolicy.view.kubestellar.io/${policy}`)}`,
+        (type, o) => { const k = `${o.metadata.namespace}/${o.metadata.name}`; if (type === 'DELETED') works.delete(k); else works.add(k); },
+        (items) => { works.clear(); for (const o of items) works.add(`${o.metadata.namespace}/${o.metadata.name}`); });
+      // CombinedStatuses of this policy through the aggregator: object name → latest values.
+      const combined = new Map<string, { count?: number; sum?: number; max?: number }>();
+      const pending = new Map<string, { g: number; t: number }[]>();
+      const lags: number[] = [];
+      const seeCs = (type: string, o: Obj) => {
+        const object = o.metadata?.labels?.['status.kubestellar.io/name'] as string;
+        if (type === 'DELETED') { combined.delete(object); return; }
+        const v = { count: valueOf(o, collectors.count), sum: valueOf(o, collectors.sum), max: valueOf(o, collectors.max) };
+        combined.set(object, v);
+        const waiting = pending.get(object);
+        if (waiting && v.max !== undefined) {
+          const at = performance.now();
+          while (waiting.length > 0 && waiting[0]!.g <= v.max) lags.push(at - waiting.shift()!.t);
+        }
+      };
+      const csWatch = follow(wds, `/apis/view.kubestellar.io/v1alpha1/namespaces/${ns}/combinedstatuses?labelSelector=${encodeURIComponent(`status.kubestellar.io/binding-policy=${policy}`)}`,
+        seeCs, (items) => { combined.clear(); for (const o of items) seeCs('ADDED', o); });
+      let rssMax = 0;
+      const sampler = setInterval(() => { rssMax = Math.max(rssMax, rssMb(servePid) || 0); }, 1000);
+      try {
+        progress.step(`${S} clusters: BindingPolicy ${policy} → ${M} Deployments × ${S} clusters = ${total} ManifestWorks`);
+        const t0 = performance.now();
+        const cpu0 = { its: cpuSeconds(itsPid), etcd: cpuSeconds(etcdPid), serve: cpuSeconds(servePid), agent: cpuSeconds(agent.proc.pid) };
+        policies.push(policy);
+        await wds.call('POST', `${CONTROL}/bindingpolicies`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: policy },
+          spec: { clusterSelectors: [{ matchLabels: { [policy]: 'in' } }], downsync: [{ namespaces: [ns], objectSelectors: [{ matchLabels: { fleet: r } }],
+            statusCollectors: Object.values(collectors) }] } });
+        const agentSays = () => { const a = agent!.totals(); return `works ${works.size}/${total}, acked ${a.acked - base.acked}, WorkStatuses ${a.statuses - base.statuses}, agent queue ${a.queued}, agent errors ${a.errors - base.errors}${a.lastError ? ` (last: ${a.lastError})` : ''}`; };
+        const tWorks = await until(`${total} works`, () => works.size >= total, STAGE_TIMEOUT_MS, agentSays);
+        const span = (tWorks - t0) / 1000;
+        const cores = { its: (cpuSeconds(itsPid) - cpu0.its) / span, etcd: (cpuSeconds(etcdPid) - cpu0.etcd) / span,
+          serve: (cpuSeconds(servePid) - cpu0.serve) / span, agent: (cpuSeconds(agent.proc.pid) - cpu0.agent) / span };
+        progress.step(`  all ${total} works written in ${span.toFixed(1)} s (cores used: its1 kube-apiserver ${cores.its.toFixed(2)}, etcd ${cores.etcd.toFixed(2)}, ksview serve ${cores.serve.toFixed(2)}, simulated agent ${cores.agent.toFixed(2)})`);
+        const tAcked = await until(`${total} works acknowledged`, () => agent!.totals().statuses - base.statuses >= total, STAGE_TIMEOUT_MS, agentSays);
+        progress.step(`  all acknowledged and WorkStatuses written at ${((tAcked - t0) / 1000).toFixed(1)} s`);
+        const complete = () => combined.size >= M && [...combined.values()].every((v) => v.count === S && v.sum === S);
+        const csSays = () => { const vs = [...combined.values()]; return `${vs.length} CombinedStatuses, ${vs.filter((v) => v.count === S && v.sum === S).length} complete, e.g. ${JSON.stringify(vs[0] ?? {})}`; };
+        const tCombined = await until(`${M} CombinedStatuses over ${S} clusters`, complete, STAGE_TIMEOUT_MS, csSays);
+        progress.step(`  all ${M} CombinedStatuses show COUNT = SUM = ${S} at ${((tCombined - t0) / 1000).toFixed(1)} s`);
+        const ready = async () => ((await wds.call('GET', `${CONTROL}/bindingpolicies/${policy}`)).status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+        const tReady = await until(`policy ${policy} Ready`, ready, STAGE_TIMEOUT_MS);
+        progress.step(`  policy Ready at ${((tReady - t0) / 1000).toFixed(1)} s`);
+
+        // CHURN: one WorkStatus change every 1000/rate ms, each timed until its object's MAX shows it.
+        progress.step(`  churn: ${churnRate} WorkStatus changes/s for ${churnSecs} s`);
+        const n = churnRate * churnSecs;
+        const c0 = performance.now();
+        let sent = 0;
+        await bounded(n, 32, async (k) => {
+          const due = c0 + (k * 1000) / churnRate;
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((res) => setTimeout(res, wait));
+          const i = k % M;
+          const cluster = clusters[Math.floor(Math.random() * S)]!;
+          const g = ++generation;
+          const t = performance.now();
+          const list = pending.get(`d-${i}`) ?? [];
+          pending.set(`d-${i}`, list);
+          list.push({ g, t });
+          list.sort((a, b) => a.g - b.g);
+          await its.call('PATCH', `/apis/control.kubestellar.io/v1alpha1/namespaces/${cluster}/workstatuses/deployment-${ns}-d-${i}/status`,
+            { status: { observedGeneration: g } }, 'application/merge-patch+json');
+          sent++;
+        });
+        const churnElapsed = (performance.now() - c0) / 1000;
+        await until('every churn change in its CombinedStatus', () => [...pending.values()].every((l) => l.length === 0), 120_000,
+          () => `${[...pending.values()].reduce((a, l) => a + l.length, 0)} not shown yet`).catch((err: Error) => progress.step(`  ${err.message}`));
+        const unresolved = [...pending.values()].reduce((a, l) => a + l.length, 0);
+        progress.step(`  churn: ${sent} sent in ${churnElapsed.toFixed(1)} s, lag p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms`);
+
+        progress.step(`  deleting policy ${policy}`);
+        const tDel0 = performance.now();
+        await wds.call('DELETE', `${CONTROL}/bindingpolicies/${policy}`);
+        const tDel = await until(`the ${total} works gone`, () => works.size === 0, STAGE_TIMEOUT_MS, agentSays);
+        await until('the WorkStatuses removed', () => agent!.totals().removed - base.removed >= total, STAGE_TIMEOUT_MS, agentSays);
+        progress.step(`  all works gone in ${((tDel - tDel0) / 1000).toFixed(1)} s`);
+        rssMax = Math.max(rssMax, rssMb(servePid) || 0);
+        results.push({ clusters: S, works: total, worksS: (tWorks - t0) / 1000, ackedS: (tAcked - t0) / 1000, combinedS: (tCombined - t0) / 1000,
+          readyS: (tReady - t0) / 1000, deleteS: (tDel - tDel0) / 1000, cores, churnSent: sent, churnRate: sent / churnElapsed,
+          lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), unresolved, rssMaxMb: rssMax, agentErrors: agent.totals().errors - base.errors });
+      } finally {
+        clearInterval(sampler);
+        workWatch.close();
+        csWatch.close();
+      }
+    }
+
+    const s = (x: number) => x.toFixed(1);
+    const last = results[results.length - 1]!;
+    const rssOk = results.every((x) => x.rssMaxMb > 0 && x.rssMaxMb <= RSS_TARGET_MB);
+    process.stdout.write([
+      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight)`,
+      '',
+      '| clusters | works | all works written (s) | works/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
+      ...results.map((x) => `| ${x.clusters} | ${x.works} | ${s(x.worksS)} | ${(x.works / x.worksS).toFixed(0)} | ${s(x.ackedS)} | ${s(x.combinedS)} | ${s(x.readyS)} | ${x.churnRate.toFixed(0)} | ${x.lagP50.toFixed(0)} / ${x.lagP99.toFixed(0)} / ${x.lagMax.toFixed(0)} | ${x.unresolved} | ${s(x.deleteS)} | ${x.rssMaxMb.toFixed(0)} | ${[x.cores.its, x.cores.etcd, x.cores.serve, x.cores.agent].map((c) => c.toFixed(2)).join(' / ')} | ${x.agentErrors} |`),
+      '',
+      `targets: serve RSS ≤ ${RSS_TARGET_MB} MB: ${rssOk ? 'met' : 'NOT met'}; ${last.clusters} clusters placed in ${s(last.worksS)} s vs KubeFleet's reported ≈ ${KUBEFLEET_S} s (${new Date().toISOString()})`,
+      '',
+    ].join('\n'));
+    return rssOk ? 0 : 1;
+  } finally {
+    await cleanup();
+    await wds.pool.close();
+    await its.pool.close();
+  }
+}
+
+main().then((code) => process.exit(code), (err: Error) => {
+  process.stderr.write(`fleet-scale: ${err.message}\n`);
+  process.exit(2);
+});
