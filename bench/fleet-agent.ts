@@ -38,6 +38,7 @@ async function main(): Promise<void> {
   /** Works known to exist: namespace/name → the generation acknowledged (0: not yet). */
   const known = new Map<string, { generation: number; acked: number; manifest: Obj }>();
   const queue: (() => Promise<void>)[] = [];
+  const queuedKeys = new Set<string>();
   let running = 0;
   const pump = () => {
     while (running < inFlight && queue.length > 0) {
@@ -97,9 +98,13 @@ async function main(): Promise<void> {
     const generation = Number(w.metadata.generation ?? 1);
     const applied = (w.status?.conditions ?? []).find((c: Obj) => c.type === 'Applied');
     const prior = known.get(key);
-    const acked = applied?.status === 'True' ? Number(applied.observedGeneration ?? 0) : 0;
-    known.set(key, { generation, acked: Math.max(acked, prior?.acked ?? 0), manifest });
-    if (acked < generation && (prior?.generation ?? 0) < generation) enqueue(ack(ns, w.metadata.name as string));
+    const acked = Math.max(applied?.status === 'True' ? Number(applied.observedGeneration ?? 0) : 0, prior?.acked ?? 0);
+    known.set(key, { generation, acked, manifest });
+    // Not acknowledged yet and not already queued (a failed acknowledgement is queued again on the next event or list).
+    if (acked < generation && !queuedKeys.has(key)) {
+      queuedKeys.add(key);
+      enqueue(async () => { try { await ack(ns, w.metadata.name as string)(); } finally { queuedKeys.delete(key); } });
+    }
   };
 
   const base = `${WORKS}?labelSelector=${encodeURIComponent(`view.kubestellar.io/wds=${wds}`)}`;
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
       for (const [key, k] of [...known]) if (!listed.has(key)) see('DELETED', { metadata: { namespace: key.split('/')[0], name: key.split('/')[1] }, spec: { workload: { manifests: [k.manifest] } } });
       const res = await its.pool.request({ method: 'GET', headers: { accept: 'application/json' },
         path: `${base}&watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}` });
+      if (res.statusCode !== 200) throw new Error(`watch: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);
       for await (const doc of jsonLines(res.body)) {
         const e = doc as Obj;
         if (e.type === 'ERROR') break;

@@ -31,6 +31,8 @@ const comparable = (s: unknown): string => JSON.stringify(s, (k, v: unknown) => 
 
 export class StatusWriter {
   private readonly results = new Map<string, ManifestApplyResult[]>();
+  /** Per work: the work generation whose results are held, and the WDS generation it carried. */
+  private readonly applied = new Map<string, { generation: number | undefined; source: number | undefined }>();
   /** WorkStatus name → what was last written, per work. */
   private readonly written = new Map<string, Map<string, Written>>();
   /**
@@ -47,8 +49,10 @@ export class StatusWriter {
     this.coalescer = new Coalescer((k) => this.write(k), o.debounceMs ?? 100, (_k, err) => o.onError('status', err));
   }
 
-  setResults(workName: string, results: ManifestApplyResult[]): void {
+  /** The results of applying `work` (its manifests as the reconciler applied them). */
+  setResults(workName: string, results: ManifestApplyResult[], work?: ManifestWork): void {
     this.results.set(workName, results);
+    if (work) this.applied.set(workName, { generation: work.metadata.generation, source: sourceGeneration(work) });
     this.coalescer.mark(workName);
   }
 
@@ -57,7 +61,13 @@ export class StatusWriter {
    * it carries, when only the WDS object's metadata moved it): written again from the results held.
    */
   refresh(workName: string): void {
-    if (this.results.has(workName)) this.coalescer.mark(workName);
+    const work = this.o.work(workName);
+    const applied = this.applied.get(workName);
+    // Only while the work's manifests are the ones applied (same work generation): a new spec's
+    // generation is said once it is applied (setResults), never before.
+    if (!work || !applied || !this.results.has(workName) || work.metadata.generation !== applied.generation) return;
+    applied.source = sourceGeneration(work);
+    this.coalescer.mark(workName);
   }
 
   /** A watch event of an applied object: recompute that manifest's result without applying. */
@@ -86,6 +96,7 @@ export class StatusWriter {
   /** The work is gone or being deleted: delete its WorkStatus objects, forget its results. */
   async forget(workName: string): Promise<void> {
     this.results.delete(workName);
+    this.applied.delete(workName);
     this.lastWrite.delete(workName);
     this.coalescer.forget(workName);
     const held = this.written.get(workName);
@@ -138,7 +149,7 @@ export class StatusWriter {
     const held = this.written.get(workName) ?? new Map<string, Written>();
     this.written.set(workName, held);
     const want = new Map<string, WorkStatus>();
-    const generation = sourceGeneration(this.o.work(workName));
+    const generation = this.applied.get(workName)?.source;
     for (const r of results) {
       const ws = buildWorkStatusObject(this.o.cluster, workName, r, generation);
       if (ws) want.set(ws.metadata.name, ws);
@@ -154,11 +165,21 @@ export class StatusWriter {
       // statusDetails (in the object) and status (its subresource) are two writes; ordered so that
       // no reader sees a status paired with a claim it does not support: a generation not yet in
       // effect is said before the status changes, one now in effect only after the status shows it.
-      const objectFirst = !before || !ws.statusDetails?.lastGenerationIsApplied;
-      if (objectFirst && before?.object !== next.object) await writeObject();
-      // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
-      if (before ? before.status !== next.status : Object.keys(status ?? {}).length > 0) await writeStatus();
-      if (!objectFirst && before?.object !== next.object) await writeObject();
+      const claims = ws.statusDetails?.lastGenerationIsApplied === true;
+      const hasStatus = Object.keys(status ?? {}).length > 0;
+      if (!before) {
+        // First write since this agent started: the WorkStatus may already hold an older status
+        // (a restart), so a claim goes in only after the status it vouches for.
+        await (claims && hasStatus ? serverSideApply(this.o.its, path, { ...rest, statusDetails: { ...ws.statusDetails, lastGenerationIsApplied: false } }, FIELD_MANAGER) : writeObject());
+        // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
+        if (hasStatus) await writeStatus();
+        if (claims && hasStatus) await writeObject();
+      } else {
+        const objectFirst = !claims;
+        if (objectFirst && before.object !== next.object) await writeObject();
+        if (before.status !== next.status) await writeStatus();
+        if (!objectFirst && before.object !== next.object) await writeObject();
+      }
       held.set(name, next);
       this.writes.workStatus++;
     }

@@ -135,7 +135,7 @@ export class WorkReconciler {
     }
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
     this.d.watcher.setWork(name, refs);
-    this.d.status.setResults(name, finalResults);
+    this.d.status.setResults(name, finalResults, work);
     // Watch events of these objects between the apply and setWork found no work to tell (e.g. a
     // Deployment becoming available meanwhile): what the watch holds now is observed once more.
     for (const ref of refs) {

@@ -14,6 +14,7 @@
 // controller still reports the collector's errors) and a 400 only when no AdmissionReview uid can
 // be answered.
 import type { FastifyInstance } from 'fastify';
+import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
 import { errors, type StatusCause } from '../kube/status.js';
 
@@ -35,10 +36,17 @@ export function invalidCauses(errs: readonly string[]): StatusCause[] {
   return errs.map((message) => ({ reason: 'FieldValueInvalid', field: fieldOf(message), message }));
 }
 
-interface AdmissionRequest { uid?: unknown; operation?: unknown; name?: unknown; object?: unknown }
+interface AdmissionRequest { uid?: unknown; operation?: unknown; name?: unknown; object?: unknown; oldObject?: unknown }
+
+/**
+ * The largest AdmissionReview read: a StatusCollector and its old version, far under it. Anyone
+ * may call this path, so what one request can make the compiler do is bounded by it (and each
+ * expression by the compiler's own limits).
+ */
+export const MAX_ADMISSION_BODY_BYTES = 256 * 1024;
 
 export function registerAdmission(app: FastifyInstance, validate: CollectorValidator | undefined): void {
-  app.post(ADMISSION_PATH, async (req, reply) => {
+  app.post(ADMISSION_PATH, { bodyLimit: MAX_ADMISSION_BODY_BYTES }, async (req, reply) => {
     const review = req.body;
     const request = (isJsonObject(review) && isJsonObject(review.request) ? review.request : undefined) as AdmissionRequest | undefined;
     if (!request || typeof request.uid !== 'string') throw errors.badRequest('expected an admission.k8s.io/v1 AdmissionReview with request.uid');
@@ -46,6 +54,11 @@ export function registerAdmission(app: FastifyInstance, validate: CollectorValid
     const obj = request.object;
     if (!validate || !isJsonObject(obj) || (request.operation !== 'CREATE' && request.operation !== 'UPDATE')) return answer({ allowed: true });
     const meta = isJsonObject(obj.metadata) ? obj.metadata : {};
+    // An update that leaves the spec as it was (labels, finalizers, a deletion under way) is never
+    // refused: a collector stored invalid (before the webhook, or while it did not answer) must
+    // still be labelled, released and deleted.
+    const old = request.oldObject;
+    if (request.operation === 'UPDATE' && (meta.deletionTimestamp !== undefined || (isJsonObject(old) && isDeepStrictEqual(old.spec, obj.spec)))) return answer({ allowed: true });
     const name = typeof meta.name === 'string' ? meta.name : typeof request.name === 'string' ? request.name : '';
     let errs: string[];
     try {

@@ -149,37 +149,61 @@ t.test('StatusWriter: with the informer behind its own writes, nothing is writte
 });
 
 t.test('StatusWriter: statusDetails say which WDS generation is in effect, and are ordered around the status write', async (t) => {
-  const w = work('w1', [cm('app', 'a')], {}, { annotations: { 'view.kubestellar.io/source-generation': '7' } });
+  const annotated = (source: string, generation: number) => work('w1', [cm('app', 'a')], {}, { generation, annotations: { 'view.kubestellar.io/source-generation': source } });
+  const w = annotated('7', 1);
   const h = await writerHarness(w);
   const path = `${workStatusesPath('wec1')}/configmap-app-a`;
   const results = await h.applier.applyWork(w);
   const withLive = (generation: number, observedGeneration: number, n: number) => results.map((r) => ({ ...r,
     live: { ...r.live!, metadata: { ...r.live!.metadata, generation, resourceVersion: String(100 + n) }, status: { observedGeneration, n } } }));
   const writesOf = () => h.its.writes.filter((x) => x.path.startsWith(path)).map((x) => x.path.slice(path.length));
+  const details = () => (h.its.objects.get(path) as any).statusDetails;
 
   // The WEC's controller has not observed the applied spec yet: generation 7 is not in effect.
-  h.status.setResults('w1', withLive(2, 1, 1));
+  h.status.setResults('w1', withLive(2, 1, 1), w);
   await until(() => h.status.idle());
-  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 7, lastGenerationIsApplied: false });
+  t.same(details(), { lastGeneration: 7, lastGenerationIsApplied: false });
   t.same(writesOf(), ['', '/status'], 'created, then its status');
 
   // Observed: the status is written first, then the claim that generation 7 is in effect.
-  h.status.setResults('w1', withLive(2, 2, 2));
+  h.status.setResults('w1', withLive(2, 2, 2), w);
   await until(() => h.status.idle());
-  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 7, lastGenerationIsApplied: true });
+  t.same(details(), { lastGeneration: 7, lastGenerationIsApplied: true });
   t.same(writesOf(), ['', '/status', '/status', ''], 'status before the statusDetails that vouch for it');
 
-  // A new WDS generation arrives (the work's annotation): said not in effect before the status changes.
-  h.its.put(`${manifestWorksPath('wec1')}/w1`, { ...w, metadata: { ...w.metadata, annotations: { 'view.kubestellar.io/source-generation': '8' } } });
-  h.status.setResults('w1', withLive(3, 2, 3));
+  // A new work generation (a new spec, WDS generation 8) is in the cache but not applied yet: a
+  // status change meanwhile still speaks of generation 7, and a refresh does not adopt 8.
+  h.its.put(`${manifestWorksPath('wec1')}/w1`, annotated('8', 2));
+  h.status.refresh('w1');
+  h.status.observe('w1', 0, { ...withLive(2, 2, 3)[0]!.live!, status: { observedGeneration: 2, n: 3 } });
   await until(() => h.status.idle());
-  t.same((h.its.objects.get(path) as any).statusDetails, { lastGeneration: 8, lastGenerationIsApplied: false });
-  t.same(writesOf().slice(4), ['', '/status'], 'statusDetails first when the claim is withdrawn');
+  t.same(details(), { lastGeneration: 7, lastGenerationIsApplied: true }, 'not claimed before it is applied');
 
-  // Only the status changes: one write.
-  h.status.setResults('w1', withLive(3, 2, 4));
+  // Applied: said not in effect before the status changes.
+  h.status.setResults('w1', withLive(3, 2, 4), annotated('8', 2));
   await until(() => h.status.idle());
-  t.same(writesOf().slice(6), ['/status']);
+  t.same(details(), { lastGeneration: 8, lastGenerationIsApplied: false });
+  t.same(writesOf().slice(-2), ['', '/status'], 'statusDetails first when the claim is withdrawn');
+
+  // Only the WDS object's metadata moved its generation (9), the work's spec is the same: a refresh rewrites the claim.
+  h.its.put(`${manifestWorksPath('wec1')}/w1`, annotated('9', 2));
+  const before = writesOf().length;
+  h.status.refresh('w1');
+  await until(() => h.status.idle());
+  t.same(details(), { lastGeneration: 9, lastGenerationIsApplied: false }, 'adopted without applying');
+  t.same(writesOf().slice(before), [''], 'one write: the object');
+});
+
+t.test('StatusWriter: the first write after a start does not claim before the status it vouches for is there', async (t) => {
+  const w = work('w1', [cm('app', 'a')], {}, { annotations: { 'view.kubestellar.io/source-generation': '4' } });
+  const h = await writerHarness(w);
+  const path = `${workStatusesPath('wec1')}/configmap-app-a`;
+  const results = (await h.applier.applyWork(w)).map((r) => ({ ...r, live: { ...r.live!, status: { observedGeneration: 1, ready: true } } }));
+  h.status.setResults('w1', results, w);
+  await until(() => h.status.idle());
+  const writes = h.its.writes.filter((x) => x.path.startsWith(path));
+  t.same(writes.map((x) => [x.path.slice(path.length), (x.body as any).statusDetails?.lastGenerationIsApplied]), [['', false], ['/status', undefined], ['', true]],
+    'not in effect, the status, then in effect');
 });
 
 t.test('StatusWriter: a work without the source-generation annotation (KubeStellar\'s, OCM\'s) gets no statusDetails; a failed apply is not in effect', async (t) => {

@@ -14,9 +14,9 @@ import { testApp } from '../fixtures/view-app.js';
 const compiler = Object.create(CombinedStatuses.prototype) as CombinedStatuses;
 const validateCollector = (sc: { metadata: { name: string }; spec?: unknown }) => compiler.validate(sc);
 
-const review = (object: unknown, operation = 'CREATE') => ({
+const review = (object: unknown, operation = 'CREATE', oldObject?: unknown) => ({
   apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-  request: { uid: 'u-1', operation, name: 'sc', resource: { group: 'control.kubestellar.io', version: 'v1alpha1', resource: 'statuscollectors' }, object },
+  request: { uid: 'u-1', operation, name: 'sc', resource: { group: 'control.kubestellar.io', version: 'v1alpha1', resource: 'statuscollectors' }, object, ...(oldObject ? { oldObject } : {}) },
 });
 const collector = (spec: unknown) => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name: 'sc' }, spec });
 
@@ -69,6 +69,29 @@ t.test('a valid collector, a delete and an object that is not a collector are al
     const res = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload });
     t.same(res.json(), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u-1', allowed: true } });
   }
+});
+
+t.test('an update that leaves an invalid spec as it was (a label, a finalizer, a deletion) is allowed; one that changes it is checked', async (t) => {
+  const { app, close } = await testApp({ validateCollector });
+  t.teardown(close);
+  const bad = collector({ filter: '((' });
+  const labelled = { ...bad, metadata: { ...bad.metadata, labels: { a: 'b' }, finalizers: [] } };
+  const allowed = async (payload: object) => (await app.inject({ method: 'POST', url: ADMISSION_PATH, payload })).json().response.allowed as boolean;
+  t.equal(await allowed(review(labelled, 'UPDATE', bad)), true, 'same spec: allowed');
+  t.equal(await allowed(review({ ...bad, metadata: { ...bad.metadata, deletionTimestamp: '2026-11-24T00:00:00Z' }, spec: { filter: ')' } }, 'UPDATE', bad)), true, 'being deleted: allowed');
+  t.equal(await allowed(review(collector({ filter: ')' }), 'UPDATE', bad)), false, 'a changed, still invalid spec: refused');
+  t.equal(await allowed(review(bad, 'UPDATE')), false, 'no old object to compare: checked');
+});
+
+t.test('a body over 256 KiB is a 413 Status, before any compiling', async (t) => {
+  let compiled = 0;
+  const { app, close } = await testApp({ validateCollector: async () => { compiled++; return []; } });
+  t.teardown(close);
+  const big = review(collector({ select: [{ name: 'a', def: `"${'x'.repeat(300 * 1024)}"` }] }));
+  const res = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: big });
+  t.equal(res.statusCode, 413);
+  t.match(res.json(), { kind: 'Status', code: 413 });
+  t.equal(compiled, 0);
 });
 
 t.test('without a validator (no ITS, no status controller) everything is allowed', async (t) => {

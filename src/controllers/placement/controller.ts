@@ -118,8 +118,11 @@ export class PlacementController {
         // the policy's conditions, is refreshed without queueing the policy's status again.
         if (type === 'MODIFIED' && old && withoutStatus(old) === withoutStatus(p)) {
           this.statusEcho = name;
-          this.reconciler.bindings.touch(name);
-          this.statusEcho = undefined;
+          try {
+            this.reconciler.bindings.touch(name);
+          } finally {
+            this.statusEcho = undefined;
+          }
           return;
         }
         this.enqueue(policyKey(name));

@@ -179,10 +179,11 @@ export class CombinedStatuses {
     for (const key of before) if (!now.has(key)) this.byKey.delete(key);
     for (const [key, policy] of now) this.byKey.set(key, { source, policy });
     if (now.size > 0) this.keysBySource.set(source, new Set(now.keys()));
-    else {
-      this.keysBySource.delete(source);
-      this.rowMemos.delete(source);
-    }
+    else this.keysBySource.delete(source);
+    const memos = this.rowMemos.get(source);
+    const policies = new Set(now.values());
+    for (const key of [...memos?.keys() ?? []]) if (!policies.has(key.slice(0, key.indexOf('\u0000')))) memos!.delete(key);
+    if (memos?.size === 0) this.rowMemos.delete(source);
     for (const key of new Set([...before, ...now.keys()])) this.events.emit('change', key);
   }
 
@@ -221,23 +222,35 @@ export class CombinedStatuses {
     const cel = this.cel;
     let obj: unknown;
     const objOnce = () => (obj ??= cel!.objForCel(stored.obj as JsonObject));
-    const results = cel ? collectors.map((c) => cel.collect(c, objOnce, reports, this.rowMemo(source, c, stored.obj.metadata?.resourceVersion ?? ''))) : [];
+    const results = cel ? collectors.map((c) => cel.collect(c, objOnce, reports, this.rowMemo(source, policyName, c, stored.obj.metadata?.resourceVersion ?? ''))) : [];
+    this.pruneRowMemos(source, policyName, collectors);
     return buildCombinedStatus({ id: found.id, object: stored.obj, policy, results });
   }
 
   /**
-   * The rows one collector computed for one object, kept while neither changes (a new compile of
-   * the collector is a new object; a new resourceVersion of the object starts afresh): at 1,000
-   * WECs a change in one WEC then costs one row's CEL, not 1,000.
+   * The rows one collector computed for one object under one policy (its clusters), kept while
+   * neither changes (a new compile of the collector is a new object; a collector that reads `obj`
+   * starts afresh with each resourceVersion of the object, one that does not ignores them): at
+   * 1,000 WECs a change in one WEC then costs one row's CEL, not 1,000.
    */
-  private rowMemo(source: string, c: CompiledCollector, objectVersion: string): RowMemo {
+  private rowMemo(source: string, policy: string, c: CompiledCollector, resourceVersion: string): RowMemo {
     let bySource = this.rowMemos.get(source);
     if (!bySource) this.rowMemos.set(source, (bySource = new Map()));
-    const had = bySource.get(c.name);
+    const key = `${policy}\u0000${c.name}`;
+    const objectVersion = c.uses.has('obj') ? resourceVersion : '';
+    const had = bySource.get(key);
     if (had && had.collector === c && had.objectVersion === objectVersion) return had.rows;
     const rows: RowMemo = new Map();
-    bySource.set(c.name, { collector: c, objectVersion, rows });
+    bySource.set(key, { collector: c, objectVersion, rows });
     return rows;
+  }
+
+  /** Drops the kept rows of collectors a policy no longer names for an object. */
+  private pruneRowMemos(source: string, policy: string, collectors: readonly CompiledCollector[]): void {
+    const bySource = this.rowMemos.get(source);
+    if (!bySource) return;
+    const named = new Set(collectors.map((c) => `${policy}\u0000${c.name}`));
+    for (const key of [...bySource.keys()]) if (key.startsWith(`${policy}\u0000`) && !named.has(key)) bySource.delete(key);
   }
 
   /** status: {observedGeneration, errors} of a collector, written by the leader when it differs. */

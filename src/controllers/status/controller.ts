@@ -121,7 +121,9 @@ export class StatusController {
     const clusters = plan.kind === 'copy' ? [plan.cluster] : plan.kind === 'combine' ? plan.clusters : [];
     for (const c of clusters) {
       const ws = this.workStatuses.store.byIndex('identity', identityKey(c, found.id))[0];
-      const status = ws && statusInWdsTerms(ws);
+      // A kind without a status subresource: its status is written with the object, which moves its
+      // generation, which would move the works' source generation and so the mapped value again.
+      const status = ws && (target.res.hasStatus ? statusInWdsTerms(ws) : ws.status);
       if (status) reported.set(c, status);
     }
     const returnedBefore = target.obj.metadata?.annotations?.[RETURNED_FROM_ANNOTATION] !== undefined;
