@@ -160,7 +160,7 @@ export class StatusWriter {
       const before = held.get(name);
       if (before?.object === next.object && before.status === next.status) continue;
       const path = `${workStatusesPath(this.o.cluster)}/${name}`;
-      const writeObject = () => serverSideApply(this.o.its, path, rest, FIELD_MANAGER);
+      const writeObject = (object = rest) => serverSideApply(this.o.its, path, object, FIELD_MANAGER);
       const writeStatus = () => serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
       // statusDetails (in the object) and status (its subresource) are two writes; ordered so that
       // no reader sees a status paired with a claim it does not support: a generation not yet in
@@ -170,7 +170,7 @@ export class StatusWriter {
       if (!before) {
         // First write since this agent started: the WorkStatus may already hold an older status
         // (a restart), so a claim goes in only after the status it vouches for.
-        await (claims && hasStatus ? serverSideApply(this.o.its, path, { ...rest, statusDetails: { ...ws.statusDetails, lastGenerationIsApplied: false } }, FIELD_MANAGER) : writeObject());
+        await writeObject(claims && hasStatus ? { ...rest, statusDetails: { ...ws.statusDetails!, lastGenerationIsApplied: false } } : rest);
         // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
         if (hasStatus) await writeStatus();
         if (claims && hasStatus) await writeObject();

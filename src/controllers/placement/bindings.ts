@@ -177,18 +177,21 @@ export class Bindings {
     return () => { this.events.off('placed', cb); };
   }
 
-  /** That policy's Binding may have changed. */
-  touch(policy: string): void {
+  /**
+   * That policy's Binding may have changed; `statusOnly`: only through the policy's own status
+   * (its conditions, which the Binding shows), nothing it places or how that fares.
+   */
+  touch(policy: string, statusOnly = false): void {
     this.rv++;
-    this.events.emit('change', policy);
+    this.events.emit('change', policy, statusOnly);
   }
 
   resourceVersion(): string {
     return String(this.rv);
   }
 
-  /** Calls `cb(policyName)` whenever that policy's Binding may have changed; returns the unsubscriber. */
-  onChange(cb: (policy: string) => void): () => void {
+  /** Calls `cb(policyName, statusOnly)` whenever that policy's Binding may have changed; returns the unsubscriber. */
+  onChange(cb: (policy: string, statusOnly: boolean) => void): () => void {
     this.events.on('change', cb);
     return () => { this.events.off('change', cb); };
   }

@@ -103,8 +103,6 @@ export class PlacementController {
   private readonly crds: Informer<KubeObject>;
   private workersDone: Promise<void> | undefined;
   /** Who hears of workload object changes besides placement (the status controller). */
-  /** The policy whose status-only change is being passed to its Binding (no policy status look for it). */
-  private statusEcho: string | undefined;
   private readonly objectListeners = new Set<(k: ObjectKey) => void>();
 
   constructor(private readonly o: PlacementOptions) {
@@ -117,12 +115,7 @@ export class PlacementController {
         // A status write (ours, mostly) needs no new look at the policy; its Binding, which shows
         // the policy's conditions, is refreshed without queueing the policy's status again.
         if (type === 'MODIFIED' && old && withoutStatus(old) === withoutStatus(p)) {
-          this.statusEcho = name;
-          try {
-            this.reconciler.bindings.touch(name);
-          } finally {
-            this.statusEcho = undefined;
-          }
+          this.reconciler.bindings.touch(name, true);
           return;
         }
         this.enqueue(policyKey(name));
@@ -191,8 +184,8 @@ export class PlacementController {
     // placing 1,000 objects in 10 clusters changes it 10,000 times, and each look reads them all.
     // The pause grows with what a look costs (at most a tenth of the thread's time): at 1,000
     // clusters a look reads 100,000 (object, cluster) states.
-    this.reconciler.bindings.onChange((p) => {
-      if (p === this.statusEcho) return;
+    this.reconciler.bindings.onChange((p, statusOnly) => {
+      if (statusOnly) return;
       this.policyStatusDue.add(p);
       this.policyStatusTimer ??= setTimeout(() => {
         this.policyStatusTimer = undefined;
