@@ -41,8 +41,8 @@ const keyOf = (r: { namespace: string; name: string }) => `${r.namespace}/${r.na
 export class CombinedStatuses {
   readonly collectors: Informer<StatusCollector>;
   private readonly compiled = new Map<string, { generation: number | undefined; result: CompileResult }>();
-  /** Per object (source key), per collector name: the rows computed (./collectors.ts, RowMemo). */
-  private readonly rowMemos = new Map<string, Map<string, { collector: CompiledCollector; objectVersion: string; rows: RowMemo }>>();
+  /** Per object (source key), per policy, per collector name: the rows computed (./collectors.ts, RowMemo). */
+  private readonly rowMemos = new Map<string, Map<string, Map<string, { collector: CompiledCollector; objectVersion: string; rows: RowMemo }>>>();
   /** The CombinedStatus keys each object (encoded key) last had, and what each key is of. */
   private readonly keysBySource = new Map<string, Set<string>>();
   private readonly byKey = new Map<string, { source: string; policy: string }>();
@@ -182,7 +182,7 @@ export class CombinedStatuses {
     else this.keysBySource.delete(source);
     const memos = this.rowMemos.get(source);
     const policies = new Set(now.values());
-    for (const key of [...memos?.keys() ?? []]) if (!policies.has(key.slice(0, key.indexOf('\u0000')))) memos!.delete(key);
+    for (const policy of [...memos?.keys() ?? []]) if (!policies.has(policy)) memos!.delete(policy);
     if (memos?.size === 0) this.rowMemos.delete(source);
     for (const key of new Set([...before, ...now.keys()])) this.events.emit('change', key);
   }
@@ -236,21 +236,22 @@ export class CombinedStatuses {
   private rowMemo(source: string, policy: string, c: CompiledCollector, resourceVersion: string): RowMemo {
     let bySource = this.rowMemos.get(source);
     if (!bySource) this.rowMemos.set(source, (bySource = new Map()));
-    const key = `${policy}\u0000${c.name}`;
+    let byCollector = bySource.get(policy);
+    if (!byCollector) bySource.set(policy, (byCollector = new Map()));
     const objectVersion = c.uses.has('obj') ? resourceVersion : '';
-    const had = bySource.get(key);
+    const had = byCollector.get(c.name);
     if (had && had.collector === c && had.objectVersion === objectVersion) return had.rows;
     const rows: RowMemo = new Map();
-    bySource.set(key, { collector: c, objectVersion, rows });
+    byCollector.set(c.name, { collector: c, objectVersion, rows });
     return rows;
   }
 
   /** Drops the kept rows of collectors a policy no longer names for an object. */
   private pruneRowMemos(source: string, policy: string, collectors: readonly CompiledCollector[]): void {
-    const bySource = this.rowMemos.get(source);
-    if (!bySource) return;
-    const named = new Set(collectors.map((c) => `${policy}\u0000${c.name}`));
-    for (const key of [...bySource.keys()]) if (key.startsWith(`${policy}\u0000`) && !named.has(key)) bySource.delete(key);
+    const byCollector = this.rowMemos.get(source)?.get(policy);
+    if (!byCollector) return;
+    const named = new Set(collectors.map((c) => c.name));
+    for (const name of [...byCollector.keys()]) if (!named.has(name)) byCollector.delete(name);
   }
 
   /** status: {observedGeneration, errors} of a collector, written by the leader when it differs. */
