@@ -1,11 +1,13 @@
 // The informer's transform (src/kube/informer.ts), over a mock upstream: listed and watched objects
 // are cached as the transform makes them (managedFields dropped), and handlers see the same; the
-// WorkStatus transform keeps the one fact read of managedFields, when the status last changed.
+// WorkStatus transform keeps what is read of it (of managedFields, when the status last changed),
+// sharing what repeats.
 import t from 'tap';
 import { Informer, withoutManagedFields } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import type { WorkStatus } from '../../src/kube/ocm-api.js';
-import { keepStatusUpdateTime, lastStatusUpdate } from '../../src/controllers/status/combined-status.js';
+import { lastStatusUpdate } from '../../src/controllers/status/combined-status.js';
+import { slimWorkStatus } from '../../src/controllers/status/workstatus-cache.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const mf = [{ manager: 'a', operation: 'Apply', time: '2026-11-24T01:00:00Z', fieldsV1: { 'f:data': { 'f:x': {} } } }];
@@ -31,7 +33,7 @@ t.test('listed and watched objects are cached without managedFields; handlers se
   t.same((inf.get('ns', 'a') as KubeObject & { data: unknown }).data, { x: 'a' }, 'the rest is kept');
 });
 
-t.test('keepStatusUpdateTime: managedFields reduced to the latest status change, the same for lastStatusUpdate', async (t) => {
+t.test('slimWorkStatus: managedFields reduced to the latest status change, the same for lastStatusUpdate', async (t) => {
   const ws = (managedFields?: unknown[]): WorkStatus => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
     metadata: { name: 'w', namespace: 'wec1', ...(managedFields ? { managedFields: managedFields as never } : {}) },
     spec: { sourceRef: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'ns', name: 'x' } } });
@@ -41,12 +43,32 @@ t.test('keepStatusUpdateTime: managedFields reduced to the latest status change,
     { manager: 'old', operation: 'Update', time: '2026-11-24T01:30:00Z', fieldsV1: { 'f:status': { 'f:x': {} } } },
   ]);
   const before = lastStatusUpdate(full);
-  const kept = keepStatusUpdateTime(structuredClone(full));
+  const kept = slimWorkStatus(structuredClone(full));
   t.equal(before, '2026-11-24T02:00:00Z');
   t.equal(lastStatusUpdate(kept), before, 'the same answer');
   t.same(kept.metadata.managedFields, [{ operation: 'Update', subresource: 'status', time: '2026-11-24T02:00:00Z' }], 'one small entry');
-  const noStatus = keepStatusUpdateTime(ws([{ manager: 'agent', operation: 'Apply', time: '2026-11-24T01:00:00Z', fieldsV1: { 'f:spec': {} } }]));
+  const noStatus = slimWorkStatus(ws([{ manager: 'agent', operation: 'Apply', time: '2026-11-24T01:00:00Z', fieldsV1: { 'f:spec': {} } }]));
   t.same(noStatus.metadata.managedFields, [], 'no status change: none');
   t.equal(lastStatusUpdate(noStatus), undefined);
-  t.notOk(keepStatusUpdateTime(ws()).metadata.managedFields, 'none before, none after');
+  t.notOk(slimWorkStatus(ws()).metadata.managedFields, 'none before, none after');
+});
+
+t.test('slimWorkStatus: what the status controller reads is kept; equal parts of two clusters\' WorkStatuses are one frozen object', async (t) => {
+  const ws = (cluster: string, rv: string): WorkStatus => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+    metadata: { name: 'deployment-ns-x', namespace: cluster, resourceVersion: rv, uid: `uid-${cluster}`, labels: { 'transport.kubestellar.io/manifestwork': 'w' },
+      managedFields: [{ manager: 'agent', operation: 'Update', subresource: 'status', time: '2026-11-24T02:00:00Z', fieldsV1: { 'f:status': { 'f:replicas': {} } } }] as never },
+    spec: { sourceRef: { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespace: 'ns', name: 'x' } },
+    status: { replicas: 2, availableReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] },
+    statusDetails: { lastGeneration: 3, lastGenerationIsApplied: true } });
+  const a = slimWorkStatus(ws('wec1', '10'));
+  const b = slimWorkStatus(ws('wec2', '11'));
+  t.same(a, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+    metadata: { name: 'deployment-ns-x', namespace: 'wec1', resourceVersion: '10', managedFields: [{ operation: 'Update', subresource: 'status', time: '2026-11-24T02:00:00Z' }] },
+    spec: ws('wec1', '10').spec, status: ws('wec1', '10').status, statusDetails: { lastGeneration: 3, lastGenerationIsApplied: true } }, 'uid, labels and the managedFields details dropped');
+  t.equal(lastStatusUpdate(a), '2026-11-24T02:00:00Z');
+  t.equal(b.metadata.namespace, 'wec2');
+  t.equal(a.status, b.status, 'one status object for both clusters');
+  t.equal(a.spec, b.spec, 'one spec object');
+  t.ok(Object.isFrozen(a.status) && Object.isFrozen((a.status as { conditions: object[] }).conditions[0]), 'shared parts are frozen');
+  t.not(slimWorkStatus({ ...ws('wec3', '12'), status: { replicas: 3 } }).status, a.status, 'a different status is its own');
 });

@@ -2,8 +2,26 @@
 // Other WDSs' ManifestWorks are indexed by the identity of the object they carry (cluster, group,
 // resource, namespace, name); reconciling an object asks which other WDSs send it where it goes.
 // (Each conflict is announced once, per identity and set of WDSs, by ./events.ts.)
+import { Interner } from '../../kube/interner.js';
 import { WDS_LABEL, type ManifestWork, type ObjectIdentity, type ResourceIdentifier } from '../wrapping.js';
 import { identityKey, workKey } from './keys.js';
+
+const shared = new Interner();
+
+/**
+ * The cache's copy of another WDS's work (an informer transform): what the index reads — its
+ * identity, its labels and the identity of the object it carries. Another WDS sending 100 objects
+ * to 1,000 clusters is 100,000 works in this cache too.
+ */
+export function conflictCopy(w: ManifestWork): ManifestWork {
+  const { name, namespace, resourceVersion, labels } = w.metadata;
+  const rid = w.spec?.manifestConfigs?.[0]?.resourceIdentifier;
+  return {
+    apiVersion: w.apiVersion, kind: w.kind,
+    metadata: { name: shared.string(name), namespace: shared.string(namespace), resourceVersion, labels: shared.value(labels) },
+    ...(rid ? { spec: shared.value({ manifestConfigs: [{ resourceIdentifier: rid }] }) } : {}),
+  } as ManifestWork;
+}
 
 export class Conflicts {
   /** other WDS's work key → identity key; identity key → work key → its WDS. */

@@ -37,8 +37,9 @@ import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './d
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
-import { WORK_INDEXERS } from './works.js';
+import { slimWork, WORK_INDEXERS } from './works.js';
 import { workChangeConcernsObject } from './apply-failures.js';
+import { conflictCopy } from './conflicts.js';
 import { objectOutcome } from './destination-state.js';
 
 export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
@@ -145,7 +146,7 @@ export class PlacementController {
     // was down: its source object is reconciled again; so is one whose cluster's agent reports a
     // different set of manifests it could not apply (other status writes change nothing here).
     this.works = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: withoutManagedFields, onError: onError('manifestworks'),
+      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: slimWork, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
         const sourceKey = w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '';
         // How the object fares there changed: its policies' Bindings and Ready conditions follow.
@@ -159,7 +160,7 @@ export class PlacementController {
     });
     // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
     this.otherWorks = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, transform: withoutManagedFields, onError: onError('manifestworks of other WDSs'),
+      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, transform: conflictCopy, onError: onError('manifestworks of other WDSs'),
       onChange: (type, w) => {
         const id = this.reconciler.conflicts.index(type === 'DELETED', w);
         if (!id.resource || !id.name) return;

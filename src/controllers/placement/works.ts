@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto';
 import { Store } from '../../kube/informer.js';
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { Interner } from '../../kube/interner.js';
+import type { Condition, ManifestCondition } from '../../kube/ocm-api.js';
 import { POLICY_LABEL_PREFIX, policyLabel, type ManifestWork } from '../wrapping.js';
 import { workPath } from './api.js';
 import { workKey } from './keys.js';
@@ -14,6 +16,49 @@ export const WORK_INDEXERS = {
   name: (w: ManifestWork) => [w.metadata.name],
   policy: (w: ManifestWork) => Object.keys(w.metadata.labels ?? {}).filter((l) => l.startsWith(POLICY_LABEL_PREFIX)),
 };
+
+/** The work conditions whose state ./destination-state.ts reads. */
+const WORK_CONDITIONS = new Set(['Applied', 'Available', 'Degraded']);
+
+/** The values works share: one object's works in all its clusters, the agents' usual words. */
+const shared = new Interner({ entries: 50_000, chars: 16_000_000 });
+
+/**
+ * The cache's copy of a work (an informer transform): only what placement reads of the works it
+ * wrote — identity, generation, labels, annotations and deletion; the kind and replicas of the
+ * first manifest (its health); the agent's Applied, Available and Degraded, each manifest's
+ * identity and Applied, and the first manifest's status feedback — with every repeated part
+ * shared (../../kube/interner.ts). A fleet of 1,000 clusters keeps 100,000 works here; the rest
+ * (manifests, managedFields, timestamps, other conditions) and the copies were most of each.
+ * The spec needs no copy to tell a spec change: kube-apiserver bumps the generation of a
+ * ManifestWork on every change of its spec.
+ */
+export function slimWork(w: ManifestWork): ManifestWork {
+  const { name, namespace, resourceVersion, generation, labels, annotations, deletionTimestamp } = w.metadata;
+  const first = w.spec?.workload?.manifests?.[0] as { kind?: unknown; spec?: { replicas?: unknown } } | undefined;
+  const replicas = first?.spec?.replicas;
+  const keep = (c: Condition): Condition => shared.value({
+    type: c.type, status: c.status, reason: c.reason, message: c.message,
+    ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
+  } as Condition);
+  const manifests = w.status?.resourceStatus?.manifests?.map((m, i): ManifestCondition => ({
+    resourceMeta: shared.value(m.resourceMeta),
+    conditions: (m.conditions ?? []).filter((c) => c.type === 'Applied').map(keep),
+    ...(i === 0 && m.statusFeedback ? { statusFeedback: shared.value(m.statusFeedback) } : {}),
+  }));
+  return {
+    apiVersion: w.apiVersion, kind: w.kind,
+    metadata: {
+      name: shared.string(name), namespace: shared.string(namespace), resourceVersion, generation,
+      labels: shared.value(labels), annotations: shared.value(annotations), ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    },
+    ...(first ? { spec: shared.value({ workload: { manifests: [{ kind: first.kind, ...(replicas !== undefined ? { spec: { replicas } } : {}) }] } }) } : {}),
+    ...(w.status ? { status: {
+      conditions: (w.status.conditions ?? []).filter((c) => WORK_CONDITIONS.has(c.type)).map(keep),
+      ...(manifests ? { resourceStatus: { manifests } } : {}),
+    } } : {}),
+  } as ManifestWork;
+}
 
 export class Works {
   /** work key → hash of what this controller last applied. */

@@ -43,19 +43,6 @@ export function lastStatusUpdate(ws: WorkStatus): string | undefined {
   return latest;
 }
 
-/**
- * The WorkStatus cache's transform (src/kube/informer.ts): managedFields reduced to the one fact
- * read of them, when the status last changed (lastStatusUpdate gives the same answer after it).
- * A WorkStatus's managedFields list every field of its status; at fleet scale that is most of
- * the cache.
- */
-export function keepStatusUpdateTime(ws: WorkStatus): WorkStatus {
-  if (!ws.metadata.managedFields) return ws;
-  const time = lastStatusUpdate(ws);
-  ws.metadata.managedFields = time ? [{ operation: 'Update', subresource: 'status', time }] : [];
-  return ws;
-}
-
 export interface CombinedStatusInput {
   id: ObjectIdentity;
   object: KubeObject;

@@ -11,7 +11,7 @@
 // times while waiting is reconciled once, with the latest state. Reads are the informers' caches;
 // only the elected leader writes, and only what differs (./status-writer.ts).
 import { Informer, type ChangeType } from '../../kube/informer.js';
-import { keepStatusUpdateTime } from './combined-status.js';
+import { slimWorkStatus } from './workstatus-cache.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
 import type { Upstream } from '../../kube/upstream.js';
@@ -68,7 +68,7 @@ export class StatusController {
 
   constructor(private readonly o: StatusOptions) {
     this.workStatuses = new Informer<WorkStatus>(o.its, {
-      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: keepStatusUpdateTime,
+      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: slimWorkStatus,
       onChange: (_type: ChangeType, ws) => {
         const ref = ws.spec?.sourceRef;
         if (!ref?.resource || !ref.name) return;

@@ -1,0 +1,146 @@
+// The works cache's copy of a work (src/controllers/placement/works.ts slimWork): every answer
+// placement reads from a work — the object's state in its cluster, what failed to apply, whether
+// a change was the agent's status only — is the same from the copy as from the work; what repeats
+// between clusters is one shared, frozen object. The same for other WDSs' works and the conflicts
+// index. And the interner under them stays bounded.
+import t from 'tap';
+import { applyFailures, statusOnlyChange } from '../../src/controllers/placement/apply-failures.js';
+import { conflictCopy, Conflicts } from '../../src/controllers/placement/conflicts.js';
+import { objectOutcome } from '../../src/controllers/placement/destination-state.js';
+import { slimWork } from '../../src/controllers/placement/works.js';
+import { Interner } from '../../src/kube/interner.js';
+import type { Condition, ManifestWork } from '../../src/kube/ocm-api.js';
+
+const at = '2026-11-24T09:00:00Z';
+const c = (type: string, status: Condition['status'], reason: string, message = '', observedGeneration?: number): Condition =>
+  ({ type, status, reason, message, lastTransitionTime: at, ...(observedGeneration !== undefined ? { observedGeneration } : {}) });
+const meta = (i: number, kind: string, name: string) => ({ ordinal: i, group: kind === 'ConfigMap' ? '' : 'apps', version: 'v1', kind, resource: `${kind.toLowerCase()}s`, namespace: 'demo', name });
+
+/** A work as kube-apiserver returns it: two manifests, managedFields, the agent's conditions. */
+function work(cluster: string, o: { work?: Condition[]; first?: Condition[]; second?: Condition[]; available?: number; replicas?: number; generation?: number; deleting?: boolean; kind?: string } = {}): ManifestWork {
+  const kind = o.kind ?? 'Deployment';
+  return {
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: {
+      name: 'wds1-0123456789abcdef', namespace: cluster, uid: `uid-${cluster}`, resourceVersion: `${cluster.length}42`, generation: o.generation ?? 1, creationTimestamp: at,
+      labels: { 'view.kubestellar.io/wds': 'wds1', 'bindingpolicy.view.kubestellar.io/p': '' },
+      annotations: { 'view.kubestellar.io/source': 'o|apps|v1|deployments|demo|web', 'view.kubestellar.io/source-generation': '4' },
+      managedFields: [{ manager: 'kubestellar-view-wds1', operation: 'Apply', time: at, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }] as never,
+      ...(o.deleting ? { deletionTimestamp: at, finalizers: ['cluster.open-cluster-management.io/manifest-work-cleanup'] } : {}),
+    },
+    spec: {
+      workload: { manifests: [
+        { apiVersion: 'apps/v1', kind, metadata: { name: 'web', namespace: 'demo' }, spec: { replicas: o.replicas ?? 2, template: { spec: { containers: [{ name: 'c', image: 'nginx' }] } } } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'demo' }, data: { a: '1' } },
+      ] },
+      deleteOption: { propagationPolicy: 'Foreground' },
+      manifestConfigs: [{ resourceIdentifier: { group: 'apps', resource: 'deployments', namespace: 'demo', name: 'web' }, feedbackRules: [{ type: 'WellKnownStatus' }] }] as never,
+    },
+    status: {
+      conditions: o.work ?? [c('Applied', 'True', 'AppliedManifestWorkComplete', 'Apply manifest work complete', 1), c('Progressing', 'False', 'Done'), c('Available', 'True', 'ResourcesAvailable', 'All resources are available', 1)],
+      resourceStatus: { manifests: [
+        { resourceMeta: meta(0, kind, 'web'), conditions: o.first ?? [c('Applied', 'True', 'AppliedManifestComplete', 'Apply manifest complete'), c('Available', 'True', 'ResourceAvailable', 'Resource is available')],
+          statusFeedback: { values: [{ name: 'ReadyReplicas', fieldValue: { type: 'Integer', integer: o.available ?? 2 } }, { name: 'AvailableReplicas', fieldValue: { type: 'Integer', integer: o.available ?? 2 } }] } },
+        { resourceMeta: meta(1, 'ConfigMap', 'settings'), conditions: o.second ?? [c('Applied', 'True', 'AppliedManifestComplete', 'Apply manifest complete')] },
+      ] },
+    },
+  };
+}
+
+const failed = [c('Applied', 'False', 'AppliedManifestWorkFailed', 'Failed to apply manifest work', 1)];
+const VARIANTS: [string, Parameters<typeof work>[1]][] = [
+  ['available', {}],
+  ['short of replicas', { available: 1, replicas: 3 }],
+  ['a newer generation not reported', { generation: 2 }],
+  ['being deleted', { deleting: true }],
+  ['not available', { work: [c('Applied', 'True', 'AppliedManifestWorkComplete', '', 1), c('Available', 'False', 'ResourcesNotAvailable', '1 of 2 not available', 1)] }],
+  ['degraded', { work: [c('Applied', 'True', 'AppliedManifestWorkComplete', '', 1), c('Degraded', 'True', 'ManifestsTooLarge', 'too large')] }],
+  ['second manifest conflicts', { work: failed, second: [c('Applied', 'False', 'AppliedManifestFailed', 'Failed to apply manifest: Apply failed with 1 conflict: conflict with "other": .data.a')] }],
+  ['first manifest fails', { work: failed, first: [c('Applied', 'False', 'AppliedManifestFailed', 'Failed to apply manifest: no matches for kind')] }],
+  ['a Job not complete', { kind: 'Job' }],
+];
+
+t.test('every answer placement reads is the same from the cache copy', async (t) => {
+  for (const cluster of [{ ready: true }, { ready: false, message: 'stale lease' }]) {
+    for (const [what, o] of VARIANTS) {
+      const w = work('wec1', o);
+      const slim = slimWork(structuredClone(w));
+      t.same(objectOutcome(slim, cluster), objectOutcome(w, cluster), `${what}, cluster ready ${cluster.ready}: the state`);
+      t.same(applyFailures(slim), applyFailures(w), `${what}: what failed to apply`);
+      t.same([slim.metadata.name, slim.metadata.namespace, slim.metadata.resourceVersion, slim.metadata.generation, slim.metadata.labels, slim.metadata.annotations],
+        [w.metadata.name, w.metadata.namespace, w.metadata.resourceVersion, w.metadata.generation, w.metadata.labels, w.metadata.annotations], `${what}: identity, labels, annotations`);
+    }
+  }
+  const states = VARIANTS.map(([, o]) => objectOutcome(work('wec1', o), { ready: true }).state);
+  t.same([...new Set(states)].sort(), ['Applied', 'ApplyFailed', 'Available', 'Conflict', 'Pending', 'WaitingForRemoval'], 'the variants cover every state a work tells');
+});
+
+t.test('an agent\'s status write is status-only on the copies too; a spec change (new generation) or label change is not', async (t) => {
+  const before = slimWork(work('wec1'));
+  t.ok(statusOnlyChange(before, slimWork(work('wec1', { available: 1 }))), 'feedback moved');
+  t.notOk(statusOnlyChange(before, slimWork(work('wec1', { generation: 2 }))), 'spec changed: kube-apiserver moved the generation');
+  const relabelled = work('wec1');
+  relabelled.metadata.labels = { ...relabelled.metadata.labels, 'bindingpolicy.view.kubestellar.io/q': '' };
+  t.notOk(statusOnlyChange(before, slimWork(relabelled)), 'another policy\'s label');
+  t.notOk(statusOnlyChange(before, slimWork(work('wec1', { deleting: true }))), 'deletion');
+});
+
+t.test('what repeats from cluster to cluster is one frozen object; the rest is dropped', async (t) => {
+  const a = slimWork(work('wec1'));
+  const b = slimWork(work('wec2'));
+  t.equal(a.metadata.annotations, b.metadata.annotations, 'annotations shared');
+  t.equal(a.metadata.labels, b.metadata.labels, 'labels shared');
+  t.equal(a.spec, b.spec, 'the kept spec shared');
+  t.equal(a.status!.conditions![0], b.status!.conditions![0], 'equal conditions shared');
+  t.equal(a.status!.resourceStatus!.manifests![0]!.statusFeedback, b.status!.resourceStatus!.manifests![0]!.statusFeedback, 'equal feedback shared');
+  t.ok(Object.isFrozen(a.metadata.annotations) && Object.isFrozen(a.status!.conditions![0]), 'shared parts are frozen');
+  t.same(a.spec, { workload: { manifests: [{ kind: 'Deployment', spec: { replicas: 2 } }] } }, 'of the spec: the first manifest\'s kind and replicas');
+  t.same(a.status!.conditions!.map((x) => x.type), ['Applied', 'Available'], 'of the work\'s conditions: those read');
+  t.notOk(a.status!.conditions![0]!.lastTransitionTime, 'no timestamps');
+  t.notOk(a.metadata.managedFields || a.metadata.uid || a.metadata.creationTimestamp, 'no managedFields, uid, creationTimestamp');
+  t.notOk(a.status!.resourceStatus!.manifests![1]!.statusFeedback, 'feedback of the first manifest only');
+});
+
+t.test('another WDS\'s work: the conflicts index finds the same from the copy', async (t) => {
+  const other = (cluster: string, wds: string) => {
+    const w = work(cluster);
+    w.metadata.labels = { 'view.kubestellar.io/wds': wds };
+    w.metadata.name = `${wds}-0123456789abcdef`;
+    return w;
+  };
+  const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name: 'web' };
+  const full = new Conflicts();
+  const copied = new Conflicts();
+  for (const w of [other('wec1', 'wds2'), other('wec1', 'wds3'), other('wec2', 'wds2')]) {
+    t.same(copied.index(false, conflictCopy(structuredClone(w))), full.index(false, w), `${w.metadata.namespace}: the same identity`);
+  }
+  t.same(copied.otherWDSs('wec1', id), ['wds2', 'wds3']);
+  t.same(copied.otherWDSs('wec2', id), full.otherWDSs('wec2', id));
+  const c = conflictCopy(other('wec1', 'wds2'));
+  t.same(Object.keys(c.metadata).sort(), ['labels', 'name', 'namespace', 'resourceVersion'], 'identity and labels only');
+  t.same(c.spec, { manifestConfigs: [{ resourceIdentifier: { group: 'apps', resource: 'deployments', namespace: 'demo', name: 'web' } }] });
+  t.equal(c.spec, conflictCopy(other('wec2', 'wds2')).spec, 'shared between clusters');
+});
+
+t.test('Interner: equal values are one instance; it forgets the least recently used beyond its entries or size', async (t) => {
+  const i = new Interner({ entries: 2, chars: 1_600 });
+  const x = i.value({ a: [1, 2] });
+  t.equal(i.value({ a: [1, 2] }), x, 'equal value: the same instance');
+  t.not(i.value({ a: [1, 3] }), x, 'different value: its own');
+  t.ok(Object.isFrozen(x) && Object.isFrozen(x.a), 'frozen, deep');
+  const s1 = ['long-string-', 'one'].join('');
+  t.equal(i.string(s1), s1);
+  t.equal(i.string(['long-string-', 'one'].join('')), s1, 'an equal string: the first instance');
+  i.value({ b: 1 });
+  i.value({ c: 1 });
+  t.not(i.value({ a: [1, 2] }), x, 'pushed out by two newer values: a fresh instance');
+  const big = { s: 'x'.repeat(200) };
+  t.equal(i.value(big), big, 'a value over a sixteenth of the size is returned as it is');
+  t.not(i.value({ s: 'x'.repeat(200) }), big, '… and not kept');
+  const sized = new Interner({ entries: 100, chars: 1_600 });
+  const first = sized.value({ n: 0, pad: 'y'.repeat(80) });
+  for (let n = 1; n < 30; n++) sized.value({ n, pad: 'y'.repeat(80) });
+  t.not(sized.value({ n: 0, pad: 'y'.repeat(80) }), first, 'pushed out by size before the entry limit');
+  t.equal(i.value(undefined), undefined);
+  t.equal(i.value(3), 3, 'scalars as they are');
+});
