@@ -18,6 +18,7 @@
 import { performance } from 'node:perf_hooks';
 import { jsonLines } from '../src/kube/json-lines.js';
 import { client, type Obj } from './agent-common.js';
+import { deploymentStatusOf, workStatusNameOf, workStatusObjectOf, workStatusOf } from './fleet-shapes.js';
 
 function flag(name: string, dflt?: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -55,34 +56,18 @@ async function main(): Promise<void> {
     if (!k || k.acked >= k.generation) return;
     const generation = k.generation;
     const m = k.manifest;
-    const now = new Date().toISOString();
-    const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `simulated: ${reason}`, observedGeneration: generation, lastTransitionTime: now });
-    const replicas = Number(m.spec?.replicas ?? 1);
-    const int = (n: string, v: number) => ({ name: n, fieldValue: { type: 'Integer', integer: v } });
-    const [group, version] = String(m.apiVersion).includes('/') ? String(m.apiVersion).split('/') : ['', String(m.apiVersion)];
-    const meta = { group, version, kind: m.kind, resource: 'deployments', namespace: m.metadata?.namespace ?? '', name: m.metadata?.name };
-    await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`, {
-      status: {
-        conditions: [cond('Applied', 'AppliedManifestWorkComplete'), cond('Available', 'ResourcesAvailable')],
-        resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, ...meta },
-          conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
-          statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } }] },
-      },
-    }, 'application/merge-patch+json');
+    await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`,
+      { status: workStatusOf(m, generation, new Date().toISOString()) }, 'application/merge-patch+json');
     k.acked = generation;
     totals.acked++;
-    const wsName = `deployment-${meta.namespace}-${meta.name}`.slice(0, 253);
-    await its.call('POST', WORKSTATUSES(ns), { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
-      metadata: { name: wsName, labels: { 'transport.kubestellar.io/manifestwork': name } },
-      spec: { sourceRef: { group, version, resource: 'deployments', kind: m.kind, namespace: meta.namespace, name: meta.name } } }).catch((err: Error) => {
+    await its.call('POST', WORKSTATUSES(ns), workStatusObjectOf(m, name)).catch((err: Error) => {
       if (!/ 409 /.test(err.message)) throw err;
     });
-    await its.call('PATCH', `${WORKSTATUSES(ns)}/${wsName}/status`, { status: { observedGeneration: 1, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas } },
-      'application/merge-patch+json');
+    await its.call('PATCH', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}/status`, { status: deploymentStatusOf(m) }, 'application/merge-patch+json');
     totals.statuses++;
   };
   const remove = (ns: string, m: Obj) => async () => {
-    await its.call('DELETE', `${WORKSTATUSES(ns)}/deployment-${m.metadata?.namespace ?? ''}-${m.metadata?.name}`);
+    await its.call('DELETE', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}`);
     totals.removed++;
   };
 

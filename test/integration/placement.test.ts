@@ -65,6 +65,16 @@ t.test('a BindingPolicy sends the selected objects, in native form, to the selec
   t.equal(work(a, { ...ids.configmap, name: 'unselected' }), undefined, 'an object no clause selects is not sent');
   t.equal(work(a, { ...ids.configmap, name: 'kube-root-ca.crt' }), undefined, 'nor the system ConfigMap');
 
+  // Someone edits a work in the ITS by hand: the controller writes it back as the WDS has it.
+  const cmWork = work(a, ids.configmap)!;
+  kcOk('its1', ['-n', a, 'patch', 'manifestwork', cmWork.metadata.name, '--type', 'json',
+    '-p', JSON.stringify([{ op: 'replace', path: '/spec/workload/manifests/0/data/a', value: 'changed by hand' }])]);
+  const restored = await waitUntil('the hand-edited work to be written back', () => {
+    const w = work(a, ids.configmap);
+    return w && w.metadata.generation > cmWork.metadata.generation && manifestOf(w)?.data?.a === '1' ? w : undefined;
+  }, 30_000);
+  t.same(manifestOf(restored)!.data, { a: '1' }, 'a work edited in the ITS is written back');
+
   // The Binding of the policy: what it selects and where it sends it.
   const binding = await waitUntil('the Binding to list every object', () => {
     const bd = JSON.parse(kcOk('wds1', ['get', 'bindings.view.kubestellar.io', run, '-o', 'json'])) as Obj;

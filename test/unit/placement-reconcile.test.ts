@@ -106,6 +106,32 @@ t.test('reconciled again unchanged: nothing is written, nothing queued', async (
   t.same(f.queued, [], 'and the Namespace is not queued again: what the object adds to it did not change');
 });
 
+t.test('a work changed by someone else is written back; status reports and our own echoes write nothing', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await f.reconcile(settingsKey);
+  const ours = f.caches.works.get('c1', settingsWork)!;
+  const seen = (now: ManifestWork, old: ManifestWork) => { update(f.caches.works, now); f.reconciler.works.noteChange('MODIFIED', now, old); };
+  f.clear();
+
+  const reported = { ...ours, metadata: { ...ours.metadata, resourceVersion: '2001' }, status: { conditions: [{ type: 'Applied', status: 'True', reason: 'AppliedManifestWorkComplete', lastTransitionTime: '2026-01-01T00:00:00Z' }] } } as ManifestWork;
+  seen(reported, ours);
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'an agent reporting status: nothing to write');
+
+  const edited = { ...reported, metadata: { ...reported.metadata, resourceVersion: '2002', generation: 2 },
+    spec: { ...reported.spec, workload: { manifests: [{ ...SETTINGS, data: { a: 'changed by hand' } }] } } } as ManifestWork;
+  seen(edited, reported);
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', settingsWork)}`], 'its spec edited in the ITS: written back, in that cluster only');
+  t.same((f.writes()[0]!.body as ManifestWork).spec!.workload!.manifests![0]!.data, { a: '1' }, 'with the object as the WDS holds it');
+  f.clear();
+
+  seen(f.caches.works.get('c1', settingsWork)!, edited);
+  await f.reconcile(settingsKey);
+  t.same(f.writes(), [], 'the echo of that write: nothing to write');
+});
+
 t.test('a changed object is applied again; its works deleted once no policy selects it', async (t) => {
   const f = fixture();
   t.teardown(() => f.close());

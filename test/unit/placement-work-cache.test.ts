@@ -123,7 +123,7 @@ t.test('another WDS\'s work: the conflicts index finds the same from the copy', 
 });
 
 t.test('Interner: equal values are one instance; it forgets the least recently used beyond its entries or size', async (t) => {
-  const i = new Interner({ entries: 2, chars: 1_600 });
+  const i = new Interner({ entries: 2, bytes: 6_400 });
   const x = i.value({ a: [1, 2] });
   t.equal(i.value({ a: [1, 2] }), x, 'equal value: the same instance');
   t.not(i.value({ a: [1, 3] }), x, 'different value: its own');
@@ -137,7 +137,7 @@ t.test('Interner: equal values are one instance; it forgets the least recently u
   const big = { s: 'x'.repeat(200) };
   t.equal(i.value(big), big, 'a value over a sixteenth of the size is returned as it is');
   t.not(i.value({ s: 'x'.repeat(200) }), big, '… and not kept');
-  const sized = new Interner({ entries: 100, chars: 1_600 });
+  const sized = new Interner({ entries: 100, bytes: 6_400 });
   const first = sized.value({ n: 0, pad: 'y'.repeat(80) });
   for (let n = 1; n < 30; n++) sized.value({ n, pad: 'y'.repeat(80) });
   t.not(sized.value({ n: 0, pad: 'y'.repeat(80) }), first, 'pushed out by size before the entry limit');

@@ -42,7 +42,11 @@ export function applyFailures(w: ManifestWork | undefined): ApplyFailure[] {
   return out;
 }
 
-/** Whether `now` differs from `old` only in its status (and the bookkeeping metadata that goes with any write). */
+/**
+ * Whether `now` differs from `old` only in its status (and the bookkeeping metadata that goes with
+ * any write). A spec change is told by the generation, which kube-apiserver bumps on every change
+ * of a ManifestWork's spec: the works cache keeps only a sliver of the spec (./works.ts slimWork).
+ */
 export function statusOnlyChange(old: ManifestWork, now: ManifestWork): boolean {
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   return old.metadata.generation === now.metadata.generation

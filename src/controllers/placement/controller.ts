@@ -153,6 +153,7 @@ export class PlacementController {
         if (type === 'DELETED' || !old || !isDeepStrictEqual(objectOutcome(old, CLUSTER_UP), objectOutcome(w, CLUSTER_UP))) {
           for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
         }
+        this.reconciler.works.noteChange(type, w, old);
         if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
         const source = decodeKey(sourceKey);
         if (source?.kind === 'object') this.enqueue(source);

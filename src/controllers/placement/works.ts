@@ -10,6 +10,7 @@ import { Interner } from '../../kube/interner.js';
 import type { Condition, ManifestCondition } from '../../kube/ocm-api.js';
 import { POLICY_LABEL_PREFIX, policyLabel, type ManifestWork } from '../wrapping.js';
 import { workPath } from './api.js';
+import { statusOnlyChange } from './apply-failures.js';
 import { workKey } from './keys.js';
 
 export const WORK_INDEXERS = {
@@ -21,7 +22,7 @@ export const WORK_INDEXERS = {
 const WORK_CONDITIONS = new Set(['Applied', 'Available', 'Degraded']);
 
 /** The values works share: one object's works in all its clusters, the agents' usual words. */
-const shared = new Interner({ entries: 50_000, chars: 16_000_000 });
+const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
 
 /**
  * The cache's copy of a work (an informer transform): only what placement reads of the works it
@@ -85,6 +86,16 @@ export class Works {
   /** Whether any work still names the policy in its labels. */
   namePolicy(policy: string): boolean {
     return this.store.byIndex('policy', policyLabel(policy)).length > 0;
+  }
+
+  /**
+   * Notes a change of one of these works seen on the watch. A change made by someone else (neither
+   * the echo of this controller's write nor a status report) voids what was last written there:
+   * the next apply writes the work back instead of finding that nothing would change.
+   */
+  noteChange(type: 'ADDED' | 'MODIFIED' | 'DELETED', now: ManifestWork, old: ManifestWork | undefined): void {
+    if (type === 'DELETED' || this.isEcho(now) || (old && statusOnlyChange(old, now))) return;
+    this.written.delete(workKey(now.metadata.namespace, now.metadata.name));
   }
 
   /** Forgets what was written: every work is applied again (a new leader, from the ITS as it is). */

@@ -9,7 +9,7 @@ import { Interner } from '../../kube/interner.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import { lastStatusUpdate } from './combined-status.js';
 
-const shared = new Interner({ entries: 50_000, chars: 32_000_000 });
+const shared = new Interner({ entries: 50_000, bytes: 48_000_000 });
 
 export function slimWorkStatus(ws: WorkStatus): WorkStatus {
   const { name, namespace, resourceVersion, managedFields } = ws.metadata;

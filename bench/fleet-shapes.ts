@@ -1,0 +1,44 @@
+// What the fleet bench's simulated agent writes (./fleet-agent.ts), kept in one place so that the
+// cache-heap bench (./cache-heap.ts) measures caches holding exactly these shapes: a ManifestWork's
+// status for one Deployment with all replicas available, and the Deployment's WorkStatus.
+type Obj = Record<string, any>;
+
+/** The ManifestWork status an agent reports once the Deployment `manifest` runs at `generation`. */
+export function workStatusOf(manifest: Obj, generation: number, now: string): Obj {
+  const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `simulated: ${reason}`, observedGeneration: generation, lastTransitionTime: now });
+  const replicas = replicasOf(manifest);
+  const int = (n: string, v: number) => ({ name: n, fieldValue: { type: 'Integer', integer: v } });
+  const ref = sourceRefOf(manifest);
+  return {
+    conditions: [cond('Applied', 'AppliedManifestWorkComplete'), cond('Available', 'ResourcesAvailable')],
+    resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, group: ref.group, version: ref.version, kind: ref.kind, resource: ref.resource, namespace: ref.namespace, name: ref.name },
+      conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
+      statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } }] },
+  };
+}
+
+/** The WorkStatus (without its status) of the Deployment `manifest` delivered by the work `workName`. */
+export function workStatusObjectOf(manifest: Obj, workName: string): Obj {
+  const ref = sourceRefOf(manifest);
+  return { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+    metadata: { name: workStatusNameOf(manifest), labels: { 'transport.kubestellar.io/manifestwork': workName } },
+    spec: { sourceRef: ref } };
+}
+
+/** The WorkStatus's status: the Deployment with all replicas available. */
+export function deploymentStatusOf(manifest: Obj): Obj {
+  const replicas = replicasOf(manifest);
+  return { observedGeneration: 1, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas };
+}
+
+export function workStatusNameOf(manifest: Obj): string {
+  return `deployment-${manifest.metadata?.namespace ?? ''}-${manifest.metadata?.name}`.slice(0, 253);
+}
+
+const replicasOf = (m: Obj): number => Number(m.spec?.replicas ?? 1);
+
+function sourceRefOf(m: Obj): Obj {
+  const [group, version] = String(m.apiVersion).includes('/') ? String(m.apiVersion).split('/') : ['', String(m.apiVersion)];
+  // Only Deployments are simulated (the bench sends nothing else).
+  return { group, version, resource: 'deployments', kind: m.kind, namespace: m.metadata?.namespace ?? '', name: m.metadata?.name };
+}
