@@ -23,10 +23,9 @@ import { slimWorkStatus } from '../src/controllers/status/workstatus-cache.js';
 import { lastStatusUpdate } from '../src/controllers/status/combined-status.js';
 import { withoutManagedFields } from '../src/kube/informer.js';
 import { SOURCE_GENERATION_ANNOTATION, type ManifestWork, type WorkStatus } from '../src/kube/ocm-api.js';
-import { deploymentStatusOf, workStatusObjectOf, workStatusOf } from './fleet-shapes.js';
+import type { Obj } from './agent-common.js';
+import { deploymentStatusOf, fleetDeployment, workStatusObjectOf, workStatusOf } from './fleet-shapes.js';
 import { progress } from './view-bench.js';
-
-type Obj = Record<string, any>;
 
 function flag(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,11 +43,7 @@ function fieldSet(o: Obj): Obj {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [`f:${k}`, v && typeof v === 'object' && !Array.isArray(v) ? fieldSet(v) : {}]));
 }
 
-function deployment(i: number, objects: number): Obj {
-  const name = `d-${i % objects}`;
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: NS, labels: { fleet: 'x' } },
-    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } };
-}
+const deployment = (i: number, objects: number): Obj => fleetDeployment(NS, i % objects, 'x');
 
 /** The i-th ManifestWork as its1 returns it once the simulated agent acknowledged it. */
 function workText(i: number, objects: number): string {

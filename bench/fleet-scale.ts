@@ -42,6 +42,7 @@ import { spacesUp } from '../src/spaces/spaces.js';
 import { readState } from '../src/spaces/state.js';
 import { ensureViewServer, VIEW_SERVER_PROCESS } from '../src/spaces/view-server.js';
 import { bounded, client, percentile, progress, rssMb, type Client, type Obj } from './agent-common.js';
+import { fleetDeployment } from './fleet-shapes.js';
 
 const RSS_TARGET_MB = 1024;
 const KUBEFLEET_S = 30;
@@ -186,9 +187,7 @@ async function main(): Promise<number> {
 
     progress.step(`making ${M} Deployments in wds1 namespace ${ns} and 3 StatusCollectors`);
     await wds.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    const deployment = (i: number): Obj => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `d-${i}`, namespace: ns, labels: { fleet: r } },
-      spec: { replicas: 1, selector: { matchLabels: { app: `d-${i}` } }, template: { metadata: { labels: { app: `d-${i}` } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } });
-    await bounded(M, 16, async (i) => { await wds.call('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, deployment(i)); });
+    await bounded(M, 16, async (i) => { await wds.call('POST', `/apis/apps/v1/namespaces/${ns}/deployments`, fleetDeployment(ns, i, r)); });
     const collector = (name: string, field: Obj) => wds.call('POST', `${CONTROL}/statuscollectors`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector',
       metadata: { name }, spec: { combinedFields: [field], limit: 20 } });
     await collector(collectors.count, { name: 'count', type: 'COUNT' });
@@ -208,7 +207,7 @@ async function main(): Promise<number> {
         const i = k % M;
         const cluster = clusters[Math.floor(k / M) % maxC]!;
         const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: `d-${i}` };
-        const work = manifestWork(stripServerFields(deployment(i), id), { wds: `direct${r}`, cluster, id, policies: ['direct'], createOnly: false });
+        const work = manifestWork(stripServerFields(fleetDeployment(ns, i, r), id), { wds: `direct${r}`, cluster, id, policies: ['direct'], createOnly: false });
         await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${manifestWorkName(`direct${r}`, id)}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
       });
       directS = (performance.now() - t0) / 1000;

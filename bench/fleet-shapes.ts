@@ -1,7 +1,15 @@
-// What the fleet bench's simulated agent writes (./fleet-agent.ts), kept in one place so that the
-// cache-heap bench (./cache-heap.ts) measures caches holding exactly these shapes: a ManifestWork's
-// status for one Deployment with all replicas available, and the Deployment's WorkStatus.
-type Obj = Record<string, any>;
+// The objects of the fleet bench (./fleet-scale.ts) and what its simulated agent writes
+// (./fleet-agent.ts), kept in one place so that the cache-heap bench (./cache-heap.ts) measures
+// caches holding exactly these shapes: the Deployments, a ManifestWork's status for one Deployment
+// with all replicas available, and the Deployment's WorkStatus.
+import { splitApiVersion } from '../src/agent/rest-mapper.js';
+import type { Obj } from './agent-common.js';
+
+/** The i-th Deployment of a fleet bench run, labelled fleet=<fleet>. */
+export function fleetDeployment(namespace: string, i: number, fleet: string): Obj {
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `d-${i}`, namespace, labels: { fleet } },
+    spec: { replicas: 1, selector: { matchLabels: { app: `d-${i}` } }, template: { metadata: { labels: { app: `d-${i}` } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } };
+}
 
 /** The ManifestWork status an agent reports once the Deployment `manifest` runs at `generation`. */
 export function workStatusOf(manifest: Obj, generation: number, now: string): Obj {
@@ -38,7 +46,7 @@ export function workStatusNameOf(manifest: Obj): string {
 const replicasOf = (m: Obj): number => Number(m.spec?.replicas ?? 1);
 
 function sourceRefOf(m: Obj): Obj {
-  const [group, version] = String(m.apiVersion).includes('/') ? String(m.apiVersion).split('/') : ['', String(m.apiVersion)];
+  const { group, version } = splitApiVersion(String(m.apiVersion));
   // Only Deployments are simulated (the bench sends nothing else).
   return { group, version, resource: 'deployments', kind: m.kind, namespace: m.metadata?.namespace ?? '', name: m.metadata?.name };
 }
