@@ -33,7 +33,7 @@ export interface EndpointSources {
   readiness: () => string[];
   placed: () => PlacedResource[];
   auth: EndpointAuth;
-  /** Why a request could not be judged (the delegate unreachable): one line each. */
+  /** Why requests could not be judged (the delegate unreachable, or refusing the agent's credentials): once per reason. */
   log?: (line: string) => void;
   /** HTTPS: the serving certificate and key (PEM); plain HTTP without (app.inject in tests only). */
   https?: { certPem: string; keyPem: string };
@@ -53,7 +53,9 @@ export function buildEndpoints(src: EndpointSources): FastifyInstance {
   const app = src.https
     ? Fastify({ logger: false, https: { cert: src.https.certPem, key: src.https.keyPem, requestCert: true, rejectUnauthorized: false } }) as unknown as FastifyInstance
     : Fastify({ logger: false });
-  const log = src.log ?? (() => {});
+  // A failing delegate is said once per distinct reason, however many requests meet it.
+  let said = '';
+  const log = (line: string) => { if (line !== said) (src.log ?? (() => {}))(line); said = line; };
   app.addHook('onRequest', async (req, reply) => {
     const request = nonResource(req.raw);
     if (OPEN_PATHS.has(request.path)) return;
@@ -61,14 +63,14 @@ export function buildEndpoints(src: EndpointSources): FastifyInstance {
     try {
       user = await src.auth.authenticate(req.raw);
     } catch (err) {
-      log(`endpoints: cannot authenticate a request to ${request.path}: ${(err as Error).message.split('\n')[0]}`);
+      log(`endpoints: cannot review a bearer token (answering 401): ${(err as Error).message.split('\n')[0]}`);
     }
     if (!user) return sendStatus(reply, errors.unauthorized());
     let decision: Decision;
     try {
       decision = await src.auth.authorize(user, request);
     } catch (err) {
-      log(`endpoints: cannot authorize ${user.username} to ${request.verb} ${request.path}: ${(err as Error).message.split('\n')[0]}`);
+      log(`endpoints: cannot ask for an authorization decision (answering 500): ${(err as Error).message.split('\n')[0]}`);
       return sendStatus(reply, errors.internal('the authorizer could not be reached'));
     }
     if (!decision.allowed) return sendStatus(reply, errors.forbidden(`forbidden: User "${user.username}" cannot ${request.verb} path "${request.path}"`));

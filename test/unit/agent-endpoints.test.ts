@@ -3,6 +3,8 @@
 // 403 to a user its SubjectAccessReview does not allow to get the path, and its content otherwise.
 // And the pull wiring: readiness says why it is false (ITS credentials rejected, cluster not
 // accepted), the worker starts only after acceptance; the push agent's /clusters is guarded too.
+import { X509Certificate } from 'node:crypto';
+import https from 'node:https';
 import t, { type Test } from 'tap';
 import { buildEndpoints } from '../../src/agent/endpoints.js';
 import { createAgentMetrics } from '../../src/agent/metrics.js';
@@ -131,12 +133,14 @@ t.test('the delegate unreachable: 401 when the token cannot be reviewed, 500 whe
   t.teardown(() => app.close());
   const res = await app.inject({ url: '/metrics', headers: bearer('alice') });
   t.equal(res.statusCode, 401);
-  t.match(lines, [/cannot authenticate a request to \/metrics/]);
+  t.match(lines, [/^endpoints: cannot review a bearer token \(answering 401\): .*tokenreviews/]);
+  t.equal((await app.inject({ url: '/federatedresources', headers: bearer('bob') })).statusCode, 401);
+  t.equal(lines.length, 1, 'the same reason is said once');
   m.pool.intercept({ path: TOKENREVIEWS, method: 'POST' }).reply(201, { status: { authenticated: true, user: { username: 'alice' } } });
   const noAuthz = await app.inject({ url: '/metrics', headers: bearer('alice') });
   t.equal(noAuthz.statusCode, 500);
   t.match(JSON.parse(noAuthz.body), { reason: 'InternalError', code: 500 });
-  t.match(lines[1], /cannot authorize alice to get \/metrics/);
+  t.match(lines[1], /cannot ask for an authorization decision \(answering 500\)/);
   t.equal((await app.inject('/healthz')).statusCode, 200, 'still serving');
 });
 
@@ -208,4 +212,29 @@ t.test('push agent: /clusters and the others are guarded by the ITS\'s reviews',
   const ok = await agent.app.inject({ url: '/clusters', headers: { authorization: 'Bearer t2' } });
   t.equal(ok.statusCode, 200, 'allowed: 200');
   t.same(JSON.parse(ok.body), { items: [] });
+});
+
+t.test('listening with no certificate given: HTTPS with a self-signed one for loopback; never plain HTTP', async (t) => {
+  const its = fakeKube('https://its.test:6443');
+  its.lists.add('/apis/cluster.open-cluster-management.io/v1/managedclusters');
+  const agent = await runPushAgent({
+    its: its.up, itsServer: 'https://its.test:6443', fleetID: 'f', agentID: 'a', metrics: createAgentMetrics(), log: () => {}, probeMs: 1000,
+    createWorker: () => { throw new Error('no cluster to serve'); }, port: 0,
+  });
+  t.teardown(() => agent.close());
+  t.match(agent.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  const { status, cert } = await new Promise<{ status: number; cert: Buffer }>((resolve, reject) => {
+    https.get(`${agent.url}/healthz`, { rejectUnauthorized: false }, (res) => {
+      const raw = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().raw;
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, cert: raw }));
+    }).on('error', reject);
+  });
+  t.equal(status, 200);
+  const x = new X509Certificate(cert);
+  t.equal(x.checkIP('127.0.0.1'), '127.0.0.1', 'for 127.0.0.1');
+  t.equal(x.checkHost('localhost'), 'localhost', 'and localhost');
+  t.notOk(x.ca, 'a serving certificate, not its CA');
+  const plain = await fetch(agent.url.replace('https:', 'http:') + '/healthz').then((r) => r.status, (err: Error) => err.message);
+  t.not(plain, 200, 'plain HTTP gets no answer');
 });
