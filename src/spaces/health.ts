@@ -31,7 +31,13 @@ const healthz = (status: number | undefined, body: string): ProbeResult => ({ ok
 
 /** etcd answers only clients with a certificate of its CA: the probes have their own. */
 export function probeEtcd(layout: SpacesLayout, timeoutMs = 2000): Promise<ProbeResult> {
-  const { ca, client } = etcdProbeCredentials(layout.dir);
+  let creds: ReturnType<typeof etcdProbeCredentials>;
+  try {
+    creds = etcdProbeCredentials(layout.dir);
+  } catch {
+    return Promise.resolve({ ok: false, detail: `no etcd client certificate in ${layout.dir} (spaces of an older version: 'ksview spaces up' upgrades them)` });
+  }
+  const { ca, client } = creds;
   return probe(`${etcdClientUrl(layout)}/health`, { ca, cert: client.certPem, key: client.keyPem }, timeoutMs,
     (status, body) => ({ ok: status === 200 && body.includes('"true"'), detail: body.trim() }));
 }
