@@ -5,10 +5,18 @@
 // Both serve the endpoints and keep readiness current with a periodic probe of the ITS (and, in
 // pull mode, the WEC): wrong or expired credentials are one log line and /readyz false, never a
 // crash; everything keeps retrying. `close()` stops all.
+// The endpoints are HTTPS (the configured serving certificate, else a self-signed one) and
+// delegate authentication and authorization to the cluster the agent already talks to with its own
+// credentials, as kubelet does to its cluster: the pull agent to its WEC, the push agent to the ITS.
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { fixedClientCAs, publishedClientCAs } from '../kube/client-ca.js';
+import { DelegatedAuth } from '../kube/delegated-auth.js';
 import { hubHash, MANAGEDCLUSTERS_PATH } from '../kube/ocm-api.js';
+import { selfSignedServingCert, type KeyPair } from '../kube/pki.js';
 import type { Upstream } from '../kube/upstream.js';
-import type { ClusterWorker } from './contract.js';
+import type { ClusterWorker, PlacedResource } from './contract.js';
 import { buildEndpoints } from './endpoints.js';
 import { errorLine, type AgentLog } from './log.js';
 import type { AgentMetrics } from './metrics.js';
@@ -30,6 +38,10 @@ export interface CommonAgentOptions {
   bindAddress?: string;
   /** How often readiness is probed (default 5 s). */
   probeMs?: number;
+  /** The endpoints' serving certificate (--tls-cert-file, --tls-private-key-file); self-signed when absent. */
+  servingCert?: KeyPair;
+  /** Client CAs for client certificates, PEM (--client-ca-file); default: the delegate's kube-system/extension-apiserver-authentication. */
+  clientCA?: string;
 }
 
 export interface PullAgentOptions extends CommonAgentOptions {
@@ -45,7 +57,7 @@ export interface PushAgentOptions extends CommonAgentOptions {
 
 export interface RunningAgent {
   app: FastifyInstance;
-  /** http://host:port of the endpoints ('' when not listening). */
+  /** https://host:port of the endpoints ('' when not listening). */
   url: string;
   readiness(): string[];
   workers(): ClusterWorker[];
@@ -72,6 +84,27 @@ class Probe {
 async function listen(app: FastifyInstance, o: CommonAgentOptions): Promise<string> {
   if (o.port === undefined) return '';
   return app.listen({ port: o.port, host: o.bindAddress ?? '127.0.0.1' });
+}
+
+/** The certificate the endpoints serve when none is configured: for this host, loopback and the bind address. */
+async function servingCertOf(o: CommonAgentOptions): Promise<KeyPair> {
+  if (o.servingCert) return o.servingCert;
+  const host = hostname();
+  const bind = o.bindAddress ?? '127.0.0.1';
+  const ips = ['127.0.0.1', ...(isIP(bind) && bind !== '0.0.0.0' && bind !== '::' && bind !== '127.0.0.1' ? [bind] : [])];
+  return selfSignedServingCert(host, ['localhost', host], ips);
+}
+
+/**
+ * The endpoints, guarded by `delegate` (the cluster asked who a caller is and what they may):
+ * HTTPS when they listen. Closing the app stops the client-CA refresh too.
+ */
+async function serveEndpoints(o: CommonAgentOptions, delegate: Upstream, readiness: () => string[], placed: () => PlacedResource[]): Promise<FastifyInstance> {
+  const clientCAs = o.clientCA !== undefined ? fixedClientCAs(o.clientCA) : publishedClientCAs(delegate, o.log);
+  const https = o.port === undefined ? undefined : await servingCertOf(o);
+  const app = buildEndpoints({ registry: o.metrics.registry, readiness, placed, auth: new DelegatedAuth(delegate, clientCAs), log: o.log, https });
+  app.addHook('onClose', async () => clientCAs.stop());
+  return app;
 }
 
 export async function runPullAgent(o: PullAgentOptions): Promise<RunningAgent> {
@@ -108,7 +141,8 @@ export async function runPullAgent(o: PullAgentOptions): Promise<RunningAgent> {
     else if (worker && !worker.ready()) out.push(`cluster ${o.cluster}: worker not synced yet`);
     return out;
   };
-  const app = buildEndpoints({ registry: o.metrics.registry, readiness, placed: () => worker?.placed() ?? [] });
+  // As kubelet: callers are who the WEC says they are, and may what the WEC's RBAC grants them.
+  const app = await serveEndpoints(o, o.wec, readiness, () => worker?.placed() ?? []);
   const url = await listen(app, o);
   itsProbe.start();
   wecProbe.start();
@@ -136,7 +170,8 @@ export async function runPushAgent(o: PushAgentOptions): Promise<RunningAgent> {
   const itsProbe = new Probe('ITS', () => checkIts(o.its, '/api/v1/secrets?limit=1'), o.probeMs ?? 5000, o.log);
   // Push readiness is the ITS only: one bad WEC must not make the whole fleet agent unready.
   const readiness = () => (itsProbe.last ? [itsProbe.last] : []);
-  const app = buildEndpoints({ registry: o.metrics.registry, readiness, placed: () => sup.placed() });
+  // Beside the ITS: the ITS says who callers are and what they may.
+  const app = await serveEndpoints(o, o.its, readiness, () => sup.placed());
   app.get('/clusters', async () => ({ items: sup.states().map((s) => ({ cluster: s.cluster, serving: !!s.worker, ready: s.worker?.ready() ?? false, problem: s.problem })) }));
   const url = await listen(app, o);
   itsProbe.start();

@@ -1,14 +1,20 @@
 // `ksview agent`: checks the flags and kubeconfigs (a mistake is one line and a non-zero exit,
 // before anything starts), then runs the pull or push front (src/agent/agent.ts) until SIGTERM or
 // SIGINT. Runtime trouble (ITS or WEC unreachable, credentials rejected) never ends the process:
-// it is logged once and /readyz says it.
+// it is logged once and /readyz says it. The endpoints' TLS files are read here too: a missing,
+// unreadable or mismatched one is a one-line error naming the file.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { CreateWorker } from '../agent/worker-factory.js';
 import { ClusterAgent } from '../agent/cluster-agent.js';
 import { ApplyEngine, type EngineLog } from '../agent/apply-engine.js';
 import { createAgentMetrics, type AgentMetrics } from '../agent/metrics.js';
 import { stderrLog, type AgentLog } from '../agent/log.js';
+import { parseCABundle } from '../kube/client-ca.js';
+import type { KeyPair } from '../kube/pki.js';
 import { upstreamFromKubeconfig } from '../kube/upstream.js';
+import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 
 export interface AgentFlags {
@@ -23,6 +29,11 @@ export interface AgentFlags {
   port: number;
   bindAddress: string;
   healthInterval: number;
+  /** The endpoints' serving certificate and key (PEM files); both or neither (self-signed). */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** Client CAs for client certificates (PEM file); default: the delegate's extension-apiserver-authentication ConfigMap. */
+  clientCaFile?: string;
 }
 
 export interface AgentInvocation {
@@ -45,6 +56,36 @@ export function checkAgentFlags(f: AgentFlags): AgentInvocation {
   return { mode: 'pull', cluster: f.cluster, agentID: f.agentId ?? `ksview-agent-${f.cluster}`, fleetID: f.fleetId };
 }
 
+function readPem(flag: string, file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`${flag} ${file}: ${fsProblem(err)}`);
+  }
+}
+
+/** The endpoints' TLS material from the flags, checked: a certificate, its own key, a CA bundle with a CA in it. */
+export function endpointTls(f: AgentFlags): { servingCert?: KeyPair; clientCA?: string } {
+  if (!!f.tlsCertFile !== !!f.tlsPrivateKeyFile) throw new UserError('--tls-cert-file and --tls-private-key-file go together (neither: a self-signed certificate)');
+  const out: { servingCert?: KeyPair; clientCA?: string } = {};
+  if (f.tlsCertFile && f.tlsPrivateKeyFile) {
+    const certPem = readPem('--tls-cert-file', f.tlsCertFile);
+    const keyPem = readPem('--tls-private-key-file', f.tlsPrivateKeyFile);
+    let cert: X509Certificate;
+    try { cert = new X509Certificate(certPem); } catch { throw new UserError(`--tls-cert-file ${f.tlsCertFile}: not a PEM certificate`); }
+    let key;
+    try { key = createPrivateKey(keyPem); } catch { throw new UserError(`--tls-private-key-file ${f.tlsPrivateKeyFile}: not a PEM private key`); }
+    if (!cert.checkPrivateKey(key)) throw new UserError(`--tls-private-key-file ${f.tlsPrivateKeyFile} is not the key of --tls-cert-file ${f.tlsCertFile}`);
+    out.servingCert = { certPem, keyPem };
+  }
+  if (f.clientCaFile) {
+    const pem = readPem('--client-ca-file', f.clientCaFile);
+    if (parseCABundle(pem).length === 0) throw new UserError(`--client-ca-file ${f.clientCaFile}: no CA certificate in it`);
+    out.clientCA = pem;
+  }
+  return out;
+}
+
 /** The engine's structured lines as one log line each: `apply failed work=w ordinal=1 status=409 message="…"`. */
 function engineLog(log: (line: string) => void): EngineLog {
   const line = (msg: string, fields?: Record<string, unknown>) =>
@@ -59,13 +100,14 @@ const realWorkerFactory = (metrics: AgentMetrics): CreateWorker =>
 export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; createWorker?: CreateWorker } = {}): Promise<() => Promise<void>> {
   const inv = checkAgentFlags(f);
   const log = deps.log ?? stderrLog;
+  const tls = endpointTls(f);
   // Unusable kubeconfigs are the user's to fix now: UserErrors naming the file.
   const its = await upstreamFromKubeconfig(f.itsKubeconfig!, f.itsContext);
   const wec = inv.mode === 'pull' ? await upstreamFromKubeconfig(f.wecKubeconfig!, f.wecContext) : undefined;
   const metrics = createAgentMetrics();
   const createWorker = deps.createWorker ?? realWorkerFactory(metrics);
   const { runPullAgent, runPushAgent } = await import('../agent/agent.js');
-  const common = { its, itsServer: its.origin + its.basePath, agentID: inv.agentID, metrics, createWorker, log, port: f.port, bindAddress: f.bindAddress };
+  const common = { its, itsServer: its.origin + its.basePath, agentID: inv.agentID, metrics, createWorker, log, port: f.port, bindAddress: f.bindAddress, ...tls };
   let agent;
   try {
     agent = inv.mode === 'pull'

@@ -3,6 +3,10 @@
 // registered in wds1 and kubectl working through the workload-as-data view; placement into the ITS
 // mailboxes; and the agents applying it: the Deployment running in wec1 (pull) and wec2 (push), a
 // denatured ClusterRoleBinding granting in wec1 only, and an agent's /federatedresources.
+import { Agent, fetch } from 'undici';
+import { agentUrl, readAgentEndpoint } from '../spaces/agent-endpoints.js';
+import { agentCommands } from '../spaces/agents.js';
+import { spacePkiFiles } from '../spaces/space-pki.js';
 import { spacesUp } from '../spaces/spaces.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
 import { writeFileSync } from 'node:fs';
@@ -254,11 +258,18 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', 'auth', 'can-i', '--as', 'bob', 'list', 'pods', '-n', 'demo'], undefined, true);
   show(['--context', 'wec2', 'get', 'clusterrolebinding', 'demo-bob-view', '--ignore-not-found', '-o', 'name'], undefined, true);
   process.stdout.write('\nbob may list pods in wec1, where the binding is live; in wds1 it is data; wec2 was not selected\n');
-  for (const url of [`http://127.0.0.1:${layout.pullAgentPort}/federatedresources`, `http://127.0.0.1:${layout.pullAgentPort}/federatedresources/notready`]) {
-    process.stdout.write(`\n$ curl -s ${url}\n`);
-    const res = await fetch(url).catch((err: Error) => { throw new UserError(`${url}: ${err.message}`); });
-    const body = await res.text();
-    process.stdout.write(`${res.headers.get('content-type')?.includes('json') ? JSON.stringify(JSON.parse(body), null, 2) : body}\n`);
+  // The agent's endpoints answer only whom wec1 authenticates and authorizes (as kubelet's do):
+  // here wec1's admin client certificate; without one, 401.
+  const pullAgent = agentCommands(layout)[0]!;
+  const pki = spacePkiFiles(pullAgent.delegate.dir);
+  const anonymous = await fetch(agentUrl(pullAgent, '/federatedresources'), { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) })
+    .then((r) => r.status).catch((err: Error) => err.message);
+  process.stdout.write(`\n$ curl -sk ${agentUrl(pullAgent, '/federatedresources')}   # no credential\n${anonymous === 401 ? '401 Unauthorized' : anonymous}\n`);
+  for (const p of ['/federatedresources', '/federatedresources/notready']) {
+    process.stdout.write(`\n$ curl -s --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} ${agentUrl(pullAgent, p)}\n`);
+    const res = await readAgentEndpoint(pullAgent, p).catch((err: Error) => { throw new UserError(`${agentUrl(pullAgent, p)}: ${err.message}`); });
+    if (res.status !== 200) throw new UserError(`${agentUrl(pullAgent, p)} answered ${res.status} to wec1's admin: ${res.body.slice(0, 300)}`);
+    process.stdout.write(`${res.contentType.includes('json') ? JSON.stringify(JSON.parse(res.body), null, 2) : res.body}\n`);
   }
   progress.step(`9/${STEPS} status comes home: wec1's status of the Deployment returned into wds1 (wantSingletonReportedState)`);
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_STATUS_POLICY);

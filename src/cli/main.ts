@@ -189,8 +189,11 @@ function buildProgram(): Command {
     .option('--wec-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--fleet-id <id>', 'push mode: the fleet named in each WEC\'s kube-system/kubestellar-fleet lease', dnsLabel, 'ksview')
     .option('--agent-id <id>', 'agent ID in AppliedManifestWorks and holder of fleet leases (default: ksview-agent-<cluster>, or ksview-push-<fleet>-<host>)')
-    .option('--port <port>', 'port of the endpoints /healthz /readyz /metrics /federatedresources (0: any free port)', intOption(0, 65535), 0)
+    .option('--port <port>', 'port of the HTTPS endpoints /healthz /readyz /metrics /federatedresources (0: any free port)', intOption(0, 65535), 0)
     .option('--bind-address <ip>', 'address of the endpoints', ipAddress, '127.0.0.1')
+    .option('--tls-cert-file <file>', 'serving certificate of the endpoints, PEM (default: a self-signed one)')
+    .option('--tls-private-key-file <file>', 'its private key, PEM')
+    .option('--client-ca-file <file>', 'CAs whose client certificates the endpoints accept, PEM (default: the client-ca-file of kube-system/extension-apiserver-authentication in the WEC (pull) or the ITS (push))')
     .option('--health-interval <duration>', 'push mode: how often each WEC\'s /readyz is checked', durationOption(100, 3_600_000), 5000)
     .action(async (flags: AgentFlags) => {
       const { runAgentCommand } = await import('./agent.js');

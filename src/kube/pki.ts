@@ -1,5 +1,6 @@
 // PKI made with node-forge: certificate authorities and the certificates they sign (serving
-// certificates with SANs, client certificates with a CN and organizations), written as PEM.
+// certificates with SANs, client certificates with a CN and organizations), written as PEM; and
+// the self-signed serving certificate a server makes for itself when it is given none.
 // Key generation goes through node-forge's native path (Node's crypto), so a whole space's PKI
 // takes well under a second.
 import forge from 'node-forge';
@@ -100,4 +101,15 @@ export async function issueCert(ca: KeyPair, req: CertRequest): Promise<KeyPair>
 export async function createSigningKey(): Promise<{ privatePem: string; publicPem: string }> {
   const keys = await generateKeys();
   return { privatePem: pki.privateKeyToPem(keys.privateKey), publicPem: pki.publicKeyToPem(keys.publicKey) };
+}
+
+/**
+ * A serving certificate for a server that was given none, as Kubernetes components make one
+ * (client-go's GenerateSelfSignedCertKey: a CA of its own, `<host>-ca@<unix time>`, signing the
+ * serving certificate): clients that want to verify it pin that CA (`caPem`).
+ */
+export async function selfSignedServingCert(host: string, dnsNames: string[], ipAddresses: string[]): Promise<KeyPair & { caPem: string }> {
+  const ca = await createCA(`${host}-ca@${Math.floor(Date.now() / 1000)}`, 365);
+  const serving = await issueCert(ca, { commonName: `${host}@${Math.floor(Date.now() / 1000)}`, dnsNames, ipAddresses, usages: ['server'], validDays: 365 });
+  return { ...serving, caPem: ca.certPem };
 }

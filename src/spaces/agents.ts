@@ -3,16 +3,20 @@
 // `ksview agent` for wec1 and one push agent beside its1 for the other WECs. The command lines are
 // pure functions (unit-tested); starting reuses a live agent, or replaces it when `restart` is set
 // so tests run the code just built. KSVIEW_SPACES_NO_AGENTS=1 skips the agents (not the inventory).
+// Each agent serves its endpoints over HTTPS with a certificate from the CA of the space it
+// delegates their authentication to (pull: its WEC; push: the ITS; component-certs.ts).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Progress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
 import { serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
-import { waitFor } from '../kube/wait.js';
+import { waitFor, type ProbeResult } from '../kube/wait.js';
+import { probeAgent } from './agent-endpoints.js';
+import { agentServingFiles, ensureAgentServingCert } from './component-certs.js';
 import { probeHttp } from './health.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { portFree } from './ports.js';
-import { isRunning, logTail, startDetached, stopAll, waitReady } from './processes.js';
+import { isRunning, logTail, runsWith, startDetached, stopAll, waitReady } from './processes.js';
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
@@ -40,6 +44,10 @@ export interface AgentCommand {
   args: string[];
   /** The WECs this agent serves. */
   wecs: string[];
+  /** The space its endpoints delegate authentication and authorization to; its CA signs their certificate. */
+  delegate: SpaceLayout;
+  /** The file name of that certificate in the space's PKI. */
+  servingName: string;
 }
 
 const kubeconfigOf = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
@@ -57,19 +65,23 @@ export function pushWecs(layout: SpacesLayout): SpaceLayout[] {
 export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoot(), 'bin', 'ksview.js')): AgentCommand[] {
   const its = itsOf(layout);
   const out: AgentCommand[] = [];
+  const tls = (delegate: SpaceLayout, servingName: string) => {
+    const f = agentServingFiles(delegate.dir, servingName);
+    return ['--tls-cert-file', f.cert, '--tls-private-key-file', f.key];
+  };
   for (const wec of pullWecs(layout)) {
     out.push({
-      name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name],
+      name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name], delegate: wec, servingName: 'ksview-agent',
       args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', kubeconfigOf(its),
-        '--wec-kubeconfig', kubeconfigOf(wec), '--port', String(layout.pullAgentPort)],
+        '--wec-kubeconfig', kubeconfigOf(wec), '--port', String(layout.pullAgentPort), ...tls(wec, 'ksview-agent')],
     });
   }
   const pushed = pushWecs(layout);
   if (pushed.length > 0) {
     out.push({
-      name: `${its.name}/ksview-agent-push`, port: layout.pushAgentPort, wecs: pushed.map((s) => s.name),
+      name: `${its.name}/ksview-agent-push`, port: layout.pushAgentPort, wecs: pushed.map((s) => s.name), delegate: its, servingName: 'ksview-agent-push',
       args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', kubeconfigOf(its),
-        '--fleet-id', LOCAL_FLEET_ID, '--port', String(layout.pushAgentPort)],
+        '--fleet-id', LOCAL_FLEET_ID, '--port', String(layout.pushAgentPort), ...tls(its, 'ksview-agent-push')],
     });
   }
   return out;
@@ -136,22 +148,24 @@ export async function ensureAgents(layout: SpacesLayout, progress: Progress,
     return;
   }
   for (const cmd of agentCommands(layout)) {
-    await ensureNodeProcess(layout, progress, cmd.name, cmd.args, cmd.port, { ...opts, env: { ...(opts.env ?? process.env), ...AGENT_ENV } });
-    progress.step(`${cmd.name} serving ${cmd.wecs.join(', ')} (endpoints on http://127.0.0.1:${cmd.port})`);
+    await ensureAgentServingCert(cmd.delegate.dir, cmd.servingName);
+    await ensureNodeProcess(layout, progress, cmd.name, cmd.args, cmd.port,
+      { ...opts, env: { ...(opts.env ?? process.env), ...AGENT_ENV }, probe: () => probeAgent(cmd, '/healthz') });
+    progress.step(`${cmd.name} serving ${cmd.wecs.join(', ')} (endpoints on https://127.0.0.1:${cmd.port}, authenticated by ${cmd.delegate.name})`);
   }
 }
 
 /**
  * Runs one of our Node processes (serve, agents) as a recorded process of the spaces: reuses a live
- * one unless `restart`, checks its port, waits for its /healthz; when it exits, the error carries
- * the end of its log.
+ * one unless `restart` or it runs with other arguments (an older version's), checks its port, waits
+ * for its /healthz (`probe`; default plain HTTP); when it exits, the error carries the end of its log.
  */
 export async function ensureNodeProcess(layout: SpacesLayout, progress: Progress, name: string, args: string[],
-  port: number, opts: { restart?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<void> {
+  port: number, opts: { restart?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv; probe?: () => Promise<ProbeResult> } = {}): Promise<void> {
   const state = readState(layout.statePath);
   if (!state) throw new UserError(`no spaces in ${layout.dir}: run 'ksview spaces up'`);
   let rec = state.processes.find((p) => p.name === name);
-  if (rec && isRunning(rec) && opts.restart) await stopAll([rec]);
+  if (rec && isRunning(rec) && (opts.restart || !runsWith(rec, process.execPath, args))) await stopAll([rec]);
   if (!rec || !isRunning(rec)) {
     // A process just stopped may still hold its port for a moment (its memory goes before its files).
     const free = await waitFor(async () => ({ ok: await portFree(port), detail: 'in use' }), 5_000, 100);
@@ -164,7 +178,7 @@ export async function ensureNodeProcess(layout: SpacesLayout, progress: Progress
   }
   const started = rec;
   try {
-    await waitReady(name, started, () => probeHttp(port, '/healthz'), opts.timeoutMs ?? 60_000);
+    await waitReady(name, started, opts.probe ?? (() => probeHttp(port, '/healthz')), opts.timeoutMs ?? 60_000);
   } catch (err) {
     if (isRunning(started)) throw err;
     // It exited: what it said last is the reason (a bad flag, an unknown subcommand, a refused kubeconfig).

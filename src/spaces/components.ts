@@ -1,24 +1,38 @@
 // Command lines of the processes behind local spaces. WDS and ITS are spaces, not clusters: their
 // kube-controller-manager runs only the namespace and garbage-collector controllers. WECs run the
 // full controller set, a scheduler and kwok, so Deployments really become Available there.
+// etcd serves TLS only and asks every client for a certificate of its own CA, on both its URLs
+// (component-certs.ts): the kube-apiservers present theirs; a local user without it gets nothing.
 import path from 'node:path';
+import { etcdPkiFiles } from './component-certs.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
 
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const POD_CIDR = '10.244.0.0/16';
 
+export const etcdClientUrl = (layout: SpacesLayout): string => `https://127.0.0.1:${layout.etcdClientPort}`;
+
 export function etcdArgs(layout: SpacesLayout): string[] {
-  const peer = `http://127.0.0.1:${layout.etcdPeerPort}`;
-  const client = `http://127.0.0.1:${layout.etcdClientPort}`;
+  const peer = `https://127.0.0.1:${layout.etcdPeerPort}`;
+  const client = etcdClientUrl(layout);
+  const pki = etcdPkiFiles(layout.dir);
   return [
     '--name=ksview',
     `--data-dir=${path.join(layout.dir, 'etcd')}`,
     `--listen-client-urls=${client}`,
     `--advertise-client-urls=${client}`,
+    `--cert-file=${pki.serverCert}`,
+    `--key-file=${pki.serverKey}`,
+    '--client-cert-auth=true',
+    `--trusted-ca-file=${pki.caCert}`,
     `--listen-peer-urls=${peer}`,
     `--initial-advertise-peer-urls=${peer}`,
     `--initial-cluster=ksview=${peer}`,
+    `--peer-cert-file=${pki.peerCert}`,
+    `--peer-key-file=${pki.peerKey}`,
+    '--peer-client-cert-auth=true',
+    `--peer-trusted-ca-file=${pki.caCert}`,
     '--initial-cluster-state=new',
     '--quota-backend-bytes=8589934592',
     '--auto-compaction-retention=5m',
@@ -30,8 +44,12 @@ export function etcdArgs(layout: SpacesLayout): string[] {
 
 export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[] {
   const pki = spacePkiFiles(space.dir);
+  const etcd = etcdPkiFiles(layout.dir);
   return [
-    `--etcd-servers=http://127.0.0.1:${layout.etcdClientPort}`,
+    `--etcd-servers=${etcdClientUrl(layout)}`,
+    `--etcd-cafile=${etcd.caCert}`,
+    `--etcd-certfile=${etcd.apiserverClientCert}`,
+    `--etcd-keyfile=${etcd.apiserverClientKey}`,
     `--etcd-prefix=/ksview/${space.name}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',

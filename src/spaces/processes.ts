@@ -41,6 +41,20 @@ export function isRunning(rec: ProcessRecord): boolean {
   }
 }
 
+/**
+ * Whether the live process `rec` runs exactly `binary args`: `up` restarts one started with other
+ * flags (an older version of these spaces), so what runs is always what this version starts.
+ */
+export function runsWith(rec: ProcessRecord, binary: string, args: readonly string[]): boolean {
+  try {
+    const argv = readFileSync(`/proc/${rec.pid}/cmdline`, 'utf8').split('\0');
+    if (argv.at(-1) === '') argv.pop();
+    return argv.length === args.length + 1 && argv[0] === binary && args.every((a, i) => argv[i + 1] === a);
+  } catch {
+    return false;
+  }
+}
+
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);

@@ -1,7 +1,8 @@
 // `ksview spaces up|down|status`: real kube-apiservers on loopback playing WDS, ITS and WECs, over
 // one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
-// what is missing and waits until every space answers; `down` stops every process it started and
-// removes the state it wrote.
+// what is missing and waits until every space answers; a live process started with other flags
+// (by an older version: e.g. etcd without TLS) is restarted with the current ones, on its data.
+// `down` stops every process it started and removes the state it wrote.
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
@@ -11,12 +12,14 @@ import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
 import type { ProbeResult } from '../kube/wait.js';
-import { probeApiserver, probeComponent, probeEtcd, probeHttp } from './health.js';
+import { probeApiserver, probeComponent, probeEtcd } from './health.js';
 import { agentCommands } from './agents.js';
+import { probeAgent } from './agent-endpoints.js';
+import { ensureEtcdPki } from './component-certs.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
-import { isRunning, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
+import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
 import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
@@ -55,9 +58,14 @@ class Launcher {
     return this.live.has(name);
   }
 
-  ensure(name: string, binary: string, args: string[]): ProcessRecord {
+  async ensure(name: string, binary: string, args: string[]): Promise<ProcessRecord> {
     const existing = this.live.get(name);
-    if (existing) return existing;
+    if (existing && runsWith(existing, binary, args)) return existing;
+    if (existing) {
+      this.progress.step(`${name} runs with other flags than this version starts it with: restarting it, on its data`);
+      await stopAll([existing]);
+      this.live.delete(name);
+    }
     const logDir = path.join(this.layout.dir, 'logs');
     mkdirSync(logDir, { recursive: true });
     const rec = startDetached(name, binary, args, path.join(logDir, `${name.replace('/', '-')}.log`));
@@ -73,7 +81,7 @@ class Launcher {
   /** `ensure`, then wait until ready; a reused process that exits meanwhile is started again. */
   async ensureReady(name: string, binary: string, args: string[], what: string,
     probe: () => Promise<ProbeResult>, timeoutMs: number): Promise<ProcessRecord> {
-    const rec = this.ensure(name, binary, args);
+    const rec = await this.ensure(name, binary, args);
     try {
       await waitReady(what, rec, probe, timeoutMs);
       return rec;
@@ -81,7 +89,7 @@ class Launcher {
       if (this.startedNow.has(name) || isRunning(rec)) throw err;
       this.live.delete(name);
       this.progress.step(`${name} exited while reused: starting it again`);
-      const again = this.ensure(name, binary, args);
+      const again = await this.ensure(name, binary, args);
       await waitReady(what, again, probe, timeoutMs);
       return again;
     }
@@ -157,13 +165,13 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   writeState(layout.statePath, state);
   await checkPorts(layout, launcher);
 
-  await Promise.all(layout.spaces.map((s) => ensureSpacePki(s.name, s.dir)));
+  await Promise.all([ensureEtcdPki(layout.dir), ...layout.spaces.map((s) => ensureSpacePki(s.name, s.dir))]);
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
 
-  await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout.etcdClientPort), timeout);
-  progress.step(`etcd ready on 127.0.0.1:${layout.etcdClientPort}`);
+  await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout), timeout);
+  progress.step(`etcd ready on https://127.0.0.1:${layout.etcdClientPort} (client certificates of ${path.join(layout.dir, 'etcd-pki')} only)`);
 
   await Promise.all(layout.spaces.map(async (s) => {
     await launcher.ensureReady(`${s.name}/kube-apiserver`, bins.kubeApiserver, apiserverArgs(layout, s),
@@ -179,7 +187,7 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
     controllers.push(launcher.ensureReady(`${s.name}/kube-scheduler`, bins.kubeScheduler, schedulerArgs(s, spaceKubeconfig(s)),
       `${s.name} kube-scheduler`, () => probeComponent(s.schedulerPort), timeout));
     writeFileSync(path.join(s.dir, 'kwok.yaml'), KWOK_CONFIG);
-    launcher.ensure(`${s.name}/kwok`, bins.kwok, kwokArgs(s));
+    controllers.push(launcher.ensure(`${s.name}/kwok`, bins.kwok, kwokArgs(s)));
   }
   await Promise.all(controllers);
   progress.step('controllers ready');
@@ -248,7 +256,7 @@ export async function spacesDown(dir: string): Promise<DownResult> {
 /** Removes what `up` wrote, and only that: never a folder the user pointed at by mistake. */
 function removeState(dir: string, wecs: number, wdss = 1): void {
   const layout = spacesLayout({ dir, portBase: 0, wecs, wdss });
-  const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'logs', ...layout.spaces.map((s) => s.name)]);
+  const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'etcd-pki', 'logs', ...layout.spaces.map((s) => s.name)]);
   for (const entry of readdirSync(dir)) {
     if (ours.has(entry) || /^(wec|wds)\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
   }
@@ -271,7 +279,7 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
     const p = proc(name);
     return p !== undefined && isRunning(p);
   };
-  const etcdOk = alive('etcd') ? await probeEtcd(layout.etcdClientPort) : { ok: false, detail: 'not running' };
+  const etcdOk = alive('etcd') ? await probeEtcd(layout) : { ok: false, detail: 'not running' };
   return Promise.all(layout.spaces.map(async (s) => {
     const check = async (component: string, probe: () => Promise<ProbeResult>) => {
       const name = `${s.name}/${component}`;
@@ -288,10 +296,11 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
       components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
     }
     if (s.role === 'wds') components.push(await check('ksview-serve', () => probeComponent(s.viewServerPort ?? layout.viewServerPort)));
-    // The agents answer /readyz: ready means connected to the ITS (and, pull, its WEC).
-    // Listed once started (KSVIEW_SPACES_NO_AGENTS=1 starts none); a dead one stays recorded: "not running".
+    // The agents answer /readyz (open; HTTPS, their certificate checked): ready means connected
+    // to the ITS (and, pull, its WEC). Listed once started (KSVIEW_SPACES_NO_AGENTS=1 starts
+    // none); a dead one stays recorded: "not running".
     for (const a of agentCommands(layout).filter((c) => c.name.startsWith(`${s.name}/`) && proc(c.name))) {
-      components.push(await check(a.name.slice(s.name.length + 1), () => probeHttp(a.port, '/readyz')));
+      components.push(await check(a.name.slice(s.name.length + 1), () => probeAgent(a, '/readyz')));
     }
     return { name: s.name, role: s.role, server: `https://127.0.0.1:${s.apiserverPort}`, components };
   }));

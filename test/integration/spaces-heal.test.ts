@@ -1,15 +1,22 @@
 // Spaces that heal: a component of running spaces dies (its1's kube-apiserver killed, or stopped
 // with `ksview spaces stop`), and `ksview spaces up` starts it again on its data, leaving the live
-// processes alone. Own folder and ports (no WEC, so quick), apart from the suite's shared spaces.
+// processes alone; a component an older version started with other flags (etcd on plain HTTP,
+// without client certificates) is restarted with the current ones, on its data. Own folder and
+// ports (no WEC, so quick), apart from the suite's shared spaces.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
 import { ksview } from '../fixtures/ksview.js';
 import { alive, ownSpaces } from '../fixtures/own-spaces.js';
 import { waitFor } from '../../src/kube/wait.js';
+import { etcdArgs } from '../../src/spaces/components.js';
+import { spacesLayout } from '../../src/spaces/layout.js';
+import { startDetached } from '../../src/spaces/processes.js';
+import { readState, writeState } from '../../src/spaces/state.js';
 
 t.test('its1 kube-apiserver killed: up restarts only it, with its data; spaces stop stops one cleanly', async (t) => {
-  const { dir, flags, state } = ownSpaces(t, 'heal', process.env.KSVIEW_HEAL_PORT_BASE ?? '18500', 0);
+  const base = process.env.KSVIEW_HEAL_PORT_BASE ?? '18500';
+  const { dir, flags, state } = ownSpaces(t, 'heal', base, 0);
   const pidOf = (name: string) => state().processes.find((p) => p.name === name)?.pid;
   const kubectl = (args: string[]) => spawnSync('kubectl', ['--kubeconfig', path.join(dir, 'its1', 'kubeconfig'), ...args], { encoding: 'utf8' });
 
@@ -48,4 +55,25 @@ t.test('its1 kube-apiserver killed: up restarts only it, with its data; spaces s
   t.equal(kubectl(['get', 'configmap', 'survivor', '-o', 'jsonpath={.data.k}']).stdout, 'v', 'data kept after stop too');
   const idle = ksview(['spaces', 'up', ...flags]);
   t.notMatch(idle.stderr, /started /, 'a further up starts nothing');
+
+  // etcd as an older version ran it: plain HTTP, no client certificate asked (any local user read
+  // the spaces' Secrets). The state records it as that version's `up` did.
+  const plainHealth = () => spawnSync('curl', ['-s', '-m', '5', `http://127.0.0.1:${base}/health`], { encoding: 'utf8' });
+  t.equal(ksview(['spaces', 'stop', 'etcd', '--dir', dir]).status, 0, 'etcd stopped');
+  const recorded = readState(path.join(dir, 'state.json'))!;
+  const etcdRec = recorded.processes.find((p) => p.name === 'etcd')!;
+  const oldArgs = etcdArgs(spacesLayout({ dir, portBase: Number(base), wecs: 0 }))
+    .filter((a) => !/^--(peer-)?(cert-file|key-file|client-cert-auth|trusted-ca-file)=/.test(a)).map((a) => a.replaceAll('https://', 'http://'));
+  const old = startDetached('etcd', etcdRec.binary, oldArgs, etcdRec.log);
+  writeState(path.join(dir, 'state.json'), { ...recorded, processes: recorded.processes.map((p) => (p.name === 'etcd' ? old : p)) });
+  const open = await waitFor(async () => ({ ok: /"health":"true"/.test(plainHealth().stdout), detail: 'no answer' }), 30_000, 200);
+  t.ok(open.ok, 'the old etcd answers anyone on plain HTTP');
+  const upgraded = ksview(['spaces', 'up', ...flags]);
+  t.equal(upgraded.status, 0, `up on the old etcd succeeds: ${upgraded.stderr.trim().split('\n').pop()}`);
+  t.match(upgraded.stderr, /etcd runs with other flags than this version starts it with: restarting it, on its data/, 'says why it restarts etcd');
+  t.not(pidOf('etcd'), old.pid, 'a new etcd');
+  t.notOk(alive(old.pid), 'the old one is gone');
+  t.not(plainHealth().status, 0, 'plain HTTP is refused now');
+  t.equal(kubectl(['get', 'configmap', 'survivor', '-o', 'jsonpath={.data.k}']).stdout, 'v', 'data kept across the restart with TLS');
+  t.equal(ksview(['spaces', 'status', '--dir', dir]).status, 0, 'status healthy');
 });

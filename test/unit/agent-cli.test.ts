@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../src/cli/main.js';
-import { checkAgentFlags, runAgentCommand, type AgentFlags } from '../../src/cli/agent.js';
+import { checkAgentFlags, endpointTls, runAgentCommand, type AgentFlags } from '../../src/cli/agent.js';
+import { createCA, issueCert } from '../../src/kube/pki.js';
 
 async function run(args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
@@ -53,4 +54,32 @@ t.test('an unusable kubeconfig is a UserError before anything starts', async (t)
   writeFileSync(bad, 'apiVersion: v1\nkind: Config\n');
   await t.rejects(runAgentCommand({ ...base, push: true, itsKubeconfig: bad }, { createWorker: () => { throw new Error('never'); } }),
     { name: 'UserError', message: /defines no contexts/ });
+});
+
+t.test('the endpoints\' TLS files: both or neither, readable, a certificate and its own key, a bundle with a CA', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-cli-'));
+  const ca = await createCA('ca');
+  const a = await issueCert(ca, { commonName: 'agent', dnsNames: ['localhost'], usages: ['server'] });
+  const b = await issueCert(ca, { commonName: 'other', dnsNames: ['localhost'], usages: ['server'] });
+  const file = (name: string, text: string) => { const f = path.join(dir, name); writeFileSync(f, text); return f; };
+  const cert = file('tls.crt', a.certPem);
+  const key = file('tls.key', a.keyPem);
+  const otherKey = file('other.key', b.keyPem);
+  const caFile = file('ca.crt', ca.certPem);
+  t.same(endpointTls(base), {}, 'neither: self-signed, client CAs from the cluster');
+  t.same(endpointTls({ ...base, tlsCertFile: cert, tlsPrivateKeyFile: key, clientCaFile: caFile }), { servingCert: a, clientCA: ca.certPem });
+  for (const [flags, want] of [
+    [{ tlsCertFile: cert }, /^--tls-cert-file and --tls-private-key-file go together/],
+    [{ tlsPrivateKeyFile: key }, /^--tls-cert-file and --tls-private-key-file go together/],
+    [{ tlsCertFile: path.join(dir, 'missing.crt'), tlsPrivateKeyFile: key }, /^--tls-cert-file .*missing\.crt: no such file or folder$/],
+    [{ tlsCertFile: key, tlsPrivateKeyFile: key }, /^--tls-cert-file .*tls\.key: not a PEM certificate$/],
+    [{ tlsCertFile: cert, tlsPrivateKeyFile: cert }, /^--tls-private-key-file .*tls\.crt: not a PEM private key$/],
+    [{ tlsCertFile: cert, tlsPrivateKeyFile: otherKey }, /^--tls-private-key-file .*other\.key is not the key of --tls-cert-file .*tls\.crt$/],
+    [{ clientCaFile: cert }, /^--client-ca-file .*tls\.crt: no CA certificate in it$/],
+  ] as Array<[Partial<AgentFlags>, RegExp]>) {
+    t.throws(() => endpointTls({ ...base, ...flags }), { name: 'UserError', message: want }, JSON.stringify(flags));
+  }
+  const { code, err } = await run(['--cluster', 'wec1', '--its-kubeconfig', 'i', '--wec-kubeconfig', 'w', '--tls-cert-file', cert]);
+  t.not(code, 0);
+  t.equal(err.trim().split('\n').length, 1, `one line: ${err.trim()}`);
 });

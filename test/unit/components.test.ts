@@ -11,7 +11,7 @@ t.test('each kube-apiserver has its own etcd prefix and port, on loopback', asyn
   const wec = apiserverArgs(layout, space('wec1'));
   t.equal(flag(wds, 'etcd-prefix'), '/ksview/wds1');
   t.equal(flag(wec, 'etcd-prefix'), '/ksview/wec1');
-  t.equal(flag(wds, 'etcd-servers'), 'http://127.0.0.1:30000');
+  t.equal(flag(wds, 'etcd-servers'), 'https://127.0.0.1:30000');
   t.equal(flag(wds, 'bind-address'), '127.0.0.1');
   t.equal(flag(wds, 'advertise-address'), '127.0.0.1');
   t.equal(flag(wds, 'endpoint-reconciler-type'), 'none');
@@ -36,9 +36,25 @@ t.test('WDS and ITS run only the namespace and garbage-collector controllers; WE
   t.equal(flag(wec, 'service-account-private-key-file'), '/state/wec1/pki/sa.key');
 });
 
-t.test('etcd listens on loopback only', async (t) => {
+t.test('etcd listens on loopback only, TLS on both URLs, and asks every client for a certificate of its CA', async (t) => {
   const args = etcdArgs(layout);
-  t.equal(flag(args, 'listen-client-urls'), 'http://127.0.0.1:30000');
-  t.equal(flag(args, 'listen-peer-urls'), 'http://127.0.0.1:30001');
+  t.equal(flag(args, 'listen-client-urls'), 'https://127.0.0.1:30000');
+  t.equal(flag(args, 'advertise-client-urls'), 'https://127.0.0.1:30000');
+  t.equal(flag(args, 'listen-peer-urls'), 'https://127.0.0.1:30001');
   t.equal(flag(args, 'data-dir'), '/state/etcd');
+  t.equal(flag(args, 'client-cert-auth'), 'true');
+  t.equal(flag(args, 'trusted-ca-file'), '/state/etcd-pki/ca.crt');
+  t.equal(flag(args, 'cert-file'), '/state/etcd-pki/server.crt');
+  t.equal(flag(args, 'peer-client-cert-auth'), 'true');
+  t.equal(flag(args, 'peer-trusted-ca-file'), '/state/etcd-pki/ca.crt');
+  t.notOk(args.some((a) => a.includes('http://')), 'no plain-HTTP URL');
+});
+
+t.test('every kube-apiserver reaches etcd over TLS with its client certificate', async (t) => {
+  for (const s of layout.spaces) {
+    const args = apiserverArgs(layout, s);
+    t.equal(flag(args, 'etcd-cafile'), '/state/etcd-pki/ca.crt', s.name);
+    t.equal(flag(args, 'etcd-certfile'), '/state/etcd-pki/apiserver-etcd-client.crt', s.name);
+    t.equal(flag(args, 'etcd-keyfile'), '/state/etcd-pki/apiserver-etcd-client.key', s.name);
+  }
 });

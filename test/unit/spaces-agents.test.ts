@@ -17,6 +17,9 @@ t.test('a pull agent for wec1 with its own kubeconfigs and port', async (t) => {
   t.equal(after(pull!.args, '--its-kubeconfig'), '/state/its1/kubeconfig');
   t.equal(after(pull!.args, '--wec-kubeconfig'), '/state/wec1/kubeconfig');
   t.equal(after(pull!.args, '--port'), '30006');
+  t.equal(pull!.delegate.name, 'wec1', 'its endpoints delegate to its WEC, as kubelet\'s');
+  t.equal(after(pull!.args, '--tls-cert-file'), '/state/wec1/pki/ksview-agent-serving.crt', 'a serving certificate of wec1\'s CA');
+  t.equal(after(pull!.args, '--tls-private-key-file'), '/state/wec1/pki/ksview-agent-serving.key');
 });
 
 t.test('one push agent beside its1 for every other WEC', async (t) => {
@@ -30,6 +33,8 @@ t.test('one push agent beside its1 for every other WEC', async (t) => {
   t.equal(after(push.args, '--port'), '30007');
   t.notOk(push.args.includes('--wec-kubeconfig'), 'WECs come from Secrets in their mailboxes');
   t.same(push.wecs, ['wec2', 'wec3']);
+  t.equal(push.delegate.name, 'its1', 'its endpoints delegate to the ITS');
+  t.equal(after(push.args, '--tls-cert-file'), '/state/its1/pki/ksview-agent-push-serving.crt');
   t.equal(agentCommands(spacesLayout({ dir: '/s', portBase: 30000, wecs: 1 })).length, 1, 'one WEC: no push agent');
 });
 
