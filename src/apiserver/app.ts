@@ -1,7 +1,8 @@
 // The HTTP app of `ksview serve` (the apiserver room; the process around it — connections,
 // controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
-// request but health checks, the group view.kubestellar.io (discovery, OpenAPI, the virtual
+// request but health checks and the admission webhook, each user's requests counted against the limits of
+// ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
 // `spaces`, `bindings` and `combinedstatuses`), /metrics, and the view under its root (where the
 // same `bindings` and `combinedstatuses` are also served in control.kubestellar.io). Every error is
 // a Kubernetes Status; no request can crash the process. Tests build it with a stub
@@ -27,6 +28,9 @@ import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi
 import type { Authorize } from './virtual-resource.js';
 import { registerView } from './view-proxy.js';
 import { decorateRequests, userOf } from './request-state.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
+import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
+import type { UserInfo } from '../kube/user.js';
 import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
 
@@ -49,6 +53,8 @@ export interface AppOptions {
   authorizer: Pick<Authorizer, 'authorize'>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
+  /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
+  limits?: RequestLimits;
   startedAt?: Date;
 }
 
@@ -64,6 +70,7 @@ const GROUP_VERSION_PATH = `/apis/${GROUP_VERSION}`;
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const root = viewRoot(opts.wdsName);
   const cfg = opts.authnConfig();
+  const limits = opts.limits ?? new RequestLimits(DEFAULT_REQUEST_LIMITS);
   const app = Fastify({
     https: {
       key: opts.servingKeyPem, cert: opts.servingCertPem, ca: cfg.caBundlePem || undefined,
@@ -107,6 +114,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       reply.raw.destroy();
       return;
     }
+    // As kube-apiserver: a Status that says when to retry says it in Retry-After too.
+    if (status.details?.retryAfterSeconds) reply.header('retry-after', String(status.details.retryAfterSeconds));
     void reply.code(status.code).header('content-type', 'application/json').send(status);
   });
   app.setNotFoundHandler((_req, reply) => {
@@ -115,7 +124,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   // Callback style: this runs on every request, and an async hook costs a promise more.
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     try {
       rejectOversizedBody(req.raw);
       const q = req.url.indexOf('?');
@@ -130,15 +139,36 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
     const known = opts.authenticator.authenticateKnown(req.raw);
     if (known) {
-      req.user = known;
-      done();
+      admit(req, reply, known, done);
       return;
     }
-    opts.authenticator.authenticate(req.raw).then((user) => {
-      req.user = user;
-      done();
-    }, done);
+    opts.authenticator.authenticate(req.raw).then((user) => admit(req, reply, user, done), done);
   });
+
+  /** The user is known: count the request against their limits until its response closes. */
+  const admit = (req: FastifyRequest, reply: FastifyReply, user: UserInfo, done: (err?: Error) => void) => {
+    req.user = user;
+    let release;
+    try {
+      release = limits.acquire(user, longRunning(req));
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    reply.raw.once('close', release);
+    done();
+  };
+
+  /** Whether kube-apiserver would count the request as long-running (under the view root: as the WDS would see it). */
+  const longRunning = (req: FastifyRequest): boolean => {
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    const info = path.startsWith(root) ? parseRequestInfo(path.slice(root.length) || '/') : parseRequestInfo(path);
+    req.longRunning = isLongRunning(info, req.method, query);
+    return req.longRunning;
+  };
 
   const info: SpaceInfo = {
     name: opts.wdsName, wdsServer: opts.up.origin + opts.up.basePath, viewPath: root, startedAt: opts.startedAt ?? new Date(),

@@ -219,6 +219,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     }
     passThrough(up, {
       method: req.method, path: up.basePath + (rest.startsWith('/') ? rest : `/${rest}`), headers: req.headers, body: bodyOf(req), user: userOf(req),
+      longRunning: req.longRunning,
     }, reply);
     return undefined;
   };
