@@ -122,7 +122,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready, limits,
   });
-  handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
+  handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator, limits });
   await app.listen({ host: o.bindAddress, port: o.port });
 
   const refresh = setInterval(() => {
