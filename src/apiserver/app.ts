@@ -1,7 +1,8 @@
 // The HTTP app of `ksview serve` (the apiserver room; the process around it — connections,
 // controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
-// request but health checks and the admission webhook, each user's requests counted against the limits of
+// request but health checks, the admission webhooks (every route under /admission/) answered only
+// for the WDS's kube-apiserver itself, each user's requests counted against the limits of
 // ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
 // `spaces`, `bindings` and `combinedstatuses`), /metrics, and the view under its root (where the
 // same `bindings` and `combinedstatuses` are also served in control.kubestellar.io). Every error is
@@ -49,7 +50,7 @@ export interface AppOptions {
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
-  authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown'>;
+  authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown' | 'isKubeApiserver'>;
   authorizer: Pick<Authorizer, 'authorize'>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
@@ -59,9 +60,16 @@ export interface AppOptions {
 }
 
 
-// Health, as kube-apiserver serves it, and the admission webhook, which the WDS calls without
-// client credentials (./admission.ts).
-const UNAUTHENTICATED = /^\/(healthz|livez|readyz|admission)(\/|$|\?)/;
+// Health, as kube-apiserver serves it: anyone may ask.
+const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
+
+/**
+ * The admission webhooks (./admission.ts, and any other route under /admission/): only the WDS's
+ * kube-apiserver calls them, with its front-proxy client certificate (its
+ * --admission-control-config-file; manifests/README.md). Judged by the route matched, so no
+ * spelling of the path escapes the rule.
+ */
+const isWebhookRoute = (req: FastifyRequest) => req.routeOptions.url?.startsWith('/admission/') === true;
 
 /** The paths of the group's own API, composed once (spaces and bindings are under GROUP_VERSION_PATH, the view root under spaces). */
 const GROUP_PATH = `/apis/${GROUP}`;
@@ -135,6 +143,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
     if (UNAUTHENTICATED.test(req.url)) {
       done();
+      return;
+    }
+    if (isWebhookRoute(req)) {
+      if (opts.authenticator.isKubeApiserver(req.raw)) {
+        done();
+        return;
+      }
+      // Anyone else: no credentials is 401, a user who is not the kube-apiserver 403.
+      opts.authenticator.authenticate(req.raw).then((user) => done(errors.forbidden(
+        `User "${user.username}" cannot call the admission webhooks of this server: only the WDS's kube-apiserver may`)), done);
       return;
     }
     const known = opts.authenticator.authenticateKnown(req.raw);
