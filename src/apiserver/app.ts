@@ -28,6 +28,7 @@ import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GR
 import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
 import type { Authorize } from './virtual-resource.js';
 import { registerView } from './view-proxy.js';
+import { canonicalViewUrl } from './view-path.js';
 import { decorateRequests, userOf } from './request-state.js';
 import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
 import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
@@ -86,6 +87,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
+    // Before routing, view URLs take their one spelling: `/api/v1/` reaches the filtered discovery
+    // of /api/v1, never the passthrough (./view-path.ts).
+    rewriteUrl: (req) => canonicalViewUrl(req.url ?? '/', root),
     return503OnClosing: true,
     // Watches never finish by themselves: on shutdown every connection is closed, clients re-watch.
     forceCloseConnections: true,
