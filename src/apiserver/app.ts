@@ -177,7 +177,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       done(err as Error);
       return;
     }
-    reply.raw.once('close', release);
+    // The client may have left while it was authenticated: its 'close' came already.
+    if (reply.raw.destroyed) release();
+    else reply.raw.once('close', release);
     done();
   };
 
@@ -187,7 +189,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
-    const info = path.startsWith(root) ? parseRequestInfo(path.slice(root.length) || '/') : parseRequestInfo(path);
+    const inView = path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47 /* / */);
+    const info = parseRequestInfo(inView ? path.slice(root.length) || '/' : path);
+    // The view's routes classify the same request: parsed once.
+    if (inView) req.viewInfo = info;
     req.longRunning = isLongRunning(info, req.method, query);
     return req.longRunning;
   };
