@@ -117,7 +117,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   });
   decorateRequests(app);
-  const metrics = createMetrics();
+  const metrics = createMetrics(() => limits.usage());
   instrument(app, metrics, root);
 
   app.setErrorHandler((err, _req, reply) => {
