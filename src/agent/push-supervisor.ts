@@ -10,7 +10,7 @@
 // A Secret added starts its slot, deleted stops it, changed (other kubeconfig) restarts it.
 import { Informer, type ChangeType } from '../kube/informer.js';
 import type { KubeObject } from '../kube/objects.js';
-import { upstreamFromKubeconfigText, type Upstream } from '../kube/upstream.js';
+import { closeUpstream, upstreamFromKubeconfigText, type Upstream } from '../kube/upstream.js';
 import type { ClusterWorker, PlacedResource } from './contract.js';
 import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './fleet-lease.js';
 import { errorLine, type AgentLog } from './log.js';
@@ -162,7 +162,7 @@ class ClusterSlot {
     this.reconcileWorker();
     await this.chain;
     await this.reg?.stop();
-    await this.wec?.pool.close().catch(() => undefined);
+    if (this.wec) await closeUpstream(this.wec).catch(() => undefined);
   }
 }
 

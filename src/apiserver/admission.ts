@@ -6,9 +6,11 @@
 // So `kubectl apply` of a bad collector fails at once, as with any invalid object, instead of the
 // error showing up later in its status.
 //
-// The WDS's kube-apiserver calls webhooks without client credentials, so this path is served to
-// anyone, like /healthz: it reads nothing and writes nothing, only compiles the spec it is sent
-// (expression size and nesting are bounded by the compiler). With no validator (no status
+// Only the WDS's kube-apiserver may call it: the app answers every route under /admission/ only
+// for the front-proxy client certificate it presents to webhooks (./app.ts; configured by its
+// --admission-control-config-file, manifests/README.md), others get 401 or 403. It reads nothing
+// and writes nothing, only compiles the spec it is sent (expression size and nesting are bounded
+// by the compiler). With no validator (no status
 // controller: the server runs without an ITS) every request is allowed. A request the webhook
 // cannot read gets an AdmissionReview that allows it (failurePolicy Ignore's spirit: the status
 // controller still reports the collector's errors) and a 400 only when no AdmissionReview uid can

@@ -1,7 +1,9 @@
 // The HTTP app of `ksview serve` (the apiserver room; the process around it — connections,
 // controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
-// request but health checks, the group view.kubestellar.io (discovery, OpenAPI, the virtual
+// request but health checks, the admission webhooks (every route under /admission/) answered only
+// for the WDS's kube-apiserver itself, each user's requests counted against the limits of
+// ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
 // `spaces`, `bindings` and `combinedstatuses`), /metrics, and the view under its root (where the
 // same `bindings` and `combinedstatuses` are also served in control.kubestellar.io). Every error is
 // a Kubernetes Status; no request can crash the process. Tests build it with a stub
@@ -26,7 +28,11 @@ import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GR
 import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
 import type { Authorize } from './virtual-resource.js';
 import { registerView } from './view-proxy.js';
+import { canonicalViewUrl } from './view-path.js';
 import { decorateRequests, userOf } from './request-state.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
+import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
+import type { UserInfo } from '../kube/user.js';
 import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
 
@@ -45,17 +51,26 @@ export interface AppOptions {
   servingCertPem: string;
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
-  authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown'>;
+  authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown' | 'isKubeApiserver'>;
   authorizer: Pick<Authorizer, 'authorize'>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
+  /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
+  limits?: RequestLimits;
   startedAt?: Date;
 }
 
 
-// Health, as kube-apiserver serves it, and the admission webhook, which the WDS calls without
-// client credentials (./admission.ts).
-const UNAUTHENTICATED = /^\/(healthz|livez|readyz|admission)(\/|$|\?)/;
+// Health, as kube-apiserver serves it: anyone may ask.
+const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
+
+/**
+ * The admission webhooks (./admission.ts, and any other route under /admission/): only the WDS's
+ * kube-apiserver calls them, with its front-proxy client certificate (its
+ * --admission-control-config-file; manifests/README.md). Judged by the route matched, so no
+ * spelling of the path escapes the rule.
+ */
+const isWebhookRoute = (req: FastifyRequest) => req.routeOptions.url?.startsWith('/admission/') === true;
 
 /** The paths of the group's own API, composed once (spaces and bindings are under GROUP_VERSION_PATH, the view root under spaces). */
 const GROUP_PATH = `/apis/${GROUP}`;
@@ -64,6 +79,7 @@ const GROUP_VERSION_PATH = `/apis/${GROUP_VERSION}`;
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const root = viewRoot(opts.wdsName);
   const cfg = opts.authnConfig();
+  const limits = opts.limits ?? new RequestLimits(DEFAULT_REQUEST_LIMITS);
   const app = Fastify({
     https: {
       key: opts.servingKeyPem, cert: opts.servingCertPem, ca: cfg.caBundlePem || undefined,
@@ -71,6 +87,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
+    // Before routing, view URLs take their one spelling: `/api/v1/` reaches the filtered discovery
+    // of /api/v1, never the passthrough (./view-path.ts).
+    rewriteUrl: (req) => canonicalViewUrl(req.url ?? '/', root),
     return503OnClosing: true,
     // Watches never finish by themselves: on shutdown every connection is closed, clients re-watch.
     forceCloseConnections: true,
@@ -98,7 +117,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     },
   });
   decorateRequests(app);
-  const metrics = createMetrics();
+  const metrics = createMetrics(() => limits.usage());
   instrument(app, metrics, root);
 
   app.setErrorHandler((err, _req, reply) => {
@@ -107,6 +126,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       reply.raw.destroy();
       return;
     }
+    // As kube-apiserver: a Status that says when to retry says it in Retry-After too.
+    if (status.details?.retryAfterSeconds) reply.header('retry-after', String(status.details.retryAfterSeconds));
     void reply.code(status.code).header('content-type', 'application/json').send(status);
   });
   app.setNotFoundHandler((_req, reply) => {
@@ -115,7 +136,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   // Callback style: this runs on every request, and an async hook costs a promise more.
-  app.addHook('onRequest', (req, _reply, done) => {
+  app.addHook('onRequest', (req, reply, done) => {
     try {
       rejectOversizedBody(req.raw);
       const q = req.url.indexOf('?');
@@ -128,17 +149,53 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       done();
       return;
     }
-    const known = opts.authenticator.authenticateKnown(req.raw);
-    if (known) {
-      req.user = known;
-      done();
+    if (isWebhookRoute(req)) {
+      if (opts.authenticator.isKubeApiserver(req.raw)) {
+        done();
+        return;
+      }
+      // Anyone else: no credentials is 401, a user who is not the kube-apiserver 403.
+      opts.authenticator.authenticate(req.raw).then((user) => done(errors.forbidden(
+        `User "${user.username}" cannot call the admission webhooks of this server: only the WDS's kube-apiserver may`)), done);
       return;
     }
-    opts.authenticator.authenticate(req.raw).then((user) => {
-      req.user = user;
-      done();
-    }, done);
+    const known = opts.authenticator.authenticateKnown(req.raw);
+    if (known) {
+      admit(req, reply, known, done);
+      return;
+    }
+    opts.authenticator.authenticate(req.raw).then((user) => admit(req, reply, user, done), done);
   });
+
+  /** The user is known: count the request against their limits until its response closes. */
+  const admit = (req: FastifyRequest, reply: FastifyReply, user: UserInfo, done: (err?: Error) => void) => {
+    req.user = user;
+    let release;
+    try {
+      release = limits.acquire(user, longRunning(req));
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    // The client may have left while it was authenticated: its 'close' came already.
+    if (reply.raw.destroyed) release();
+    else reply.raw.once('close', release);
+    done();
+  };
+
+  /** Whether kube-apiserver would count the request as long-running (under the view root: as the WDS would see it). */
+  const longRunning = (req: FastifyRequest): boolean => {
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    const inView = path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47 /* / */);
+    const info = parseRequestInfo(inView ? path.slice(root.length) || '/' : path);
+    // The view's routes classify the same request: parsed once.
+    if (inView) req.viewInfo = info;
+    req.longRunning = isLongRunning(info, req.method, query);
+    return req.longRunning;
+  };
 
   const info: SpaceInfo = {
     name: opts.wdsName, wdsServer: opts.up.origin + opts.up.basePath, viewPath: root, startedAt: opts.startedAt ?? new Date(),

@@ -1,11 +1,15 @@
 // Authentication as an aggregated API server does it. In order: X-Remote-* headers, trusted only
-// on a client certificate that chains to the request header CA and has an allowed CN; a client
-// certificate from the client CA (CN = user, O = groups); a bearer token checked by TokenReview
-// (cached briefly). Anything else is 401. Headers are never trusted without the certificate.
-import { createHash, type X509Certificate } from 'node:crypto';
+// on a client certificate verified against the request header CA alone and with an allowed CN;
+// a client certificate verified against the client CA alone (CN = user, O = groups); a bearer
+// token checked by TokenReview (cached briefly). Anything else is 401. Headers are never trusted
+// without the certificate. Each CA pool is judged on its own, by signatures (../kube/cert-chain.ts):
+// the TLS layer checks the chain against both pools at once, and the chain a client sends, its
+// order and its names are the client's choice.
+import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
+import { verifyClientChain } from '../kube/cert-chain.js';
 import { upstreamJson, type Upstream } from '../kube/upstream.js';
 import type { AuthnConfig } from './authn-config.js';
 import { errors } from '../kube/status.js';
@@ -13,21 +17,26 @@ import type { UserInfo } from '../kube/user.js';
 
 export type TokenReviewer = (token: string) => Promise<UserInfo | undefined>;
 
-/** The peer's chain, leaf first, as Node verified it against the server's CA list. */
-function peerChain(socket: TLSSocket): DetailedPeerCertificate[] {
-  const chain: DetailedPeerCertificate[] = [];
-  let cert = socket.getPeerCertificate?.(true) as DetailedPeerCertificate | undefined;
+/**
+ * The peer's certificates, leaf first: what the client sent (Node links them by names, and may
+ * add certificates of the server's CA list), parsed. Only the leaf's place is known; the rest are
+ * candidates for a path, each to be verified.
+ */
+function peerCertificates(socket: TLSSocket): { chain: X509Certificate[]; subject?: DetailedPeerCertificate['subject'] } {
+  const chain: X509Certificate[] = [];
+  const first = socket.getPeerCertificate?.(true) as DetailedPeerCertificate | undefined;
+  let cert = first;
   while (cert && cert.raw && chain.length < 10) {
-    chain.push(cert);
+    try {
+      chain.push(new X509Certificate(cert.raw));
+    } catch {
+      break; // not a certificate Node can read: nothing after it is usable either
+    }
     if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
     cert = cert.issuerCertificate;
   }
-  return chain;
-}
-
-function chainsTo(chain: DetailedPeerCertificate[], cas: X509Certificate[]): boolean {
-  const fingerprints = new Set(cas.map((c) => c.fingerprint256));
-  return chain.slice(1).some((c) => fingerprints.has(c.fingerprint256));
+  // The leaf's names as Node reads them from the certificate (unescaped, unlike X509Certificate.subject).
+  return { chain, subject: first?.subject };
 }
 
 /** Every value of a header, in order, across repeated headers (Node joins some repeats). */
@@ -59,6 +68,9 @@ function fromRequestHeaders(req: IncomingMessage, cfg: AuthnConfig): UserInfo | 
 interface PeerIdentity {
   /** The configuration it was judged against: a new one (CAs rotated) judges again. */
   config: AuthnConfig;
+  /** Until when the judgement holds (the first expiry on the verified paths), ms since the epoch. */
+  until: number;
+  /** Verified against the request header CA, with an allowed CN: the kube-apiserver's own certificate. */
   frontProxy: boolean;
   user?: UserInfo;
 }
@@ -72,21 +84,37 @@ export class Authenticator {
   constructor(private readonly config: () => AuthnConfig, private readonly reviewToken: TokenReviewer) {}
 
   private peerIdentity(socket: TLSSocket, cfg: AuthnConfig): PeerIdentity {
+    const now = Date.now();
     const known = this.peers.get(socket);
-    if (known && known.config === cfg) return known;
-    const identity: PeerIdentity = { config: cfg, frontProxy: false };
-    const chain = socket.authorized ? peerChain(socket) : [];
-    if (chain.length > 0) {
-      const leaf = chain[0]!;
-      const cn = String(leaf.subject?.CN ?? '');
-      identity.frontProxy = chainsTo(chain, cfg.requestHeaderCAs) && (cfg.allowedNames.length === 0 || cfg.allowedNames.includes(cn));
-      if (chainsTo(chain, cfg.clientCAs) && cn) {
-        const o = leaf.subject?.O;
-        identity.user = { username: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], extra: {} };
+    if (known && known.config === cfg && now <= known.until) return known;
+    const identity: PeerIdentity = { config: cfg, until: Infinity, frontProxy: false };
+    const { chain: [leaf, ...rest], subject } = socket.authorized ? peerCertificates(socket) : { chain: [] };
+    if (leaf) {
+      // Several CNs: the last, as Go's pkix.Name reads them (kube-apiserver's user name).
+      const cn = String(([] as string[]).concat(subject?.CN ?? '').at(-1) ?? '');
+      const o = subject?.O === undefined ? [] : ([] as string[]).concat(subject.O);
+      const asFrontProxy = verifyClientChain(leaf, rest, cfg.requestHeaderCAs, now);
+      if (asFrontProxy && (cfg.allowedNames.length === 0 || cfg.allowedNames.includes(cn))) {
+        identity.frontProxy = true;
+        identity.until = asFrontProxy.notAfter;
+      }
+      const asUser = cn ? verifyClientChain(leaf, rest, cfg.clientCAs, now) : undefined;
+      if (asUser) {
+        identity.user = { username: cn, groups: [...o, 'system:authenticated'], extra: {} };
+        identity.until = Math.min(identity.until, asUser.notAfter);
       }
     }
     if (typeof socket === 'object' && socket !== null) this.peers.set(socket, identity);
     return identity;
+  }
+
+  /**
+   * Whether the request comes from the WDS's kube-apiserver itself: its connection's client
+   * certificate verifies against the request header CA and has an allowed CN (the certificate it
+   * proxies users' requests with, and presents to this server's admission webhooks).
+   */
+  isKubeApiserver(req: IncomingMessage): boolean {
+    return this.peerIdentity(req.socket as TLSSocket, this.config()).frontProxy;
   }
 
   /**

@@ -1,10 +1,11 @@
 // Prometheus metrics of `ksview serve` (prom-client): requests by verb, route kind and code, and
-// their latency, plus Node's process metrics. Recorded on every request: the labelled children
+// their latency, the requests users hold open now (long-running and ordinary, as
+// ./request-limits.ts counts them; its refusals are the code-429 requests), plus Node's process metrics. Recorded on every request: the labelled children
 // are looked up once per (method, scope, code), not hashed from label objects each time.
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export function createMetrics() {
+export function createMetrics(usage?: () => { longRunning: number; inflight: number }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'ksview_' });
   const requests = new Counter({
@@ -16,6 +17,16 @@ export function createMetrics() {
     labelNames: ['method', 'scope'], buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
     registers: [registry],
   });
+  if (usage) {
+    new Gauge({
+      name: 'ksview_apiserver_long_running_requests', help: 'Long-running requests (watches, logs, exec, attach, port-forward, proxy) open now, of all users.',
+      registers: [registry], collect() { this.set(usage().longRunning); },
+    });
+    new Gauge({
+      name: 'ksview_apiserver_requests_inflight', help: 'Other requests in flight now, of all users.',
+      registers: [registry], collect() { this.set(usage().inflight); },
+    });
+  }
   return { registry, requests, duration };
 }
 

@@ -1,7 +1,8 @@
 // Passthrough of one request on a natured kind to the WDS, as the end user: method, path (the view
 // root replaced by the WDS's base path), query, the client's headers minus credentials and
-// hop-by-hop ones plus impersonation, and the body fastify buffered and checked. It goes out on the
-// WDS's undici Pool through `dispatch`, and the answer is written to the client as it arrives:
+// hop-by-hop ones plus impersonation, and the body fastify buffered and checked. It goes out on one
+// of the WDS's undici Pools through `dispatch` (long-running requests, which hold a connection for
+// their life, on the pool kept for them), and the answer is written to the client as it arrives:
 // headers at once (a watch's come before its first event, as kube-apiserver flushes them), chunks
 // with backpressure, the upstream request aborted when the client goes away. Nothing is parsed or
 // re-encoded on the way, except error answers kube-apiserver gives in plain text (an unknown
@@ -33,6 +34,8 @@ export interface PassthroughRequest {
   /** The buffered body (absent for bodiless methods). */
   body?: Buffer;
   user: UserInfo;
+  /** A watch, logs, ...: it holds its connection for as long as it lasts. */
+  longRunning?: boolean;
 }
 
 /** Sends `req` to the WDS and streams the answer to `reply`. Never throws: failures are answered as a Status. */
@@ -42,7 +45,7 @@ export function passThrough(up: Upstream, req: PassthroughRequest, reply: Fastif
   else delete headers['content-length'];
   const handler = new ResponseHandler(reply);
   try {
-    up.pool.dispatch({ method: req.method as Dispatcher.HttpMethod, path: req.path, headers, body: req.body ?? null }, handler);
+    (req.longRunning ? up.longPool : up.pool).dispatch({ method: req.method as Dispatcher.HttpMethod, path: req.path, headers, body: req.body ?? null }, handler);
   } catch (err) {
     // Refused before it went out (a closed pool, a header undici will not send): the same answer.
     handler.onResponseError(undefined, err as Error);

@@ -208,8 +208,12 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   // Everything else under the view root: hidden → 404, denatured → their CRDs, natured → the WDS.
   const passThroughRoute = (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> | undefined => {
     const rest = req.url.slice(root.length);
-    const q = rest.indexOf('?');
-    const info = parseRequestInfo((q < 0 ? rest : rest.slice(0, q)) || '/');
+    // Parsed by the app already when it counted the request (./request-limits.ts).
+    let info = req.viewInfo;
+    if (!info) {
+      const q = rest.indexOf('?');
+      info = parseRequestInfo((q < 0 ? rest : rest.slice(0, q)) || '/');
+    }
     if (info.isResourceRequest) {
       const category = cats.categorize({ group: info.group, resource: info.resource });
       if (category === 'hidden') throw errors.pathNotFound();
@@ -219,6 +223,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     }
     passThrough(up, {
       method: req.method, path: up.basePath + (rest.startsWith('/') ? rest : `/${rest}`), headers: req.headers, body: bodyOf(req), user: userOf(req),
+      longRunning: req.longRunning,
     }, reply);
     return undefined;
   };

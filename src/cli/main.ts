@@ -11,6 +11,7 @@ import { defaultCacheDir, gotemplatePath, nativeCodePath, protojsonPath } from '
 import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
+import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, resourceList, stateDir } from './options.js';
@@ -153,7 +154,13 @@ function buildProgram(): Command {
       nativeCodePath(defaultCacheDir()))
     .option('--template-expander <path>', 'ksview-gotemplate, which expands KubeStellar templates with Go\'s text/template for the placement controllers (built with the spaces\' binaries)',
       gotemplatePath(defaultCacheDir()))
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string }) => {
+    // What users may hold open at once (src/apiserver/request-limits.ts); past a cap: 429. 0: no limit.
+    .option('--max-long-running-requests-per-user <n>', 'watches, logs, exec, attach, port-forward and proxy requests one user may hold open at once (0: no limit)',
+      intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningPerUser)
+    .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)
+    .option('--max-requests-inflight-per-user <n>', 'other requests one user may have in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightPerUser)
+    .option('--max-requests-inflight <n>', 'other requests of all users in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightTotal)
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       const { checkSpace } = await import('./preflight.js');
@@ -162,7 +169,13 @@ function buildProgram(): Command {
       let server;
       try {
         const { serve } = await import('./serve.js');
-        server = await serve({ ...flags, wdsKubeconfig, register: flags.register === true });
+        server = await serve({
+          ...flags, wdsKubeconfig, register: flags.register === true,
+          limits: {
+            longRunningPerUser: flags.maxLongRunningRequestsPerUser, longRunningTotal: flags.maxLongRunningRequests,
+            inflightPerUser: flags.maxRequestsInflightPerUser, inflightTotal: flags.maxRequestsInflight,
+          },
+        });
       } catch (err) {
         throw startFailure(err, flags);
       }

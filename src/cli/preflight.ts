@@ -2,7 +2,7 @@
 // placement runs) must be usable: its kubeconfig loads, its server answers GET /version within
 // PROBE_TIMEOUT_MS and accepts the credentials. Checking all of them first means a mistake in any
 // flag is one line naming the space and its server, and nothing was half-started.
-import { upstreamFromKubeconfig, upstreamRequest, type UpstreamResponse } from '../kube/upstream.js';
+import { destroyUpstream, upstreamFromKubeconfig, upstreamRequest, type UpstreamResponse } from '../kube/upstream.js';
 import { withTimeout } from '../kube/wait.js';
 import { UserError } from '../util/user-error.js';
 
@@ -24,7 +24,7 @@ export async function checkSpace(role: 'WDS' | 'ITS', kubeconfig: string, contex
   } catch (err) {
     throw new UserError(`cannot reach ${where}: ${reason(err)}`);
   } finally {
-    await up.pool.destroy();
+    await destroyUpstream(up);
   }
   if (res.status === 401) throw new UserError(`${where} does not accept the credentials of kubeconfig ${kubeconfig} (401 Unauthorized)`);
   if (res.status !== 200) throw new UserError(`${where} answers GET /version with ${res.status}: is it a kube-apiserver?`);

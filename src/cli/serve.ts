@@ -19,7 +19,7 @@ import { NativeCode } from '../storage/native-code.js';
 import { UserError } from '../util/user-error.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
-import { upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
 import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
 import { Authorizer } from '../apiserver/authz.js';
@@ -28,6 +28,7 @@ import { buildApp } from '../apiserver/app.js';
 import { viewRoot } from '../apiserver/view-group.js';
 import { ensureServingCert } from '../apiserver/serving-cert.js';
 import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/request-limits.js';
 
 export interface ServeOptions {
   wdsKubeconfig: string;
@@ -54,6 +55,8 @@ export interface ServeOptions {
   itsContext?: string;
   /** The denatured kinds (default: DEFAULT_DENATURED). */
   denatured?: readonly GroupResource[];
+  /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS). */
+  limits?: RequestLimitsOptions;
 }
 
 export interface RunningServer {
@@ -70,6 +73,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const cert = await ensureServingCert(o.certDir, o.service, o.namespace);
   const authenticator = new Authenticator(() => authnConfig, tokenReviewer(up));
   const authorizer = new Authorizer(up);
+  const limits = new RequestLimits(o.limits ?? DEFAULT_REQUEST_LIMITS);
   const denaturedKinds = o.denatured ?? DEFAULT_DENATURED;
   const cats = new KindCategories(DEFAULT_HIDDEN, denaturedKinds);
   const log = {
@@ -116,9 +120,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const app = await buildApp({
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
-    authnConfig: () => authnConfig, authenticator, authorizer, ready,
+    authnConfig: () => authnConfig, authenticator, authorizer, ready, limits,
   });
-  handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
+  handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator, limits });
   await app.listen({ host: o.bindAddress, port: o.port });
 
   const refresh = setInterval(() => {
@@ -171,11 +175,11 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       await placement?.stop();
       await health?.stop();
       templates?.close();
-      await its?.pool.close();
+      if (its) await closeUpstream(its);
       protobuf?.close();
       await app.close();
       await native.close();
-      await up.pool.close();
+      await closeUpstream(up);
     },
   };
 }

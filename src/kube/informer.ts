@@ -232,7 +232,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.abort = new AbortController();
     const headers: Record<string, string> = { accept: this.o.metadataOnly ? METADATA_WATCH : 'application/json' };
     if (this.up.authorization) headers.authorization = this.up.authorization;
-    const res = await this.up.pool.request({
+    const res = await this.up.longPool.request({
       method: 'GET',
       path: this.up.basePath + this.query({ watch: '1', resourceVersion: this.resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: '300' }),
       headers, signal: this.abort.signal,

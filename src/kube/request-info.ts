@@ -89,3 +89,28 @@ export function parseRequestInfo(path: string): RequestInfo {
   info.subresource = parts.slice(2).join('/');
   return info;
 }
+
+/** Subresources kube-apiserver serves as long-running (its BasicLongRunningRequestCheck). */
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+
+/** A `watch` query parameter that makes a list a watch: any value but `0` and `false`, as kube-apiserver reads it. */
+function watchParam(query: string): boolean {
+  if (!query.includes('watch')) return false;
+  const v = new URLSearchParams(query).get('watch');
+  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+/**
+ * Whether kube-apiserver counts the request as long-running (it holds its connection for as long
+ * as the client wants): the verbs watch and proxy (the legacy /watch/ and /proxy/ prefixes, or a
+ * GET with `watch`) and the subresources attach, exec, proxy, log and portforward. `query` is the
+ * query string, with or without its `?`. Errs on the long side: a GET of one object with `watch`
+ * is counted too (kube-apiserver serves it as a get).
+ */
+export function isLongRunning(info: RequestInfo, method: string, query: string): boolean {
+  if (!info.isResourceRequest) return false;
+  if (info.legacyWatch || info.resource === 'proxy') return true;
+  const slash = info.subresource.indexOf('/');
+  if (LONG_RUNNING_SUBRESOURCES.has(slash < 0 ? info.subresource : info.subresource.slice(0, slash))) return true;
+  return method === 'GET' && watchParam(query);
+}

@@ -86,7 +86,8 @@ export const errors = {
       { name: what.name, ...(what.group ? { group: what.group } : {}), kind: what.kind, causes });
   },
   unsupportedMediaType: (type: string) => status(415, 'UnsupportedMediaType', `the body of the request was in an unknown format: accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got ${type}`),
-  tooManyRequests: (message: string) => status(429, 'TooManyRequests', message),
+  /** 429, with the seconds after which to try again (also sent as Retry-After, as kube-apiserver does). */
+  tooManyRequests: (message: string, retryAfterSeconds = 1) => status(429, 'TooManyRequests', message, { retryAfterSeconds }),
   internal: (message: string) => status(500, 'InternalError', `Internal error occurred: ${message}`),
   notImplemented: (message: string) => status(501, 'NotImplemented', message),
   serviceUnavailable: (message: string) => status(503, 'ServiceUnavailable', message),

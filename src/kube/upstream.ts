@@ -1,7 +1,10 @@
 // A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
-// credentials, an undici pool (the view's passthrough dispatches on it directly), and small JSON
-// helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview). Watches need no
-// body timeout.
+// credentials, two undici pools (the view's passthrough dispatches on them directly), and small
+// JSON helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview).
+// Long-running requests (watches, logs, ...: request-info.ts isLongRunning) hold a connection for
+// as long as they last, so they go on a pool of their own: however many are open, ordinary
+// requests always find a connection (how many each user may open is bounded where they come in:
+// src/apiserver/request-limits.ts).
 import { Pool } from 'undici';
 import { loadKubeconfig, loadKubeconfigText, type LoadedKubeconfig } from './kubeconfig-file.js';
 
@@ -10,10 +13,13 @@ export interface Upstream {
   origin: string;
   /** Path prefix of the server URL (usually empty). */
   basePath: string;
-  tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
+  tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean; servername?: string };
   /** Authorization header of the server's own identity, when a token is used. */
   authorization?: string;
+  /** Ordinary requests: each holds its connection only until answered. */
   pool: Pool;
+  /** Long-running requests (watches, logs, ...): each holds a connection of its own for its life. */
+  longPool: Pool;
 }
 
 export interface UpstreamResponse {
@@ -34,24 +40,25 @@ export async function upstreamFromKubeconfigText(text: string, label: string, co
 
 function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubeconfig): Upstream {
   const headers = (opts.headers ?? {}) as Record<string, string>;
-  const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
-  // One pool per kube-apiserver, shared by the view's passthrough and the server's own calls.
-  // No pipelining: a watch or a slow LIST at the head of a pipeline would hold every request
-  // queued behind it on that connection; concurrency comes from connections instead.
-  const pool = new Pool(url.origin, {
-    connections: 256,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 120_000,
-    bodyTimeout: 0, // watches stay open and may be quiet for minutes
-    connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: !cluster.skipTLSVerify, ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}) },
-  });
+  const tls = {
+    ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined,
+    rejectUnauthorized: !cluster.skipTLSVerify, ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+  };
+  // No pipelining: a slow LIST at the head of a pipeline would hold every request queued behind
+  // it on that connection; concurrency comes from connections instead.
+  const common = { pipelining: 1, headersTimeout: 120_000, connect: tls };
+  // Ordinary requests of every user and the server's own calls: bounded, reused.
+  const pool = new Pool(url.origin, { ...common, connections: 256, keepAliveTimeout: 60_000, bodyTimeout: 0 });
+  // Long-running requests: a connection each, as many as are open (their number is bounded where
+  // they come in); watches may be quiet for minutes, hence no body timeout.
+  const longPool = new Pool(url.origin, { ...common, connections: null, keepAliveTimeout: 10_000, bodyTimeout: 0 });
   return {
     origin: url.origin,
     basePath: url.pathname.replace(/\/$/, ''),
     tls,
     authorization: headers.Authorization ?? headers.authorization,
     pool,
+    longPool,
   };
 }
 
@@ -98,6 +105,16 @@ export async function serverSideApply<T = unknown>(up: Upstream, path: string, o
     headers: { 'content-type': 'application/apply-patch+yaml' }, body: obj,
   });
   return JSON.parse(expectOk(res, `apply ${path}`).body.toString('utf8')) as T;
+}
+
+/** Closes both pools of `up` (waiting for what is under way). */
+export async function closeUpstream(up: Upstream): Promise<void> {
+  await Promise.all([up.pool.close(), up.longPool.close()]);
+}
+
+/** Destroys both pools of `up` at once. */
+export async function destroyUpstream(up: Upstream): Promise<void> {
+  await Promise.all([up.pool.destroy(), up.longPool.destroy()]);
 }
 
 export class UpstreamError extends Error {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Progress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
-import { serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
+import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
 import { waitFor, type ProbeResult } from '../kube/wait.js';
 import { probeAgent } from './agent-endpoints.js';
 import { agentServingFiles, ensureAgentServingCert } from './component-certs.js';
@@ -135,7 +135,7 @@ export async function ensureInventory(layout: SpacesLayout, progress: Progress, 
       }
     }, timeoutMs, 500);
   } finally {
-    await up.pool.close();
+    await closeUpstream(up);
   }
   if (!result.ok) throw new UserError(`its1 inventory not written after ${Math.round(timeoutMs / 1000)}s: ${result.detail.slice(0, 300)}`);
   progress.step(`its1: ManagedClusters ${wecsOf(layout).map((s) => s.name).join(', ')} accepted, with their mailboxes`);

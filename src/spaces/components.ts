@@ -7,6 +7,7 @@ import path from 'node:path';
 import { etcdPkiFiles } from './component-certs.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
+import { webhookClientFiles } from './webhook-client.js';
 
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const POD_CIDR = '10.244.0.0/16';
@@ -80,6 +81,9 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
     // denatured MutatingAdmissionPolicy(Binding) can be used and compared with the native kind.
     '--feature-gates=MutatingAdmissionPolicy=true',
     '--runtime-config=admissionregistration.k8s.io/v1alpha1=true',
+    // A WDS calls the view's admission webhooks with its front-proxy client certificate
+    // (./webhook-client.ts): the server answers reviews from nobody else.
+    ...(space.role === 'wds' ? [`--admission-control-config-file=${webhookClientFiles(space.dir).admissionConfig}`] : []),
   ];
 }
 

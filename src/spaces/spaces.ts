@@ -21,6 +21,7 @@ import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, t
 import { portFree } from './ports.js';
 import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
+import { writeWebhookClientFiles } from './webhook-client.js';
 import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
 export interface UpOptions extends SpacesOptions {
@@ -168,6 +169,7 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   await Promise.all([ensureEtcdPki(layout.dir), ...layout.spaces.map((s) => ensureSpacePki(s.name, s.dir))]);
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
+  for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, s.viewServerPort ?? layout.viewServerPort);
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
 
   await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout), timeout);

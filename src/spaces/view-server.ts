@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
 import type { Progress } from '../util/progress.js';
-import { upstreamFromKubeconfig, upstreamJson } from '../kube/upstream.js';
+import { closeUpstream, upstreamFromKubeconfig, upstreamJson } from '../kube/upstream.js';
 import { serveProcessName, wdsSpaces, type SpacesLayout } from './layout.js';
 import { waitFor } from '../kube/wait.js';
 import { probeComponent } from './health.js';
@@ -15,6 +15,7 @@ import { portFree } from './ports.js';
 import { isRunning, logTail, startDetached, stopAll, waitReady } from './processes.js';
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
+import { VIEW_NAMESPACE, VIEW_SERVICE } from './webhook-client.js';
 
 /** The process of wds1's serve. */
 export const VIEW_SERVER_PROCESS = serveProcessName('wds1');
@@ -40,6 +41,8 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
       path.join(repoRoot(), 'bin', 'ksview.js'), 'serve',
       '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
       '--port', String(port), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
+      // The Service its kube-apiserver's webhook client configuration names (./webhook-client.ts).
+      '--namespace', VIEW_NAMESPACE, '--service', VIEW_SERVICE,
     ];
     // With an ITS, the placement controllers run too.
     const its = layout.spaces.find((s) => s.role === 'its');
@@ -67,7 +70,7 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
       }
     }, opts.timeoutMs ?? 60_000);
   } finally {
-    await up.pool.close();
+    await closeUpstream(up);
   }
   if (result.ok) {
     progress.step(`APIService ${APISERVICE_NAME} is Available in ${wds.name}`);

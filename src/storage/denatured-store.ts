@@ -161,7 +161,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   }
 
   private async call(caller: Caller, method: string, path: string, body?: unknown, contentType = 'application/json',
-    signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+    signal?: AbortSignal, longRunning = false): Promise<Dispatcher.ResponseData> {
     const headers: Record<string, string | string[]> = { ...caller.headers, accept: 'application/json' };
     let payload: string | undefined;
     if (body !== undefined) {
@@ -169,7 +169,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
       headers['content-type'] = contentType;
     }
     try {
-      return await this.up.pool.request({ method: method as 'GET', path: this.up.basePath + path, headers, body: payload, signal });
+      // A watch holds its connection for its life: on the long-running pool (../kube/upstream.ts).
+      return await (longRunning ? this.up.longPool : this.up.pool).request({ method: method as 'GET', path: this.up.basePath + path, headers, body: payload, signal });
     } catch (err) {
       throw errors.serviceUnavailable(`the WDS did not answer: ${(err as Error).message}`);
     }
@@ -292,7 +293,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   async watch(caller: Caller, t: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }> {
     const q = this.storedQuery(query);
     q.set('watch', 'true');
-    const res = await this.call(caller, 'GET', this.path(t, '', q), undefined, undefined, signal);
+    const res = await this.call(caller, 'GET', this.path(t, '', q), undefined, undefined, signal, true);
     if (res.statusCode !== 200) {
       const { text, json } = await DenaturedStore.bodyOf(res);
       throw this.statusError(res.statusCode, json, text, t.version);

@@ -104,11 +104,13 @@ t.test('two WDSs sending one object to one cluster: reported on the policy and a
     }, 60_000);
     t.equal(w.metadata.labels['view.kubestellar.io/wds'], wdsName, `WDS ${wdsName} keeps its own ManifestWork: nothing is overwritten`);
   }
+  // The Event is about the ConfigMap, in its own namespace (never in default, where it would name it to others).
   const event = await waitUntil('the WDSConflict Event of wds1\'s server', () => {
-    const events = JSON.parse(kcOk('wds1', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${run},reason=WDSConflict`, '-o', 'json'])) as { items: Record<string, any>[] };
+    const events = JSON.parse(kcOk('wds1', ['-n', ns, 'get', 'events', '--field-selector', 'involvedObject.name=shared,reason=WDSConflict', '-o', 'json'])) as { items: Record<string, any>[] };
     return events.items.find((e) => String(e.message).includes(`from WDS ${other}`));
   }, 60_000);
-  t.match(event.message, new RegExp(`conflict: cluster ${run} also receives configmaps ${ns}/shared from WDS ${other}`));
+  t.match(event.message, new RegExp(`conflict: cluster ${run} also receives configmaps ${ns}/shared from WDS ${other} \\(selected by BindingPolicy ${run}\\)`));
+  t.match(event.involvedObject, { kind: 'ConfigMap', namespace: ns, name: 'shared' });
   t.equal(event.type, 'Warning');
   const errors = await waitUntil('the conflict on the policy\'s status', () => {
     const p = JSON.parse(kcOk('wds1', ['get', 'bindingpolicy', run, '-o', 'json'])) as Record<string, any>;

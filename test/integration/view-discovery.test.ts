@@ -6,7 +6,7 @@ import https from 'node:https';
 import path from 'node:path';
 import t from 'tap';
 import { ksview } from '../fixtures/ksview.js';
-import { kcOk, layout } from '../fixtures/spaces.js';
+import { kc, kcOk, layout } from '../fixtures/spaces.js';
 import { testSpacesOptions } from '../fixtures/spaces-options.js';
 
 // kubectl get --raw takes a path on the host, not under the context's server URL.
@@ -95,4 +95,21 @@ t.test('health and metrics', async (t) => {
   const status = ksview(['spaces', 'status', '--dir', testSpacesOptions().dir]);
   t.equal(status.status, 0);
   t.match(status.stdout, /^wds1\s+wds\s+\S+\s+ok \(.*ksview-serve\)$/m, 'ksview spaces status reports the view server');
+});
+
+t.test('no spelling of a discovery path skips the filter: trailing and doubled slashes (issue 24, defect 11)', async (t) => {
+  const v1 = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/api/v1/`]));
+  const names = v1.resources.map((r: { name: string }) => r.name);
+  t.ok(names.includes('configmaps'));
+  t.same(names.filter((n: string) => /^(events|nodes|componentstatuses|bindings)(\/|$)/.test(n)), [], '…/api/v1/ lists no hidden kind');
+  const leases = kc(VIEW, ['get', '--raw', `${root}/apis/coordination.k8s.io/v1/`]);
+  t.not(leases.status, 0, '…/apis/coordination.k8s.io/v1/ is not served: it has only hidden kinds');
+  t.match(leases.stderr, /NotFound|could not find the requested resource/);
+  const openapi = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/openapi/v3/api/v1/`]));
+  t.notOk(openapi.components.schemas['io.k8s.api.core.v1.Node'], 'OpenAPI v3 of the core group, with a trailing slash, is filtered');
+  // kubectl cleans doubled slashes; a raw client does not.
+  for (const p of [`${root}//api/v1`, `${root}/api//v1/`, `${root}/apis//coordination.k8s.io/v1`, `${root}/apis/`]) {
+    const r = await direct(p);
+    t.notMatch(r.body, /"name":"(events|nodes|componentstatuses|leases)"/, `${p}: no hidden kind`);
+  }
 });

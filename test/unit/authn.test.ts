@@ -1,11 +1,17 @@
+// Authentication of ksview serve: front-proxy headers only behind a certificate the request
+// header CA signed (verified by signature, alone), client-CA certificates, bearer tokens.
 import { X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
 import { parseAuthnConfig } from '../../src/apiserver/authn-config.js';
 import { Authenticator, type TokenReviewer } from '../../src/apiserver/authn.js';
 import { StatusError } from '../../src/kube/status.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { createCA, issueCert, type KeyPair } from '../../src/kube/pki.js';
+import { madeUpLink, signedBy } from '../fixtures/forged-certs.js';
 
 const clientCA = await createCA('client-ca');
 const frontProxyCA = await createCA('front-proxy-ca');
@@ -130,4 +136,86 @@ t.test('bearer tokens go to the TokenReviewer, cached per token', async (t) => {
 
 t.test('nothing at all is 401', async (t) => {
   await rejects401(t, authn().authenticate(request({})), 'anonymous');
+});
+
+// Defect 1 of issue 24: the chain a client sends is the client's to choose. Node links it by
+// names, and the TLS layer verifies it against both CA pools at once; neither may decide which
+// pool signed the leaf.
+const forgedLink = await madeUpLink('client-ca', 'front-proxy-ca');
+/** The forged chain of the issue: a client-CA leaf, a made-up link to the front-proxy CA's name, the public front-proxy CA. */
+const forged = (leaf: KeyPair) => peer(leaf.certPem, peer(forgedLink, peer(frontProxyCA.certPem)));
+const asMasters: Array<[string, string]> = [['X-Remote-User', 'x'], ['X-Remote-Group', 'system:masters']];
+
+t.test('a client-CA leaf linked by names to the front-proxy CA asserts nothing in headers', async (t) => {
+  const u = await authn().authenticate(request({ cert: forged(impostor), headers: asMasters }));
+  t.strictSame(u, { username: 'front-proxy-client', groups: ['system:authenticated'], extra: {} },
+    'it is the client-CA user front-proxy-client, not x in system:masters');
+  const open = authn(noTokens, data({ 'requestheader-allowed-names': '[]' }));
+  const v = await open.authenticate(request({ cert: forged(alice), headers: asMasters }));
+  t.equal(v.username, 'alice', 'with no allowed names either: any client certificate stays its own user');
+  t.notOk(v.groups.includes('system:masters'));
+  t.notOk(open.isKubeApiserver(request({ cert: forged(alice) })), 'and is not the kube-apiserver');
+});
+
+t.test('a front-proxy certificate is verified by signature, validity, CA flag and usage', async (t) => {
+  const intermediate = await signedBy(frontProxyCA, { commonName: 'front-proxy-intermediate', ca: true });
+  const viaIntermediate = await signedBy(intermediate, { commonName: 'front-proxy-client' });
+  const u = await authn().authenticate(request({ cert: peer(viaIntermediate.certPem, peer(intermediate.certPem, peer(frontProxyCA.certPem))), headers: asMasters }));
+  t.equal(u.username, 'x', 'a leaf under an intermediate CA the client sent, signed by the front-proxy CA, is the front proxy');
+
+  const notCA = await signedBy(frontProxy, { commonName: 'front-proxy-client' });
+  await rejects401(t, authn().authenticate(request({ cert: peer(notCA.certPem, peer(frontProxy.certPem, peer(frontProxyCA.certPem))), headers: asMasters })),
+    'a leaf signed by a front-proxy leaf (not a CA)');
+  const expired = await signedBy(frontProxyCA, { commonName: 'front-proxy-client', fromDays: -30, toDays: -1 });
+  await rejects401(t, authn().authenticate(request({ cert: chain(expired, frontProxyCA), headers: asMasters })), 'an expired front-proxy certificate');
+  const notYet = await signedBy(frontProxyCA, { commonName: 'front-proxy-client', fromDays: 1, toDays: 30 });
+  await rejects401(t, authn().authenticate(request({ cert: chain(notYet, frontProxyCA), headers: asMasters })), 'a front-proxy certificate not valid yet');
+  const serverOnly = await signedBy(frontProxyCA, { commonName: 'front-proxy-client', usages: ['server'] });
+  await rejects401(t, authn().authenticate(request({ cert: chain(serverOnly, frontProxyCA), headers: asMasters })), 'a serving certificate');
+  const otherCA = await createCA('front-proxy-ca');
+  const sameName = await signedBy(otherCA, { commonName: 'front-proxy-client' });
+  await rejects401(t, authn().authenticate(request({ cert: peer(sameName.certPem, peer(frontProxyCA.certPem)), headers: asMasters })),
+    'a CA with the front-proxy CA\'s name but another key signed the leaf');
+});
+
+t.test('a client-CA certificate is verified the same way', async (t) => {
+  const expired = await signedBy(clientCA, { commonName: 'alice', fromDays: -30, toDays: -1 });
+  await rejects401(t, authn().authenticate(request({ cert: chain(expired, clientCA) })), 'expired');
+  const fake = await signedBy(await createCA('client-ca'), { commonName: 'alice' });
+  await rejects401(t, authn().authenticate(request({ cert: peer(fake.certPem, peer(clientCA.certPem)) })), 'signed by another key with the client CA\'s name');
+  const frontProxyUser = await authn().authenticate(request({ cert: chain(frontProxy, frontProxyCA) })).catch((e: StatusError) => e.code);
+  t.equal(frontProxyUser, 401, 'a front-proxy certificate without headers is no client-CA user');
+});
+
+/** A real TLS server with the app's TLS settings and an Authenticator: what does a client with `cert` (a PEM bundle) and `headers` become? */
+async function overTls(t: Test, cert: string, key: string, headers: Record<string, string>, d = data()): Promise<{ user?: UserInfo; status?: number; authorized: boolean }> {
+  const serving = await issueCert(clientCA, { commonName: 'ksview', dnsNames: ['localhost'], usages: ['server'] });
+  const a = authn(noTokens, d);
+  const cfg = parseAuthnConfig(d);
+  const server = https.createServer({ key: serving.keyPem, cert: serving.certPem, ca: cfg.caBundlePem, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+    const authorized = (req.socket as TLSSocket).authorized;
+    a.authenticate(req).then((user) => res.end(JSON.stringify({ user, authorized })),
+      (err: StatusError) => res.end(JSON.stringify({ status: err.code, authorized })));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const port = (server.address() as AddressInfo).port;
+  return new Promise((resolve, reject) => {
+    https.get({ host: '127.0.0.1', port, path: '/', cert, key, headers, rejectUnauthorized: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => resolve(JSON.parse(body)));
+    }).on('error', reject);
+  });
+}
+
+t.test('over real TLS, the forged chain passes the TLS layer and still asserts nothing', async (t) => {
+  const sent = impostor.certPem + forgedLink + frontProxyCA.certPem;
+  const r = await overTls(t, sent, impostor.keyPem, { 'X-Remote-User': 'x', 'X-Remote-Group': 'system:masters' });
+  t.ok(r.authorized, 'OpenSSL verifies the chain (against the client CA)');
+  t.strictSame(r.user, { username: 'front-proxy-client', groups: ['system:authenticated'], extra: {} });
+  const genuine = await overTls(t, frontProxy.certPem, frontProxy.keyPem, { 'X-Remote-User': 'x', 'X-Remote-Group': 'system:masters' });
+  t.equal(genuine.user?.username, 'x', 'the genuine front-proxy certificate does assert users');
+  const open = await overTls(t, alice.certPem + forgedLink + frontProxyCA.certPem, alice.keyPem,
+    { 'X-Remote-User': 'x', 'X-Remote-Group': 'system:masters' }, data({ 'requestheader-allowed-names': '[]' }));
+  t.equal(open.user?.username, 'alice', 'nor with an empty allowed-names list');
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { apiserverArgs, controllerManagerArgs, etcdArgs } from '../../src/spaces/components.js';
 import { spacesLayout } from '../../src/spaces/layout.js';
+import { admissionConfiguration, webhookKubeconfig } from '../../src/spaces/webhook-client.js';
 
 const layout = spacesLayout({ dir: '/state', portBase: 30000, wecs: 1 });
 const space = (name: string) => layout.spaces.find((s) => s.name === name)!;
@@ -57,4 +58,19 @@ t.test('every kube-apiserver reaches etcd over TLS with its client certificate',
     t.equal(flag(args, 'etcd-certfile'), '/state/etcd-pki/apiserver-etcd-client.crt', s.name);
     t.equal(flag(args, 'etcd-keyfile'), '/state/etcd-pki/apiserver-etcd-client.key', s.name);
   }
+});
+
+t.test('a WDS presents its front-proxy client certificate to the view\'s admission webhooks', async (t) => {
+  const wdsFile = flag(apiserverArgs(layout, space('wds1')), 'admission-control-config-file');
+  t.equal(wdsFile, '/state/wds1/admission/admission-config.yaml');
+  t.notOk(flag(apiserverArgs(layout, space('its1')), 'admission-control-config-file'), 'only WDSs call the view\'s webhooks');
+  const config = admissionConfiguration('/state/wds1/admission/webhook-kubeconfig.yaml') as { plugins: Array<{ name: string; configuration: { kind: string; kubeConfigFile: string } }> };
+  t.strictSame(config.plugins.map((p) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]), [
+    ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration', '/state/wds1/admission/webhook-kubeconfig.yaml'],
+    ['MutatingAdmissionWebhook', 'WebhookAdmissionConfiguration', '/state/wds1/admission/webhook-kubeconfig.yaml'],
+  ]);
+  // kube-apiserver looks the user up by <service>.<namespace>.svc:<port> (and without :443).
+  const users = (port: number) => (webhookKubeconfig(port, 'fp.crt', 'fp.key') as { users: Array<{ name: string; user: object }> }).users;
+  t.strictSame(users(30005), [{ name: 'ksview.kubestellar-view.svc:30005', user: { 'client-certificate': 'fp.crt', 'client-key': 'fp.key' } }]);
+  t.strictSame(users(443).map((u) => u.name), ['ksview.kubestellar-view.svc:443', 'ksview.kubestellar-view.svc']);
 });

@@ -393,7 +393,7 @@ t.test('policy being deleted: the finalizer goes only once no work names it', as
   t.same(f.writes().map((w) => w.body), [{ metadata: { finalizers: [], resourceVersion: '5' } }], 'then the finalizer is removed');
 });
 
-t.test('another WDS sending the same object to the same cluster: a conflict on the policy, announced once', async (t) => {
+t.test('another WDS sending the same object to the same cluster: a conflict on the policy, announced once in the object\'s namespace', async (t) => {
   const theirs: ManifestWork = {
     apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
     metadata: { name: 'wds2-x', namespace: 'c1', labels: { 'view.kubestellar.io/wds': 'wds2' } },
@@ -402,10 +402,12 @@ t.test('another WDS sending the same object to the same cluster: a conflict on t
   const f = fixture({ otherWorks: [theirs] });
   t.teardown(() => f.close());
   await f.reconcile(settingsKey);
-  const events = f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events');
+  const events = f.writes().filter((w) => w.path.endsWith('/events'));
   t.equal(events.length, 1, 'one Warning Event');
-  t.match(events[0]!.body, { reason: 'WDSConflict', type: 'Warning', involvedObject: { kind: 'BindingPolicy', name: 'edge', uid: 'uid-edge' },
-    message: 'conflict: cluster c1 also receives configmaps demo/settings from WDS wds2' });
+  t.equal(events[0]!.path, '/api/v1/namespaces/demo/events', 'in the object\'s namespace, never in default');
+  t.match(events[0]!.body, { reason: 'WDSConflict', type: 'Warning', metadata: { namespace: 'demo' },
+    involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'demo', name: 'settings', uid: 'uid-settings' },
+    message: 'conflict: cluster c1 also receives configmaps demo/settings from WDS wds2 (selected by BindingPolicy edge)' });
   t.ok(f.queued.some((q) => q.key === 'p|edge'), 'the policy is queued for its status');
   f.clear();
   await f.reconcile(settingsKey);
@@ -484,11 +486,36 @@ t.test('an object of a denatured kind written straight to the WDS is sent, with 
   await f.reconcile(objectKey(NATIVE_CLUSTERROLES, '', 'direct'));
   const works = f.writes().filter((w) => w.server === 'its');
   t.same(summary(works), [`its PATCH ${worksPath('c1', roleWork('direct'))}`, `its PATCH ${worksPath('c2', roleWork('direct'))}`], 'sent, as KubeStellar sends it');
-  const events = f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events');
-  t.match(events.map((e) => e.body), [{ reason: 'WrittenToWDS', type: 'Warning', involvedObject: { name: 'rbac' }, message: /written to the WDS directly.*wds1-view/ }]);
+  const events = f.writes().filter((w) => w.path.endsWith('/events'));
+  t.same(events.map((e) => e.path), ['/api/v1/namespaces/default/events'], 'a cluster-scoped object: its Event in default');
+  t.match(events.map((e) => e.body), [{ reason: 'WrittenToWDS', type: 'Warning',
+    involvedObject: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'direct', uid: 'uid-direct' },
+    message: /written to the WDS directly.*wds1-view.*\(selected by BindingPolicy rbac\)$/ }]);
+  t.notOk((events[0]!.body as { involvedObject: object }).involvedObject.hasOwnProperty('namespace'));
   f.clear();
   for (const name of ['system:basic-user', 'admin']) await f.reconcile(objectKey(NATIVE_CLUSTERROLES, '', name));
   t.same(f.writes(), [], 'the WDS\'s own bootstrap RBAC is never sent');
+});
+
+const NATIVE_ROLES: WorkloadResource = {
+  group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true,
+  native: { group: 'rbac.authorization.k8s.io', resource: 'roles' }, bypassesView: true, hasStatus: false,
+};
+
+t.test('an object of another namespace is never named in default: a Role written straight to the WDS, its Event in its namespace', async (t) => {
+  const roles = policy('roles', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['roles'], namespaces: ['team-a'] }] });
+  const role: WorkloadObject = {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'secret-reader', namespace: 'team-a', uid: 'uid-secret-reader', resourceVersion: '4' },
+    rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+  };
+  const f = controllerFixture({ clusters: CLUSTERS, policies: [roles], workload: [{ resource: NATIVE_ROLES, objects: [role] }] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(NATIVE_ROLES, 'team-a', 'secret-reader'));
+  const events = f.writes().filter((w) => w.path.endsWith('/events'));
+  t.same(events.map((e) => e.path), ['/api/v1/namespaces/team-a/events'], 'in team-a only');
+  t.match(events[0]!.body, { reason: 'WrittenToWDS', metadata: { namespace: 'team-a' },
+    involvedObject: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', namespace: 'team-a', name: 'secret-reader', uid: 'uid-secret-reader' },
+    message: /roles\.rbac\.authorization\.k8s\.io team-a\/secret-reader was written to the WDS directly/ });
 });
 
 t.test('a view object and a native one of the same identity: the view\'s is sent, the conflict reported', async (t) => {
@@ -505,7 +532,8 @@ t.test('a view object and a native one of the same identity: the view\'s is sent
   await f.reconcile(objectKey(CLUSTERROLES, '', 'twin'));
   const work = f.writes().find((w) => w.server === 'its')!.body as ManifestWork;
   t.same(work.spec!.workload!.manifests![0]!.rules, [], 'the view\'s content');
-  t.match(f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events').map((e) => e.body), [{ reason: 'ViewAndWDSConflict', message: /both through the view and natively/ }]);
+  t.match(f.writes().filter((w) => w.path === '/api/v1/namespaces/default/events').map((e) => e.body),
+    [{ reason: 'ViewAndWDSConflict', involvedObject: { kind: 'ClusterRole', name: 'twin' }, message: /both through the view and natively/ }]);
 });
 
 t.test('wantSingletonReportedState narrows nothing: every selected cluster, and the policy says more than one qualifies', async (t) => {

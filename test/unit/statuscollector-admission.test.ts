@@ -1,8 +1,9 @@
 // The StatusCollector admission webhook (src/apiserver/admission.ts) through the app, without
 // spaces: the real compiler (CombinedStatuses.validate → compileCollector) behind it. A bad
 // collector is denied with a 422 Invalid Status naming each error and its field; a good one and
-// other operations are allowed; no validator (no ITS) allows everything; the path needs no
-// credentials (the WDS sends none); a body that is not an AdmissionReview is a 400 Status.
+// other operations are allowed; no validator (no ITS) allows everything; a body that is not an
+// AdmissionReview is a 400 Status. The caller is the WDS's kube-apiserver (who else may call is
+// test/unit/admission-callers.test.ts).
 // The ValidatingWebhookConfiguration registration writes is checked too.
 import t from 'tap';
 import { ADMISSION_PATH, WEBHOOK_NAME } from '../../src/apiserver/admission.js';
@@ -21,7 +22,7 @@ const review = (object: unknown, operation = 'CREATE', oldObject?: unknown) => (
 const collector = (spec: unknown) => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name: 'sc' }, spec });
 
 t.test('a collector with a bad expression is denied with a 422 naming each error and its field', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   const res = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: review(collector({
     filter: 'obj.spec.replicas ==', select: [{ name: 'wec', def: 'foo.bar' }], limit: 20,
@@ -41,7 +42,7 @@ t.test('a collector with a bad expression is denied with a 422 naming each error
 });
 
 t.test('shape errors: the same words as status.errors', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   const cases: [unknown, RegExp][] = [
     [{ groupBy: [{ name: 'p', def: 'returned.status.phase' }], limit: 20 }, /spec\.groupBy: groupBy must be empty if combinedFields is/],
@@ -58,7 +59,7 @@ t.test('shape errors: the same words as status.errors', async (t) => {
 });
 
 t.test('a valid collector, a delete and an object that is not a collector are allowed', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   for (const payload of [
     review(collector({ combinedFields: [{ name: 'count', type: 'COUNT' }], limit: 20 })),
@@ -72,7 +73,7 @@ t.test('a valid collector, a delete and an object that is not a collector are al
 });
 
 t.test('an update that leaves an invalid spec as it was (a label, a finalizer, a deletion) is allowed; one that changes it is checked', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   const bad = collector({ filter: '((' });
   const labelled = { ...bad, metadata: { ...bad.metadata, labels: { a: 'b' }, finalizers: [] } };
@@ -85,7 +86,7 @@ t.test('an update that leaves an invalid spec as it was (a label, a finalizer, a
 
 t.test('a body over 256 KiB is a 413 Status, before any compiling', async (t) => {
   let compiled = 0;
-  const { app, close } = await testApp({ validateCollector: async () => { compiled++; return []; } });
+  const { app, close } = await testApp({ validateCollector: async () => { compiled++; return []; }, kubeApiserver: true });
   t.teardown(close);
   const big = review(collector({ select: [{ name: 'a', def: `"${'x'.repeat(300 * 1024)}"` }] }));
   const res = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: big });
@@ -95,22 +96,22 @@ t.test('a body over 256 KiB is a 413 Status, before any compiling', async (t) =>
 });
 
 t.test('without a validator (no ITS, no status controller) everything is allowed', async (t) => {
-  const { app, close } = await testApp();
+  const { app, close } = await testApp({ kubeApiserver: true });
   t.teardown(close);
   const res = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: review(collector({ filter: '((' })) });
   t.equal(res.json().response.allowed, true);
 });
 
 t.test('a compiler that fails is not the collector\'s fault: allowed, with a warning', async (t) => {
-  const { app, close } = await testApp({ validateCollector: async () => { throw new Error('no CEL engine'); } });
+  const { app, close } = await testApp({ validateCollector: async () => { throw new Error('no CEL engine'); }, kubeApiserver: true });
   t.teardown(close);
   const res = (await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: review(collector({})) })).json();
   t.equal(res.response.allowed, true);
   t.same(res.response.warnings, ['not validated: no CEL engine']);
 });
 
-t.test('no credentials needed; a body that is not an AdmissionReview is a 400 Status; other verbs are not served', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+t.test('a body that is not an AdmissionReview is a 400 Status; other verbs are not served', async (t) => {
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   const bad = await app.inject({ method: 'POST', url: ADMISSION_PATH, payload: { kind: 'AdmissionReview' } });
   t.equal(bad.statusCode, 400);
@@ -118,11 +119,11 @@ t.test('no credentials needed; a body that is not an AdmissionReview is a 400 St
   const notJson = await app.inject({ method: 'POST', url: ADMISSION_PATH, headers: { 'content-type': 'application/json' }, payload: '{' });
   t.equal(notJson.statusCode, 400);
   t.equal(notJson.json().kind, 'Status');
-  const get = await app.inject({ method: 'GET', url: ADMISSION_PATH });
+  const get = await app.inject({ method: 'GET', url: ADMISSION_PATH, headers: { 'x-test-user': 'admin' } });
   t.equal(get.statusCode, 404);
   t.equal(get.json().kind, 'Status');
   const other = await app.inject({ url: '/admissionx' });
-  t.equal(other.statusCode, 401, 'only the admission paths skip authentication');
+  t.equal(other.statusCode, 401, 'outside the admission routes, callers are users');
 });
 
 t.test('the ValidatingWebhookConfiguration: creates and updates of statuscollectors, to our service and path, failurePolicy Ignore', async (t) => {

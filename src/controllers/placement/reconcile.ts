@@ -20,7 +20,7 @@ import type { BindingPolicy, CustomTransform, ManagedCluster } from './api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
-import { PolicyEvents } from './events.js';
+import { ObjectEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
 import { applyFailureError, applyFailures } from './apply-failures.js';
 import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
@@ -61,7 +61,7 @@ export class Reconciler {
   readonly works: Works;
   readonly conflicts: Conflicts;
   readonly bindings: Bindings;
-  private readonly events: PolicyEvents;
+  private readonly events: ObjectEvents;
   private readonly status: PolicyStatus;
   /** What computing an object's works reads (the caches, the template expander). */
   private readonly sources: DesiredSources;
@@ -75,7 +75,7 @@ export class Reconciler {
     const c = o.caches;
     this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`);
     this.conflicts = new Conflicts();
-    this.events = new PolicyEvents(o.wds, o.wdsName, o.log);
+    this.events = new ObjectEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
       outcome: (cluster, id) => objectOutcome(c.works.get(cluster, manifestWorkName(o.wdsName, id)), clusterReadiness(c.clusters.get('', cluster))),
       readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
@@ -261,10 +261,14 @@ export class Reconciler {
   private async report(found: SentObject, resolution: Resolution, desired: ReadonlyMap<string, ManifestWork>, addError: (policy: string, message: string) => void): Promise<void> {
     const selecting = resolution.policies;
     const what = describe(found.id);
-    const refs = () => selecting.map((name) => ({ name, uid: this.o.caches.policies.get('', name)?.metadata.uid }));
+    // The Event is about the object, in its own namespace (./events.ts).
+    const about = {
+      apiVersion: found.native.apiVersion ?? (found.id.group ? `${found.id.group}/${found.id.version}` : found.id.version),
+      kind: found.native.kind ?? '', namespace: found.id.namespace, name: found.id.name, uid: found.native.metadata.uid,
+    };
     const warn = async (subject: string, reason: string, message: string, to: readonly string[] = selecting) => {
       for (const p of to) addError(p, message);
-      if (this.leader) await this.events.warnOnce(subject, refs().filter((r) => to.includes(r.name)), reason, message);
+      if (this.leader) await this.events.warnOnce(subject, about, to, reason, message);
     };
     for (const cluster of desired.keys()) {
       const others = this.conflicts.otherWDSs(cluster, found.id);
