@@ -7,8 +7,10 @@
 // error showing up later in its status.
 //
 // The WDS's kube-apiserver calls webhooks without client credentials, so this path is served to
-// anyone, like /healthz: it reads nothing and writes nothing, only compiles the spec it is sent
-// (expression size and nesting are bounded by the compiler). With no validator (no status
+// anyone, like /healthz: it reads nothing and writes nothing, only compiles the spec it is sent,
+// and what one review can cost is bounded by `validate` (src/controllers/status: a spec over the
+// count and size bounds is refused by counting; the rest compiles in a CEL worker, never on this
+// thread, within a deadline, reviews one at a time). With no validator (no status
 // controller: the server runs without an ITS) every request is allowed. A request the webhook
 // cannot read gets an AdmissionReview that allows it (failurePolicy Ignore's spirit: the status
 // controller still reports the collector's errors) and a 400 only when no AdmissionReview uid can

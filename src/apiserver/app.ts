@@ -179,7 +179,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerSpaces(app, info, authorizeOn('spaces'));
   // And on what each Binding and CombinedStatus speaks of: the user's own rights, object by object.
   const access = new SubjectAccess(opts.authorizer, opts.cats);
-  const visibility: SubjectVisibility = (req) => (subjects) => access.resolve(userOf(req), subjects);
+  const visibility: SubjectVisibility = (req) => ({
+    resolve: (subjects) => access.resolve(userOf(req), subjects),
+    everywhere: (kinds) => access.everywhere(userOf(req), kinds),
+  });
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
   registerAdmission(app, opts.validateCollector);

@@ -127,7 +127,7 @@ export function registerCombinedStatuses(app: FastifyInstance, source: CombinedS
   registerVirtualResource(app, {
     kind: COMBINED_STATUSES, group, feed: feedOf(source), printer: COMBINED_STATUS_PRINTER, labelSelectors: true, authorize,
     reader: (req) => async (items) => {
-      const vis = await visibility(req)(items.flatMap((cs) => subjectOf(cs) ?? []));
+      const vis = await visibility(req).resolve(items.flatMap((cs) => subjectOf(cs) ?? []));
       return {
         visible: (cs) => {
           const s = subjectOf(cs);

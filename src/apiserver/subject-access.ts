@@ -64,6 +64,18 @@ export class SubjectAccess {
     return this.cats?.categorize({ group, resource }) === 'denatured' ? DENATURED_GROUP : group;
   }
 
+  /**
+   * Whether the reader may get every object of these kinds, across the cluster (one review per
+   * kind, cached): then a batch of them needs no look at each object.
+   */
+  async everywhere(user: UserInfo, kinds: Iterable<{ group: string; resource: string }>): Promise<boolean> {
+    const decisions = await Promise.all([...kinds].map(async (k) => {
+      const attrs = { resource: { verb: 'get', group: this.groupOf(k.group, k.resource), resource: k.resource } };
+      return (this.decider.cached?.(user, attrs) ?? await this.decider.decide(user, attrs)).allowed;
+    }));
+    return decisions.every(Boolean);
+  }
+
   async resolve(user: UserInfo, subjects: Iterable<Subject>): Promise<Visibility> {
     let budget = MAX_REVIEWS_PER_ANSWER;
     /** Asks one question unless the budget is spent (then undefined: undecided). */

@@ -26,8 +26,11 @@ import { queryBool } from './watch-stream.js';
 /** A SubjectAccessReview of the request's user: `verb` on the resource, in `namespace` (none: cluster-wide), on `name`. */
 export type Authorize = (req: FastifyRequest, verb: string, namespace?: string, name?: string) => Promise<void>;
 
-/** What the request's user may `get` of a batch of subjects (./subject-access.ts). */
-export type SubjectVisibility = (req: FastifyRequest) => (subjects: Iterable<Subject>) => Promise<Visibility>;
+/** What the request's user may `get`: of a batch of subjects, or of every object of some kinds (./subject-access.ts). */
+export type SubjectVisibility = (req: FastifyRequest) => {
+  resolve(subjects: Iterable<Subject>): Promise<Visibility>;
+  everywhere(kinds: Iterable<{ group: string; resource: string }>): Promise<boolean>;
+};
 
 /** What the routes read of an object. */
 export type ServedObject = KubeObject & { metadata: ObjectMeta & { name: string; namespace?: string; resourceVersion?: string } };

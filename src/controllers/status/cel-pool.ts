@@ -99,6 +99,11 @@ export class CelPool {
     return a.rows;
   }
 
+  /** Starts every worker now (loading the engine takes a while), so that the first task does not wait for it. */
+  warm(): void {
+    for (let i = 0; i < this.size && !this.closed; i++) if (!this.slots[i]) this.spawn(i);
+  }
+
   /** Tasks waiting or running. */
   pending(): number {
     let n = this.running.size;

@@ -182,7 +182,7 @@ export function compileCollector(sc: StatusCollector): CompileResult {
   if (select.length > 0 && (groupBy.length > 0 || combined.length > 0)) return { errors: ['groupBy and combinedFields must be empty if select is not'] };
   if (combined.length === 0 && groupBy.length > 0) return { errors: ['groupBy must be empty if combinedFields is'] };
   const bounds = specBoundErrors(spec);
-  if (bounds.length > 0) return { errors: bounds.map((e) => `spec: ${e}`) };
+  if (bounds.length > 0) return { errors: bounds };
   const errors: string[] = [];
   const limit = spec.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 0) errors.push(`limit must be a non-negative integer, not ${limit}`);
@@ -223,7 +223,7 @@ export function compileCollector(sc: StatusCollector): CompileResult {
   }
   const programs = [filter, ...selected.map((s) => s.program), ...groups.map((g) => g.program), ...aggregators.map((a) => a.subject)];
   const total = programs.reduce((n, p) => n + (p?.cost ?? 0), 0);
-  if (total > ESTIMATED_COLLECTOR_COST_LIMIT) errors.push(`spec: the estimated cost of all expressions together exceeds budget by factor of ${Number((total / ESTIMATED_COLLECTOR_COST_LIMIT).toPrecision(4))}x (the limit is ${ESTIMATED_COLLECTOR_COST_LIMIT})`);
+  if (total > ESTIMATED_COLLECTOR_COST_LIMIT) errors.push(`the estimated cost of all expressions together exceeds budget by factor of ${Number((total / ESTIMATED_COLLECTOR_COST_LIMIT).toPrecision(4))}x (the limit is ${ESTIMATED_COLLECTOR_COST_LIMIT})`);
   if (errors.length > 0) return { errors };
   const uses = new Set(programs.flatMap((p) => (p ? [...p.uses] : [])));
   const shape: CollectorShape = {

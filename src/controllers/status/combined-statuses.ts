@@ -66,11 +66,11 @@ export async function validateCollector(pool: CelPool, sc: { metadata: { name: s
   const spec = (sc.spec ?? {}) as Record<string, unknown>;
   // Counted here, before anything is sent: a review over the bounds costs no compile at all.
   const bounds = typeof spec === 'object' && spec !== null ? specBoundErrors(spec) : [];
-  if (bounds.length > 0) return bounds.map((e) => `spec: ${e}`);
+  if (bounds.length > 0) return bounds;
   try {
     return (await pool.compile('admission', sc.metadata.name, sc.spec, COMPILE_DEADLINE_MS, MAX_WAITING_REVIEWS)).errors;
   } catch (err) {
-    if (err instanceof CelTaskError && !err.message.startsWith('busy')) return [`spec: could not be compiled: ${err.message}`];
+    if (err instanceof CelTaskError && !err.message.startsWith('busy')) return [`could not be compiled: ${err.message}`];
     throw err;
   }
 }
@@ -125,6 +125,8 @@ export class CombinedStatuses {
   }
 
   async start(): Promise<void> {
+    // The first admission review must not wait for the engine to load (the webhook has 5 s).
+    this.pool.warm();
     this.unsubscribe.push(this.o.onObjectReportChange((source) => this.touch(source)));
     this.collectors.start();
     await this.collectors.synced;
@@ -190,13 +192,13 @@ export class CombinedStatuses {
       for (const source of [...this.keysBySource.keys()]) this.touch(source);
     };
     if (bounds.length > 0) {
-      entry.answer = { errors: bounds.map((e) => `spec: ${e}`) };
+      entry.answer = { errors: bounds };
       return entry.answer;
     }
     this.pool.compile(name, name, sc.spec, COMPILE_DEADLINE_MS).then(done, (err: Error) => {
       if (this.stopped) return;
       // The compile itself was too costly (its deadline, its memory): the collector's error.
-      if (err instanceof CelTaskError) done({ errors: [`spec: could not be compiled: ${err.message}`] });
+      if (err instanceof CelTaskError) done({ errors: [`could not be compiled: ${err.message}`] });
       else this.o.log(`status: compiling statuscollector ${name}: ${err.message}`);
     });
     return undefined;
