@@ -3,21 +3,17 @@
 // Binding lists only their objects, in the workload and in the destinations' counts and broken
 // objects, and the policy's own status only if they may get the policy; a CombinedStatus of an
 // object they may not get is absent from lists, watches and gets (a Secret's data with it); an
-// admin still sees everything. The reviews go coarse to fine (cluster, namespace, name: RBAC's
-// resourceNames), a denatured kind is asked in denatured.kubestellar.io, and no answer makes more
-// than MAX_REVIEWS_PER_ANSWER new reviews (what is left undecided is hidden, with a Warning).
+// admin still sees everything (how the reviews are made: ./virtual-subject-access.test.ts).
 import t from 'tap';
 import type { Attributes } from '../../src/apiserver/authz.js';
 import type { BindingSource } from '../../src/apiserver/bindings-resource.js';
 import type { CombinedStatusSource } from '../../src/apiserver/combinedstatuses-resource.js';
-import { MAX_REVIEWS_PER_ANSWER, SubjectAccess } from '../../src/apiserver/subject-access.js';
 import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
 import { Bindings } from '../../src/controllers/placement/bindings.js';
 import type { ObjectOutcome } from '../../src/controllers/placement/destination-state.js';
 import { Store } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import type { UserInfo } from '../../src/kube/user.js';
-import { KindCategories } from '../../src/storage/kind-categories.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
 
 const VIEW = '/apis/view.kubestellar.io/v1alpha1';
@@ -199,55 +195,4 @@ t.test('a watch delivers, in order, the events of what the reader may see, and n
   const all = events((await adminWatching).body);
   t.equal(all.length, 8, 'admin: 4 ADDED and 4 MODIFIED');
   t.ok(all.includes('MODIFIED other.p hunter3'));
-});
-
-t.test('reviews go from coarse to fine, and a denatured kind is asked where the view stores it', async (t) => {
-  const asked: string[] = [];
-  const decider = {
-    async decide(_u: UserInfo, a: Attributes) {
-      const r = resourceOf(a)!;
-      asked.push(`${r.group}/${r.resource} ${r.namespace ?? '*'} ${r.name ?? '*'}`);
-      return { allowed: (r.namespace === 'a' && r.name === undefined) || r.name === 'granted', reason: '' };
-    },
-  };
-  const access = new SubjectAccess(decider, new KindCategories());
-  const user = { username: 'bob', groups: [], extra: {} };
-  const subjects = [
-    { group: '', resource: 'configmaps', namespace: 'a', name: 'x' },
-    { group: '', resource: 'configmaps', namespace: 'a', name: 'y' },
-    { group: '', resource: 'configmaps', namespace: 'b', name: 'granted' },
-    { group: '', resource: 'configmaps', namespace: 'b', name: 'no' },
-    { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'granted' },
-  ];
-  const vis = await access.resolve(user, subjects);
-  t.same(subjects.map((s) => vis.may(s)), [true, true, true, false, true]);
-  t.equal(vis.all, false);
-  t.equal(vis.leftOut, 0);
-  t.same(asked, [
-    '/configmaps * *', 'denatured.kubestellar.io/clusterroles * *',
-    '/configmaps a *', '/configmaps b *',
-    '/configmaps b granted', '/configmaps b no', 'denatured.kubestellar.io/clusterroles * granted',
-  ], 'across the cluster, then per namespace, then per name; ClusterRoles as the view stores them');
-  t.notOk(vis.may({ group: '', resource: 'configmaps', namespace: 'c', name: 'never-asked' }), 'a subject not asked about is hidden');
-});
-
-t.test('one answer makes at most MAX_REVIEWS_PER_ANSWER new reviews; what is left undecided is hidden, with a Warning', async (t) => {
-  let reviews = 0;
-  const many = [...Array(MAX_REVIEWS_PER_ANSWER * 2).keys()].map((i) => combinedStatus(['', 'secrets', 'team-b', `s${String(i).padStart(4, '0')}`], `s${i}.p`, 'x'));
-  const { app, close } = await testApp({
-    combinedStatuses: new CombinedSource(many),
-    allow: (u, a) => {
-      const r = resourceOf(a);
-      if (r?.resource !== 'secrets') return aliceMay(u, a);
-      return r.name !== undefined; // granted by name only: every Secret is a review of its own
-    },
-    onDecide: () => { reviews++; },
-  });
-  t.teardown(close);
-  const res = await app.inject({ url: `${VIEW}/combinedstatuses`, headers: ALICE });
-  t.equal(res.statusCode, 200);
-  t.ok(reviews <= MAX_REVIEWS_PER_ANSWER, `${reviews} reviews for ${many.length} objects`);
-  const shown = res.json().items.length;
-  t.ok(shown > 0 && shown < many.length, `${shown} shown, the rest undecided`);
-  t.match(res.headers.warning, new RegExp(`^299 - ".*${many.length - shown} objects were left out of this answer`));
 });
