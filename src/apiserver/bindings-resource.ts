@@ -10,8 +10,10 @@
 // has one (its name, destinations and owner); in it, only the objects the reader may `get`, in
 // `spec.workload` and in `status.destinations` (their counts and broken objects are computed again
 // over those, by the source), and the policy's own status (`errors`, `conditions`, whose messages
-// name objects) only to a reader who may `get` the BindingPolicy. A Binding the source no longer
-// has (its DELETED event) is shown without the objects hidden and without `status.destinations`.
+// name objects) only to a reader who may `get` the BindingPolicy. Such a Binding is computed by the
+// source when it is shown (with the served object's resourceVersion: its content may be a little
+// newer, never older); one the source no longer has (its DELETED event) is shown from itself,
+// without the objects hidden and without `status.destinations`.
 import type { FastifyInstance } from 'fastify';
 import { column, type KindPrinter } from '../storage/denatured-printers.js';
 import { age } from '../kube/duration.js';
@@ -39,9 +41,10 @@ export interface BindingSource {
 /** The BindingPolicy a Binding is of: its status is the policy's. */
 const POLICIES = { group: 'control.kubestellar.io', resource: 'bindingpolicies' };
 
-/** A Binding as the placement controller makes it: KubeStellar's shape (empty lists left out). */
+/** One object of a Binding's workload (KubeStellar's downsync clause, what is read of it here). */
 interface Clause { group: string; resource: string; namespace?: string; name: string }
 
+/** A Binding as the placement controller makes it: KubeStellar's shape (empty lists left out). */
 interface Binding extends KubeObject {
   metadata: ObjectMeta & { name: string; resourceVersion?: string; creationTimestamp?: string };
   spec: {

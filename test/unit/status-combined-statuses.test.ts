@@ -144,3 +144,17 @@ t.test('a collector\'s status: written by the leader only, with its errors, and 
   t.match(calls[0]!.body, { metadata: { resourceVersion: '3' }, status: { observedGeneration: 2, errors: ['filter expression invalid: <input>:1:4: found . but expecting end of input'] } });
   t.equal(calls[0]!.headers['content-type'], 'application/merge-patch+json');
 });
+
+t.test('a collector that arrives while leading: compiled in the workers, then its status written once', async (t) => {
+  const { cs, wds } = harness({});
+  t.teardown(() => { cs.stop(); return wds.close(); });
+  wds.pool.intercept({ path: (p) => p.startsWith('/apis/control.kubestellar.io/v1alpha1/statuscollectors?') && !p.includes('watch'), method: 'GET' })
+    .reply(200, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollectorList', metadata: { resourceVersion: '10' }, items: [collector('late', { select: [{ name: 'x', def: 'nope' }], limit: 20 }, 4)] });
+  wds.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, '').persist();
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
+  cs.setLeading(true);
+  void cs.start();
+  const patches = await until(() => wds.calls().filter((c) => c.method === 'PATCH'), (p) => p.length > 0);
+  t.same(patches.map((c) => c.path), ['/apis/control.kubestellar.io/v1alpha1/statuscollectors/late/status']);
+  t.match(patches[0]!.body, { status: { observedGeneration: 4, errors: ['select expression (x) invalid: undeclared reference to \'nope\''] } });
+});
