@@ -9,8 +9,10 @@
 // Only the WDS's kube-apiserver may call it: the app answers every route under /admission/ only
 // for the front-proxy client certificate it presents to webhooks (./app.ts; configured by its
 // --admission-control-config-file, manifests/README.md), others get 401 or 403. It reads nothing
-// and writes nothing, only compiles the spec it is sent (expression size and nesting are bounded
-// by the compiler). With no validator (no status
+// and writes nothing, only compiles the spec it is sent, and what one review can cost is bounded
+// by `validate` (src/controllers/status: a spec over the count and size bounds is refused by
+// counting; the rest compiles in a CEL worker, never on this thread, within a deadline, reviews
+// one at a time). With no validator (no status
 // controller: the server runs without an ITS) every request is allowed. A request the webhook
 // cannot read gets an AdmissionReview that allows it (failurePolicy Ignore's spirit: the status
 // controller still reports the collector's errors) and a 400 only when no AdmissionReview uid can

@@ -26,7 +26,8 @@ import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, viewRoot } from './view-group.js';
 import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
-import type { Authorize } from './virtual-resource.js';
+import { SubjectAccess } from './subject-access.js';
+import type { Authorize, SubjectVisibility } from './virtual-resource.js';
 import { registerView } from './view-proxy.js';
 import { canonicalViewUrl } from './view-path.js';
 import { decorateRequests, userOf } from './request-state.js';
@@ -52,7 +53,8 @@ export interface AppOptions {
   servingKeyPem: string;
   authnConfig: () => AuthnConfig;
   authenticator: Pick<Authenticator, 'authenticate' | 'authenticateKnown' | 'isKubeApiserver'>;
-  authorizer: Pick<Authorizer, 'authorize'>;
+  /** Authorizes requests for the server's own resources; `decide` (with `cached`) the objects the virtual ones speak of. */
+  authorizer: Pick<Authorizer, 'authorize' | 'decide'> & Partial<Pick<Authorizer, 'cached'>>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
   /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
@@ -232,14 +234,20 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const authorizeOn = (resource: string, group = GROUP): Authorize => (req, verb, namespace, name) =>
     opts.authorizer.authorize(userOf(req), { resource: { verb, group, resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } });
   registerSpaces(app, info, authorizeOn('spaces'));
-  registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP);
-  registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP);
+  // And on what each Binding and CombinedStatus speaks of: the user's own rights, object by object.
+  const access = new SubjectAccess(opts.authorizer, opts.cats);
+  const visibility: SubjectVisibility = (req) => ({
+    resolve: (subjects) => access.resolve(userOf(req), subjects),
+    everywhere: (kinds) => access.everywhere(userOf(req), kinds),
+  });
+  registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
+  registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
   registerAdmission(app, opts.validateCollector);
 
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {
     root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
-    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, authorizeOn,
+    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, authorizeOn, visibility,
   });
   return app;
 }

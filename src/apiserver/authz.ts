@@ -1,6 +1,8 @@
-// Authorization of what `ksview serve` answers itself (the spaces resource, /metrics), by
-// SubjectAccessReview against the WDS, cached for a few seconds. Passthrough requests are not
-// authorized here: they impersonate the user, so the WDS decides.
+// Authorization of what `ksview serve` answers itself (the spaces resource, /metrics, the virtual
+// resources and the objects they speak of: ./subject-access.ts), by SubjectAccessReview against
+// the WDS, cached 10 s as k8s.io/apiserver's delegating authorizer caches (allowed and denied
+// alike), and one review in flight per question however many requests ask it at once.
+// Passthrough requests are not authorized here: they impersonate the user, so the WDS decides.
 import { LRUCache } from 'lru-cache';
 import { upstreamJson, type Upstream } from '../kube/upstream.js';
 import { errors } from '../kube/status.js';
@@ -27,28 +29,50 @@ export interface Decision {
   reason: string;
 }
 
+/** How long a decision is kept: k8s.io/apiserver's delegating authorizer's default, allowed and denied. */
+const DECISION_TTL_MS = 10_000;
+
+function reviewSpec(user: UserInfo, attrs: Attributes) {
+  return {
+    user: user.username,
+    ...(user.uid ? { uid: user.uid } : {}),
+    groups: user.groups,
+    extra: user.extra,
+    ...('resource' in attrs ? { resourceAttributes: attrs.resource } : { nonResourceAttributes: attrs.nonResource }),
+  };
+}
+
 export class Authorizer {
-  private readonly cache = new LRUCache<string, Decision>({ max: 8192, ttl: 5_000 });
+  /** Decisions by review spec; the subject checks of large lists (./subject-access.ts) fill many. */
+  private readonly cache = new LRUCache<string, Decision>({ max: 32_768, ttl: DECISION_TTL_MS });
+  private readonly inFlight = new Map<string, Promise<Decision>>();
 
   constructor(private readonly up: Upstream) {}
 
+  /** The decision kept for this question, if any (no review is made). */
+  cached(user: UserInfo, attrs: Attributes): Decision | undefined {
+    return this.cache.get(JSON.stringify(reviewSpec(user, attrs)));
+  }
+
   async decide(user: UserInfo, attrs: Attributes): Promise<Decision> {
-    const spec = {
-      user: user.username,
-      ...(user.uid ? { uid: user.uid } : {}),
-      groups: user.groups,
-      extra: user.extra,
-      ...('resource' in attrs ? { resourceAttributes: attrs.resource } : { nonResourceAttributes: attrs.nonResource }),
-    };
+    const spec = reviewSpec(user, attrs);
     const key = JSON.stringify(spec);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const review = await upstreamJson<{ status?: { allowed?: boolean; reason?: string } }>(this.up, 'POST',
-      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-      { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } });
-    const decision = { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '' };
-    this.cache.set(key, decision);
-    return decision;
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = upstreamJson<{ status?: { allowed?: boolean; reason?: string } }>(this.up, 'POST',
+        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+        { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } })
+        .then((review) => {
+          const decision = { allowed: review.status?.allowed === true, reason: review.status?.reason ?? '' };
+          this.cache.set(key, decision);
+          return decision;
+        })
+        .finally(() => { this.inFlight.delete(key); });
+      this.inFlight.set(key, pending);
+    }
+    return pending;
   }
 
   /** Throws a 403 Status, worded like kube-apiserver's, unless the user may. */

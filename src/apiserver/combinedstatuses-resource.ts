@@ -6,14 +6,17 @@
 // each answer in its path's apiVersion, one feed for both (./virtual-feed.ts). Without a source
 // the lists are empty. Label selectors apply (KubeStellar's users find an object's CombinedStatuses
 // by its five status.kubestellar.io labels), and field selectors on metadata.name and
-// metadata.namespace.
+// metadata.namespace. A CombinedStatus is shown only to a reader who may `get` its workload object
+// (named by those labels; ./subject-access.ts): its results are that object's data, a Secret's
+// included when a collector selects it.
 import type { FastifyInstance } from 'fastify';
 import { age } from '../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import { column, type KindPrinter } from '../storage/denatured-printers.js';
 import { COMBINED_STATUSES } from './view-group.js';
+import type { Subject } from './subject-access.js';
 import { objectKey, sharedFeeds, VirtualFeed } from './virtual-feed.js';
-import { registerVirtualResource, type Authorize } from './virtual-resource.js';
+import { registerVirtualResource, type Authorize, type SubjectVisibility } from './virtual-resource.js';
 
 /** What computes the CombinedStatuses (the status controller). Keys are `<namespace>/<name>`. */
 export interface CombinedStatusSource {
@@ -42,6 +45,17 @@ const SUBJECT_LABELS = [
   // KubeStellar's printcolumn reads status.kubestellar.io/policy, a label nothing writes (its issue #2564).
   ['BINDINGPOLICY', 'status.kubestellar.io/binding-policy', 'The BindingPolicy whose StatusCollectors make the results'],
 ] as const;
+
+/** The workload object a CombinedStatus is of, by its labels (undefined when they do not say: shown to nobody). */
+function subjectOf(cs: CombinedStatus): Subject | undefined {
+  const l = cs.metadata.labels ?? {};
+  const group = l['status.kubestellar.io/api-group'];
+  const resource = l['status.kubestellar.io/resource'];
+  const namespace = l['status.kubestellar.io/namespace'];
+  const name = l['status.kubestellar.io/name'];
+  if (group === undefined || !resource || !name) return undefined;
+  return { group, resource, ...(namespace ? { namespace } : {}), name };
+}
 
 /** The RESULTS cell stays about this short, so that a row of `kubectl get -w` fits a wide terminal. */
 const SUMMARY_MAX = 120;
@@ -106,8 +120,22 @@ const feedOf = sharedFeeds((source: CombinedStatusSource | undefined) => new Vir
 /**
  * Registers GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/combinedstatuses`
  * and `/apis/<group>/v1alpha1/namespaces/<namespace>/combinedstatuses` on `app` (or a plugin under a
- * prefix). `authorize` checks `combinedstatuses` in `group`, in the path's namespace.
+ * prefix). `authorize` checks `combinedstatuses` in `group`, in the path's namespace; `visibility`
+ * which workload objects the reader may get.
  */
-export function registerCombinedStatuses(app: FastifyInstance, source: CombinedStatusSource | undefined, authorize: Authorize, group: string): void {
-  registerVirtualResource(app, { kind: COMBINED_STATUSES, group, feed: feedOf(source), printer: COMBINED_STATUS_PRINTER, labelSelectors: true, authorize });
+export function registerCombinedStatuses(app: FastifyInstance, source: CombinedStatusSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility): void {
+  registerVirtualResource(app, {
+    kind: COMBINED_STATUSES, group, feed: feedOf(source), printer: COMBINED_STATUS_PRINTER, labelSelectors: true, authorize,
+    reader: (req) => async (items) => {
+      const vis = await visibility(req).resolve(items.flatMap((cs) => subjectOf(cs) ?? []));
+      return {
+        visible: (cs) => {
+          const s = subjectOf(cs);
+          return s !== undefined && vis.may(s);
+        },
+        show: (cs) => cs,
+        leftOut: vis.leftOut,
+      };
+    },
+  });
 }

@@ -50,7 +50,8 @@ export const VIEW_USER_RULES = [
   // The virtual Bindings (what each BindingPolicy resolves to) and CombinedStatuses (the status
   // its StatusCollectors combine; namespaced, their SubjectAccessReviews carry the namespace, so
   // RBAC can also grant them per namespace), in both groups that serve them
-  // (control.kubestellar.io only inside the view).
+  // (control.kubestellar.io only inside the view). They show only the objects the user may get
+  // in the WDS (./subject-access.ts): this right reveals nothing more.
   { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings', 'combinedstatuses'], verbs: ['get', 'list', 'watch'] },
 ];
 

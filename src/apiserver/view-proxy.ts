@@ -30,7 +30,7 @@ import { registerBindings, type BindingSource } from './bindings-resource.js';
 import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
 import { CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlResourceList, VERSION } from './view-group.js';
 import { controlOpenAPIV2, controlOpenAPIV3 } from './view-openapi.js';
-import type { Authorize } from './virtual-resource.js';
+import type { Authorize, SubjectVisibility } from './virtual-resource.js';
 import { createHash } from 'node:crypto';
 
 export interface ViewOptions {
@@ -45,6 +45,8 @@ export interface ViewOptions {
   combinedStatuses?: CombinedStatusSource;
   /** A SubjectAccessReview of the user on `resource` in `group`. */
   authorizeOn: (resource: string, group: string) => Authorize;
+  /** What the user may get of the objects the Bindings and CombinedStatuses speak of. */
+  visibility: SubjectVisibility;
 }
 
 /** The view's own OpenAPI v3 document of control.kubestellar.io/v1alpha1, and its hash for the index. */
@@ -82,8 +84,8 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
 
   // Routes of their own: more specific than the catch-all below, so the hidden group's bindings and
   // combinedstatuses are these, never the WDS's (a KubeStellar install's real CRDs are shadowed).
-  registerBindings(view, opts.bindings, opts.authorizeOn('bindings', CONTROL_GROUP), CONTROL_GROUP);
-  registerCombinedStatuses(view, opts.combinedStatuses, opts.authorizeOn('combinedstatuses', CONTROL_GROUP), CONTROL_GROUP);
+  registerBindings(view, opts.bindings, opts.authorizeOn('bindings', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
+  registerCombinedStatuses(view, opts.combinedStatuses, opts.authorizeOn('combinedstatuses', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
 
   // Bodies are buffered (3 MiB at most), checked, and kept as they came for the passthrough.
   view.removeAllContentTypeParsers();

@@ -4,8 +4,9 @@
 // (the controllers make KubeStellar's), as JSON or a Table. Label selectors (when the resource
 // takes them) and field selectors on metadata.name (and metadata.namespace) as kube-apiserver
 // answers them for a CRD, malformed or unsupported ones a 400. Access is decided first by the
-// caller's `authorize` (a SubjectAccessReview on the resource in the path's group and namespace);
-// writes are refused as kube-apiserver refuses a verb a resource does not have: authorized as the
+// caller's `authorize` (a SubjectAccessReview on the resource in the path's group and namespace),
+// then, object by object, by what the reader may see of what each speaks of (`reader`): a hidden
+// object is left out of lists and watches and is a 404 to a get, as if it did not exist; writes are refused as kube-apiserver refuses a verb a resource does not have: authorized as the
 // write first (403 without the right), then 405 MethodNotAllowed. Lists and watches follow
 // kube-apiserver's resourceVersion rules (./virtual-serving.ts) over the resource's feed
 // (./virtual-feed.ts), read fresh before each request.
@@ -18,11 +19,18 @@ import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';
 import { VERSION, type VirtualKind } from './view-group.js';
 import { objectKey, type VirtualFeed } from './virtual-feed.js';
-import { listOrWatch, type CollectionQuery } from './virtual-serving.js';
+import { leftOutWarning, type Subject, type Visibility } from './subject-access.js';
+import { listOrWatch, type CollectionQuery, type ReaderView } from './virtual-serving.js';
 import { queryBool } from './watch-stream.js';
 
 /** A SubjectAccessReview of the request's user: `verb` on the resource, in `namespace` (none: cluster-wide), on `name`. */
 export type Authorize = (req: FastifyRequest, verb: string, namespace?: string, name?: string) => Promise<void>;
+
+/** What the request's user may `get`: of a batch of subjects, or of every object of some kinds (./subject-access.ts). */
+export type SubjectVisibility = (req: FastifyRequest) => {
+  resolve(subjects: Iterable<Subject>): Promise<Visibility>;
+  everywhere(kinds: Iterable<{ group: string; resource: string }>): Promise<boolean>;
+};
 
 /** What the routes read of an object. */
 export type ServedObject = KubeObject & { metadata: ObjectMeta & { name: string; namespace?: string; resourceVersion?: string } };
@@ -35,6 +43,8 @@ export interface VirtualResource<T extends ServedObject> {
   /** Whether label selectors are applied (else they are a 400). */
   labelSelectors: boolean;
   authorize: Authorize;
+  /** What the request's reader may see of each object (./subject-access.ts). */
+  reader: (req: FastifyRequest) => ReaderView<T>;
 }
 
 interface Query extends CollectionQuery { watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string }
@@ -84,19 +94,23 @@ export function registerVirtualResource<T extends ServedObject>(app: FastifyInst
       },
       event: (o) => (tableVersion ? table([asServed(o)], tableVersion, req.query.includeObject, o.metadata.resourceVersion) : asServed(o)),
       type: { apiVersion: groupVersion, kind },
+      reader: r.reader(req),
     });
   };
   app.get(all, list);
   if (namespaced) app.get(inNamespace, list);
 
-  app.get<{ Params: Params & { name: string }; Querystring: Query }>(named, async (req) => {
+  app.get<{ Params: Params & { name: string }; Querystring: Query }>(named, async (req, reply) => {
     const { namespace, name } = req.params;
     await r.authorize(req, 'get', namespace, name);
     checkIncludeObject(req.query.includeObject);
     r.feed.flush();
     const found = r.feed.collection.get(objectKey(namespace, name));
     if (!found) throw errors.notFound({ group: r.group, kind: resource, name });
-    const o = asServed(found);
+    const shown = await r.reader(req)([found]);
+    if (shown.leftOut > 0) reply.header('warning', leftOutWarning(shown.leftOut));
+    if (!shown.visible(found)) throw errors.notFound({ group: r.group, kind: resource, name });
+    const o = asServed(shown.show(found));
     const tableVersion = wantsTable(req.headers.accept);
     return tableVersion ? table([o], tableVersion, req.query.includeObject, o.metadata.resourceVersion) : o;
   });

@@ -1,11 +1,14 @@
 // The CombinedStatuses source with fakes (src/controllers/status/combined-statuses.ts): KubeStellar's
 // name, namespace and labels; one per (object, policy naming collectors); results only from valid
-// collectors that exist; the keys announced when an object's reports change and when it loses its
-// CombinedStatus; and a collector's status (observedGeneration, errors) written by the leader only.
+// collectors that exist, computed in the CEL workers (a read never waits: the last complete result
+// until the new one comes back, announced); the keys announced when an object's reports change
+// and when it loses its CombinedStatus; and a collector's status (observedGeneration, errors)
+// written by the leader only.
 import t from 'tap';
-import { CombinedStatuses } from '../../src/controllers/status/combined-statuses.js';
+import { CelPool } from '../../src/controllers/status/cel-pool.js';
+import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
 import type { StatusSources } from '../../src/controllers/status/controller.js';
-import type { StatusCollector } from '../../src/controllers/status/collectors.js';
+import { waitFor } from '../../src/kube/wait.js';
 import type { Placement } from '../../src/controllers/placement/bindings.js';
 import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
@@ -32,6 +35,16 @@ const policies: Record<string, KubeObject & { metadata: { name: string; uid: str
   q: { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'q', uid: 'q-uid', creationTimestamp: '2026-11-24T08:00:00Z' } },
 };
 const mod = (statusCollectors: string[], clusters: string[]) => ({ createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors, clusters });
+/** One pool of CEL workers for the file (starting one loads the engine). */
+const pool = new CelPool();
+t.teardown(() => pool.close());
+
+/** Polls `read` until `ok` says its value is there (the CEL workers answer asynchronously). */
+async function until<T>(read: () => T, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  await waitFor(async () => ({ ok: ok(read()), detail: '' }), timeoutMs, 20);
+  return read();
+}
+
 const collector = (name: string, spec: StatusCollector['spec'], generation = 1, status?: StatusCollector['status']): StatusCollector =>
   ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name, generation, resourceVersion: '3' }, spec, ...(status ? { status } : {}) });
 const workStatus = (cluster: string, id: { group: string; resource: string; namespace: string; name: string }, status: Record<string, unknown>): WorkStatus => ({
@@ -52,7 +65,7 @@ function harness(placements: Record<string, Placement>) {
     policy: (name) => policies[name],
   };
   const workStatuses = new Store<WorkStatus>({ identity: (ws) => [identityKey(ws.metadata.namespace, ws.spec.sourceRef)] });
-  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: (cb) => { reportChange = cb; return () => {}; }, log: () => {} });
+  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: (cb) => { reportChange = cb; return () => {}; }, log: () => {}, pool });
   return { cs, wds, workStatuses, report: (source: string) => reportChange(source) };
 }
 
@@ -70,10 +83,14 @@ t.test('named, placed and labelled as KubeStellar does; results of the valid col
   workStatuses.set(workStatus('wec1', IDS[encodeKey(DEP)]!.id, { availableReplicas: 2 }));
   workStatuses.set(workStatus('wec2', IDS[encodeKey(DEP)]!.id, { availableReplicas: 3 }));
   workStatuses.set(workStatus('wec3', IDS[encodeKey(DEP)]!.id, { availableReplicas: 50 }));
+  const heard: string[] = [];
+  cs.onCombinedStatusChange((k) => heard.push(k));
   cs.combinedStatuses(); // as the served feed does first: the index
   const before = cs.combinedStatus('demo', 'dep-uid.p-uid');
-  t.ok(before && !before.results, 'before the CEL engine is loaded: the object, no results yet');
-  await cs.loadCel();
+  t.ok(before && !before.results, 'before the collectors are compiled and evaluated: the object, no results yet (a read never waits for CEL)');
+  await until(() => cs.combinedStatus('demo', 'dep-uid.p-uid')?.results, (r) => r?.length === 2);
+  t.ok(heard.includes('demo/dep-uid.p-uid'), 'the results coming back are announced');
+  await until(() => cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')?.results, (r) => r?.length === 1);
   const all = cs.combinedStatuses();
   t.same(all.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort(), ['demo/dep-uid.p-uid', 'kubestellar-report/ns-uid.q-uid'], 'one per (object, policy naming collectors); a cluster-scoped object\'s in kubestellar-report');
   const dep = cs.combinedStatus('demo', 'dep-uid.p-uid')!;
@@ -90,7 +107,9 @@ t.test('named, placed and labelled as KubeStellar does; results of the valid col
   t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results, [{ name: 'count', columnNames: ['count'], rows: [{ columns: [{ type: 'Number', float: '0' }] }] }], 'no reports yet: COUNT 0');
   const { status: _none, ...statusless } = workStatus('wec1', IDS[encodeKey(NS)]!.id, {});
   workStatuses.set(statusless);
-  t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results![0]!.rows, [{ columns: [{ type: 'Number', float: '1' }] }], 'a WorkStatus without status (the object is there): counted');
+  t.strictSame(cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results![0]!.rows, [{ columns: [{ type: 'Number', float: '0' }] }], 'until the new row is computed: the last complete result');
+  const counted = await until(() => cs.combinedStatus('kubestellar-report', 'ns-uid.q-uid')!.results![0]!.rows, (r) => r?.[0]?.columns[0]?.float === '1');
+  t.strictSame(counted, [{ columns: [{ type: 'Number', float: '1' }] }], 'a WorkStatus without status (the object is there): counted');
   t.equal(cs.combinedStatus('demo', 'nope'), undefined);
 });
 
@@ -115,12 +134,27 @@ t.test('a collector\'s status: written by the leader only, with its errors, and 
   wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
   cs.collectors.store.set(collector('bad', { filter: 'obj.(', limit: 20 }, 2));
   cs.collectors.store.set(collector('good', { combinedFields: [{ name: 'count', type: 'COUNT' }], limit: 20 }, 1, { observedGeneration: 1 }));
-  await cs.loadCel();
+  await until(() => [cs.compile('bad'), cs.compile('good')], (c) => c.every((x) => x !== undefined));
   t.equal(wds.calls().length, 0);
   cs.setLeading(true);
+  await until(() => wds.calls().length, (n) => n > 0);
   await new Promise((r) => setTimeout(r, 50));
   const calls = wds.calls();
   t.same(calls.map((c) => `${c.method} ${c.path}`), ['PATCH /apis/control.kubestellar.io/v1alpha1/statuscollectors/bad/status'], 'only the one whose status differs');
   t.match(calls[0]!.body, { metadata: { resourceVersion: '3' }, status: { observedGeneration: 2, errors: ['filter expression invalid: <input>:1:4: found . but expecting end of input'] } });
   t.equal(calls[0]!.headers['content-type'], 'application/merge-patch+json');
+});
+
+t.test('a collector that arrives while leading: compiled in the workers, then its status written once', async (t) => {
+  const { cs, wds } = harness({});
+  t.teardown(() => { cs.stop(); return wds.close(); });
+  wds.pool.intercept({ path: (p) => p.startsWith('/apis/control.kubestellar.io/v1alpha1/statuscollectors?') && !p.includes('watch'), method: 'GET' })
+    .reply(200, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollectorList', metadata: { resourceVersion: '10' }, items: [collector('late', { select: [{ name: 'x', def: 'nope' }], limit: 20 }, 4)] });
+  wds.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, '').persist();
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, {}).persist();
+  cs.setLeading(true);
+  void cs.start();
+  const patches = await until(() => wds.calls().filter((c) => c.method === 'PATCH'), (p) => p.length > 0);
+  t.same(patches.map((c) => c.path), ['/apis/control.kubestellar.io/v1alpha1/statuscollectors/late/status']);
+  t.match(patches[0]!.body, { status: { observedGeneration: 4, errors: ['select expression (x) invalid: undeclared reference to \'nope\''] } });
 });

@@ -1,5 +1,5 @@
 // The StatusCollector admission webhook (src/apiserver/admission.ts) through the app, without
-// spaces: the real compiler (CombinedStatuses.validate → compileCollector) behind it. A bad
+// spaces: the real compiler (validateCollector → compileCollector in the CEL workers) behind it. A bad
 // collector is denied with a 422 Invalid Status naming each error and its field; a good one and
 // other operations are allowed; no validator (no ITS) allows everything; a body that is not an
 // AdmissionReview is a 400 Status. The caller is the WDS's kube-apiserver (who else may call is
@@ -8,12 +8,14 @@
 import t from 'tap';
 import { ADMISSION_PATH, WEBHOOK_NAME } from '../../src/apiserver/admission.js';
 import { webhookConfiguration } from '../../src/apiserver/registration.js';
-import { CombinedStatuses } from '../../src/controllers/status/combined-statuses.js';
+import { CelPool } from '../../src/controllers/status/cel-pool.js';
+import { validateCollector as validateWith } from '../../src/controllers/status/combined-statuses.js';
 import { testApp } from '../fixtures/view-app.js';
 
-// validate() needs nothing of the instance but the compiler: an instance over nothing.
-const compiler = Object.create(CombinedStatuses.prototype) as CombinedStatuses;
-const validateCollector = (sc: { metadata: { name: string }; spec?: unknown }) => compiler.validate(sc);
+// The compiler behind the webhook: the CEL workers of a pool.
+const pool = new CelPool();
+t.teardown(() => pool.close());
+const validateCollector = (sc: { metadata: { name: string }; spec?: unknown }) => validateWith(pool, sc);
 
 const review = (object: unknown, operation = 'CREATE', oldObject?: unknown) => ({
   apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',

@@ -10,6 +10,10 @@
 // false or empty; status.observedGeneration always present. Its ownerReference names the policy as
 // KubeStellar's binding controller does (controller: true, blockOwnerDeletion: false). The
 // apiVersion is KubeStellar's; the view.kubestellar.io resource serves it under its own.
+// A Binding may be computed for one reader (`view`, the server's answer to a user who may not read
+// every object: src/apiserver/bindings-resource.ts): the objects they may not get are left out of
+// the workload and of every destination's counts and broken objects, and the policy's own status
+// (errors, conditions) is left out unless they may get the policy.
 // Subscribers hear which policy's Binding may have changed (the served resourceVersions are the
 // view's own: src/apiserver/virtual-collection.ts); the counter here only tells this cache's
 // versions apart.
@@ -96,6 +100,12 @@ function bindingUid(policyUid: string | undefined): string | undefined {
   return stableUid(`binding/${policyUid}`);
 }
 
+/** What one reader may see of a Binding: which objects, and the policy's own status or not. */
+export interface BindingView {
+  object(id: ObjectIdentity): boolean;
+  policyStatus: boolean;
+}
+
 /** How the objects fare in their clusters (the works and clusters caches): for destination statuses. */
 export interface Outcomes {
   outcome(cluster: string, id: ObjectIdentity): ObjectOutcome;
@@ -118,11 +128,12 @@ export class Bindings {
    * Each destination of a policy: its clusters (those its selectors pick, and any an object is
    * still sent to) with the state of every object it sends there. Empty without outcomes.
    */
-  destinations(name: string, clusters: readonly string[]): DestinationStatus[] {
+  destinations(name: string, clusters: readonly string[], view?: BindingView): DestinationStatus[] {
     const outcomes = this.outcomes;
     if (!outcomes) return [];
     const byCluster = new Map<string, ObjectIdentity[]>(clusters.map((c) => [c, []]));
     for (const e of this.placedBy(name)) {
+      if (view && !view.object(e.id)) continue;
       for (const c of e.modulations[name]?.clusters ?? []) {
         let ids = byCluster.get(c);
         if (!ids) byCluster.set(c, (ids = []));
@@ -196,21 +207,23 @@ export class Bindings {
     return () => { this.events.off('change', cb); };
   }
 
-  /** The Binding of one BindingPolicy, or undefined when there is no such policy. */
-  binding(name: string): Binding | undefined {
+  /** The Binding of one BindingPolicy (as `view` lets one reader see it), or undefined when there is no such policy. */
+  binding(name: string, view?: BindingView): Binding | undefined {
     const p = this.policies.get('', name);
     if (!p) return undefined;
     const clusterScope: DownsyncClause[] = [];
     const namespaceScope: DownsyncClause[] = [];
     for (const e of this.placedBy(name)) {
+      if (view && !view.object(e.id)) continue;
       const ref = { group: e.id.group, version: e.id.version, resource: e.id.resource };
       const modulation = modulationJSON(e.modulations[name]);
       if (e.id.namespace) namespaceScope.push({ ...ref, namespace: e.id.namespace, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
       else clusterScope.push({ ...ref, name: e.id.name, resourceVersion: e.resourceVersion, ...modulation });
     }
     const destinations = this.policyDestinations(p);
-    const states = this.destinations(name, destinations);
+    const states = this.destinations(name, destinations, view);
     const uid = bindingUid(p.metadata.uid);
+    const policyStatus = !view || view.policyStatus;
     return {
       apiVersion: BINDING_API_VERSION, kind: 'Binding',
       metadata: {
@@ -227,8 +240,8 @@ export class Bindings {
         ...(destinations.length > 0 ? { destinations: destinations.map((clusterId) => ({ clusterId })) } : {}),
       },
       status: {
-        observedGeneration: p.status?.observedGeneration ?? 0, ...(p.status?.errors?.length ? { errors: p.status.errors } : {}),
-        ...(p.status?.conditions?.length ? { conditions: p.status.conditions } : {}),
+        observedGeneration: p.status?.observedGeneration ?? 0, ...(policyStatus && p.status?.errors?.length ? { errors: p.status.errors } : {}),
+        ...(policyStatus && p.status?.conditions?.length ? { conditions: p.status.conditions } : {}),
         ...(states.length > 0 ? { destinations: states } : {}),
       },
     };

@@ -29,7 +29,7 @@ import type { KindCategories } from '../../storage/kind-categories.js';
 import { workloadResources, type WorkloadResource } from '../workload-resources.js';
 import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
 import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
-import type { Binding } from './bindings.js';
+import type { Binding, BindingView } from './bindings.js';
 import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from './keys.js';
 import type { StatusSources } from '../status/controller.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
@@ -270,9 +270,9 @@ export class PlacementController {
     };
   }
 
-  /** The Binding of one BindingPolicy (KubeStellar's shape), or undefined when there is no such policy. */
-  binding(name: string): Binding | undefined {
-    return this.reconciler.bindings.binding(name);
+  /** The Binding of one BindingPolicy (KubeStellar's shape; with a view, as one reader may see it), or undefined when there is no such policy. */
+  binding(name: string, view?: BindingView): Binding | undefined {
+    return this.reconciler.bindings.binding(name, view);
   }
 
   bindings(): Binding[] {

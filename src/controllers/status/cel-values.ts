@@ -7,16 +7,9 @@
 //   strconv.FormatFloat(v, 'g', -1, 64) writes it, so the strings equal KubeStellar's).
 import { isCelList, isCelMap, isCelUint, type CelInput, type CelValue } from '@bufbuild/cel';
 import type { JsonObject } from '../../kube/objects.js';
+import { goFloat, type Value } from './collector-rows.js';
 
-/** A column value of a CombinedStatus row (KubeStellar's `Value`). */
-export interface Value {
-  type: 'String' | 'Number' | 'Bool' | 'Null' | 'Object' | 'Array';
-  string?: string;
-  float?: string;
-  bool?: boolean;
-  object?: unknown;
-  array?: unknown[];
-}
+export { goFloat, type Value } from './collector-rows.js';
 
 /** A JSON value as CEL input: integers become `int`. */
 export function toCel(v: unknown): CelInput {
@@ -66,22 +59,6 @@ export function toJSON(v: CelValue | unknown): unknown {
   if (m?.$typeName === 'google.protobuf.Timestamp') return timestampJSON(m);
   if (m?.$typeName === 'google.protobuf.Duration') return durationJSON(m);
   return String(v);
-}
-
-/**
- * Go's strconv.FormatFloat(f, 'g', -1, 64): the shortest digits that round-trip; the exponent form
- * (two exponent digits at least) when the decimal exponent is below -4 or at least 6, Go's
- * threshold for the shortest %g. So 2.5 → "2.5", 1e6 → "1e+06", NaN → "NaN", +∞ → "+Inf".
- */
-export function goFloat(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (f === Infinity) return '+Inf';
-  if (f === -Infinity) return '-Inf';
-  if (Object.is(f, -0)) return '-0';
-  const [mantissa, expText] = f.toExponential().split('e') as [string, string];
-  const exp = Number(expText);
-  if (f !== 0 && (exp < -4 || exp >= 6)) return `${mantissa}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return String(f);
 }
 
 /** A CEL result as a tagged column Value. */

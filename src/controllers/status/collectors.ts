@@ -1,24 +1,36 @@
 // StatusCollectors (control.kubestellar.io/v1alpha1), KubeStellar's SQL-SELECT-like recipes in CEL
 // for combining the status an object has in its WECs ("Combined Status from WECs" in KubeStellar's
-// docs; api/control/v1alpha1/types.go). Two steps, both pure:
+// docs; api/control/v1alpha1/types.go). The CEL half, run in workers (./cel-worker.ts), never on
+// the server's own thread; the rest is ./collector-rows.ts. Two steps, both pure:
 // - compileCollector: KubeStellar's structural checks and messages (select excludes groupBy and
 //   combinedFields; groupBy needs combinedFields; COUNT takes no subject, the others need one),
-//   then each expression parsed and its references checked (only `inventory`, `obj`, `returned`,
-//   `propagation` and known functions), as cel-go's Compile would refuse them. Any error makes the
-//   collector invalid: its errors go to its status.errors and it yields no result.
-// - collect: one result (a NamedStatusCombination) from the per-WEC rows: `filter` (null and
-//   false drop a row), then either `select` (a row per WEC, sorted by WEC name) or `groupBy` +
-//   `combinedFields` (a row per distinct tuple; without groupBy exactly one row, COUNT 0 over no
-//   WEC), then `limit` (default 20, enforced). A failing expression never throws: a filter error
-//   drops that WEC's row, a select error makes its column Null, a groupBy or subject error leaves
-//   the row out of that aggregation, a non-numeric subject counts 0 (the API's words) — each
-//   reported in the result's `errors` (our addition to KubeStellar's shape, capped).
+//   the bounds on the spec's expressions (count, total size, each one's length and nesting), then
+//   each expression parsed and its references checked (only `inventory`, `obj`, `returned`,
+//   `propagation` and known functions), as cel-go's Compile would refuse them, and its cost
+//   estimated (./cel-cost.ts: refused past kube's limit). Any error makes the collector invalid:
+//   its errors go to its status.errors and it yields no result.
+// - evaluateRow: what CEL computes for one WEC's row, each expression metered (./cel-cost.ts: at
+//   most PER_CALL_LIMIT, and RUNTIME_BUDGET for the row); a failing expression never throws: a
+//   filter error drops that WEC's row, a select error makes its column Null, a groupBy or subject
+//   error leaves the row out of that aggregation, a non-numeric subject counts 0 (the API's words),
+//   a value over MAX_VALUE_BYTES is Null — each reported in the result's `errors` (our addition to
+//   KubeStellar's shape, capped). `collect` is both halves in one go (for tests).
 // The CEL engine is @bufbuild/cel; values cross by ./cel-values.ts.
-import { celEnv, CelScalar, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
+import { celEnv, celError, CelScalar, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { isAtomic, numericOf, tagged, toCel, type Value } from './cel-values.js';
+import {
+  COST_EXCEEDED, ESTIMATED_COLLECTOR_COST_LIMIT, ESTIMATED_COST_LIMIT, estimateCost, meter, meteredFuncs, PER_CALL_LIMIT, RUNTIME_BUDGET, withTicks,
+} from './cel-cost.js';
+import { isAtomic, numericOf, tagged, toCel } from './cel-values.js';
+import {
+  AGGREGATORS, combineRows, DEFAULT_LIMIT, MAX_EXPRESSION_LENGTH, specBoundErrors, VARIABLES,
+  type Aggregator, type CollectorShape, type NamedStatusCombination, type RowEval, type Value, type Variable,
+} from './collector-rows.js';
+
+export { DEFAULT_LIMIT, MAX_EXPRESSION_LENGTH, MAX_RESULT_ERRORS } from './collector-rows.js';
+export type { NamedStatusCombination, RowEval } from './collector-rows.js';
 
 export interface NamedExpression { name: string; def: string }
 export interface NamedAggregator { name: string; type: string; subject?: string }
@@ -37,14 +49,6 @@ export interface StatusCollector extends KubeObject {
   status?: { observedGeneration?: number; errors?: string[] };
 }
 
-/** One collector's rows in a CombinedStatus (KubeStellar's NamedStatusCombination, plus `errors`). */
-export interface NamedStatusCombination {
-  name: string;
-  columnNames: string[];
-  rows?: { columns: Value[] }[];
-  errors?: string[];
-}
-
 /** What one WEC contributes: its name, the object's status there, when that status last changed. */
 export interface WecReport {
   cluster: string;
@@ -55,24 +59,17 @@ export interface WecReport {
   version?: string;
 }
 
-export const DEFAULT_LIMIT = 20;
-const AGGREGATORS = ['COUNT', 'SUM', 'AVG', 'MIN', 'MAX'] as const;
-type Aggregator = typeof AGGREGATORS[number];
-/** How many expression errors a result lists before it says how many more there were. */
-export const MAX_RESULT_ERRORS = 10;
 const ZERO_TIME = '0001-01-01T00:00:00Z';
-
-const VARIABLES = ['inventory', 'obj', 'returned', 'propagation'] as const;
-type Variable = typeof VARIABLES[number];
+/** The largest value (as JSON) a column takes: a larger one is Null, said in the errors. */
+export const MAX_VALUE_BYTES = 64 * 1024;
 /** Type denotations an expression may name (`type(x) == int`). */
 const TYPE_NAMES = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'dyn']);
 /** Calls the planner handles itself (logic, indexing), not found among the functions. */
 const BUILTIN_CALLS = new Set(['_&&_', '_||_', '_?_:_', '_[_]', '@not_strictly_false', '_[?_]', '_?._']);
 
-const env = celEnv({
-  variables: Object.fromEntries(VARIABLES.map((v) => [v, CelScalar.DYN])) as Record<Variable, typeof CelScalar.DYN>,
-  funcs: strings,
-});
+const variables = Object.fromEntries(VARIABLES.map((v) => [v, CelScalar.DYN])) as Record<Variable, typeof CelScalar.DYN>;
+/** The engine's functions with KubeStellar's extensions, every one metered (./cel-cost.ts). */
+const env = celEnv({ variables, funcs: meteredFuncs(celEnv({ variables, funcs: strings }).funcs) });
 
 type Bindings = Partial<Record<Variable, unknown>>;
 
@@ -80,16 +77,13 @@ interface Program {
   run(vars: Bindings): CelResult;
   /** The variables it reads: only those are built for it. */
   uses: Set<Variable>;
+  /** Its estimated worst-case cost. */
+  cost: number;
 }
 
 type Expr = ReturnType<typeof parse>['expr'];
 
-/**
- * Expressions run on the server's one thread for every cluster of every object, and the engine has
- * no cost limit: their size and how deeply comprehensions (all, exists, map, filter…) nest are
- * bounded at compile time, so no collector can make the server loop for long.
- */
-export const MAX_EXPRESSION_LENGTH = 4096;
+/** How deeply comprehensions (all, exists, map, filter…) may nest (the cost estimate would refuse most deeper ones anyway). */
 export const MAX_COMPREHENSION_DEPTH = 2;
 
 interface References { idents: Set<string>; funcs: Set<string>; depth: number }
@@ -149,8 +143,16 @@ function compile(source: string): Program {
     if (!(VARIABLES as readonly string[]).includes(name) && !TYPE_NAMES.has(name)) throw new Error(`undeclared reference to '${name}'`);
   }
   for (const f of funcs) if (!BUILTIN_CALLS.has(f) && !env.funcs.find(f)) throw new Error(`undeclared reference to '${f}'`);
-  const run = plan(env, parsed) as (ctx: Bindings) => CelResult;
-  return { run: (vars) => run(vars), uses: new Set(VARIABLES.filter((v) => idents.has(v))) };
+  const cost = estimateCost(parsed.expr!);
+  if (cost > ESTIMATED_COST_LIMIT) throw new Error(overBudget(cost, ESTIMATED_COST_LIMIT));
+  const run = plan(env, withTicks(parsed.expr!)) as (ctx: Bindings) => CelResult;
+  return { run: (vars) => run(vars), uses: new Set(VARIABLES.filter((v) => idents.has(v))), cost };
+}
+
+/** kube-apiserver's words for an expression that could cost too much. */
+function overBudget(cost: number, limit: number): string {
+  const factor = cost / limit;
+  return `estimated rule cost exceeds budget by factor of ${factor >= 1e6 ? 'more than 1000000' : Number(factor.toPrecision(4))}x (the limit is ${limit}, with inputs of any size up to 1.5 MiB; try simplifying the expression)`;
 }
 
 interface CompiledNamed { name: string; program: Program }
@@ -165,6 +167,8 @@ export interface CompiledCollector {
   limit: number;
   columnNames: string[];
   uses: Set<Variable>;
+  /** What the server's thread needs of it (./collector-rows.ts). */
+  shape: CollectorShape;
 }
 
 export type CompileResult = { collector: CompiledCollector; errors: [] } | { collector?: undefined; errors: string[] };
@@ -177,6 +181,8 @@ export function compileCollector(sc: StatusCollector): CompileResult {
   const combined = spec.combinedFields ?? [];
   if (select.length > 0 && (groupBy.length > 0 || combined.length > 0)) return { errors: ['groupBy and combinedFields must be empty if select is not'] };
   if (combined.length === 0 && groupBy.length > 0) return { errors: ['groupBy must be empty if combinedFields is'] };
+  const bounds = specBoundErrors(spec);
+  if (bounds.length > 0) return { errors: bounds };
   const errors: string[] = [];
   const limit = spec.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 0) errors.push(`limit must be a non-negative integer, not ${limit}`);
@@ -215,30 +221,22 @@ export function compileCollector(sc: StatusCollector): CompileResult {
     if (seen.has(c)) errors.push(`column name ${JSON.stringify(c)} is used more than once`);
     seen.add(c);
   }
-  if (errors.length > 0) return { errors };
   const programs = [filter, ...selected.map((s) => s.program), ...groups.map((g) => g.program), ...aggregators.map((a) => a.subject)];
+  const total = programs.reduce((n, p) => n + (p?.cost ?? 0), 0);
+  if (total > ESTIMATED_COLLECTOR_COST_LIMIT) errors.push(`the estimated cost of all expressions together exceeds budget by factor of ${Number((total / ESTIMATED_COLLECTOR_COST_LIMIT).toPrecision(4))}x (the limit is ${ESTIMATED_COLLECTOR_COST_LIMIT})`);
+  if (errors.length > 0) return { errors };
   const uses = new Set(programs.flatMap((p) => (p ? [...p.uses] : [])));
-  return { collector: { name: sc.metadata.name, filter, select: selected, groupBy: groups, combinedFields: aggregators, limit, columnNames, uses }, errors: [] };
+  const shape: CollectorShape = {
+    name: sc.metadata.name, select: selected.map((x) => x.name), groupBy: groups.map((g) => g.name),
+    combinedFields: aggregators.map((a) => ({ name: a.name, type: a.type })), limit, columnNames, uses: VARIABLES.filter((v) => uses.has(v)),
+  };
+  return { collector: { name: sc.metadata.name, filter, select: selected, groupBy: groups, combinedFields: aggregators, limit, columnNames, uses, shape }, errors: [] };
 }
 
 /** The object as `obj` shows it: everything but its status (KubeStellar's docs). */
 export function objForCel(obj: JsonObject): unknown {
   const { status: _status, ...rest } = obj;
   return toCel(rest);
-}
-
-/** Collects errors up to MAX_RESULT_ERRORS, counting the rest. */
-class ErrorList {
-  private readonly list: string[] = [];
-  private dropped = 0;
-  add(msg: string): void {
-    if (this.list.length < MAX_RESULT_ERRORS) this.list.push(msg);
-    else this.dropped++;
-  }
-  done(): string[] | undefined {
-    if (this.list.length === 0) return undefined;
-    return this.dropped > 0 ? [...this.list, `… and ${this.dropped} more errors`] : this.list;
-  }
 }
 
 function bindingsFor(c: CompiledCollector, obj: unknown, r: WecReport): Bindings {
@@ -253,68 +251,60 @@ function bindingsFor(c: CompiledCollector, obj: unknown, r: WecReport): Bindings
   return b;
 }
 
-/** Orders Values: Numbers by value, others by their JSON; Null first. */
-function compareValues(a: Value, b: Value): number {
-  if (a.type !== b.type) return a.type === 'Null' ? -1 : b.type === 'Null' ? 1 : a.type.localeCompare(b.type);
-  if (a.type === 'Number') return Number(a.float) - Number(b.float) || a.float!.localeCompare(b.float!);
-  return JSON.stringify(a).localeCompare(JSON.stringify(b));
-}
-
-function compareRows(a: Value[], b: Value[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const d = compareValues(a[i]!, b[i]!);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-
-/**
- * Everything CEL computes for one WEC's row under one collector, with the errors it met by phase
- * (so that a result lists them in the same order however its rows were computed). Pure in
- * (collector, obj, report): the caller may keep it while neither changes (RowMemo).
- */
-export interface RowEval {
-  /** Why the filter left the row out (an error or a non-bool), or '' when it just said false/null. */
-  filterError?: string;
-  /** The filter kept the row. */
-  kept: boolean;
-  /** select: the cells (Null where the expression failed) and those errors. */
-  select?: Value[];
-  selectErrors?: string[];
-  /** groupBy: the row's key, or the error that left it out of the aggregation. */
-  key?: Value[];
-  groupError?: string;
-  /** Per combinedField: the subject's number (0 for a non-number, said), undefined when it failed (said). */
-  subjects?: (number | undefined)[];
-  subjectErrors?: (string | undefined)[];
-}
-
 /** The rows a collector computed for one object, by WEC, each with the version of the report it came from. */
 export type RowMemo = Map<string, { version: string; row: RowEval }>;
 
+/**
+ * Runs one program under the meter: at most PER_CALL_LIMIT, and what is left of the row's budget.
+ * Past it the result is cel-go's error (the evaluation was abandoned where it was).
+ */
+function runMetered(p: Program, vars: Bindings, budget: { left: number }): CelResult {
+  if (budget.left <= 0) return celError(COST_EXCEEDED);
+  meter.start(Math.min(PER_CALL_LIMIT, budget.left));
+  try {
+    return p.run(vars);
+  } finally {
+    budget.left -= meter.used();
+    meter.start(Infinity);
+  }
+}
+
+/** A CEL result as a column Value, or why it cannot be one (larger than a column holds). */
+function columnValue(r: unknown): Value | string {
+  const v = tagged(r);
+  const bytes = Buffer.byteLength(JSON.stringify(v));
+  return bytes > MAX_VALUE_BYTES ? `the value is ${bytes} bytes, more than the ${MAX_VALUE_BYTES} a column holds` : v;
+}
+
 export function evaluateRow(c: CompiledCollector, obj: unknown, report: WecReport): RowEval {
   const vars = bindingsFor(c, obj, report);
+  const budget = { left: RUNTIME_BUDGET };
+  const run = (p: Program) => runMetered(p, vars, budget);
+  const failed = isCelError;
   if (c.filter) {
-    const r = c.filter.run(vars);
-    if (isCelError(r)) return { kept: false, filterError: `${report.cluster}: filter: ${r.message}` };
+    const r = run(c.filter);
+    if (failed(r)) return { kept: false, filterError: `${report.cluster}: filter: ${r.message}` };
     if (r !== true) return { kept: false, ...(r !== false && r !== null ? { filterError: `${report.cluster}: filter: the result is ${typeof r}, not a bool` } : {}) };
   }
   if (c.select.length > 0) {
     const selectErrors: string[] = [];
     const select = c.select.map((x) => {
-      const r = x.program.run(vars);
-      if (!isCelError(r)) return tagged(r);
-      selectErrors.push(`${report.cluster}: select expression (${x.name}): ${r.message}`);
+      const r = run(x.program);
+      const v = failed(r) ? r.message : columnValue(r);
+      if (typeof v !== 'string') return v;
+      selectErrors.push(`${report.cluster}: select expression (${x.name}): ${v}`);
       return { type: 'Null' as const };
     });
     return { kept: true, select, ...(selectErrors.length > 0 ? { selectErrors } : {}) };
   }
   const key: Value[] = [];
   for (const g of c.groupBy) {
-    const r = g.program.run(vars);
-    if (isCelError(r)) return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): ${r.message}` };
+    const r = run(g.program);
+    if (failed(r)) return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): ${r.message}` };
     if (!isAtomic(r)) return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): the value is not atomic` };
-    key.push(tagged(r));
+    const v = columnValue(r);
+    if (typeof v === 'string') return { kept: true, groupError: `${report.cluster}: groupBy expression (${g.name}): ${v}` };
+    key.push(v);
   }
   const subjects: (number | undefined)[] = [];
   const subjectErrors: (string | undefined)[] = [];
@@ -324,15 +314,15 @@ export function evaluateRow(c: CompiledCollector, obj: unknown, report: WecRepor
       subjectErrors.push(undefined);
       continue;
     }
-    const r = a.subject!.run(vars);
-    if (isCelError(r)) {
+    const r = run(a.subject!);
+    if (failed(r)) {
       subjects.push(undefined);
       subjectErrors.push(`${report.cluster}: combinedField (${a.name}) subject: ${r.message}`);
       continue;
     }
     const n = numericOf(r);
     subjects.push(n ?? 0);
-    subjectErrors.push(n === undefined ? `${report.cluster}: combinedField (${a.name}) subject is ${r === null ? 'null' : typeof r === 'string' ? JSON.stringify(r) : 'not a number'}, 0 used` : undefined);
+    subjectErrors.push(n === undefined ? `${report.cluster}: combinedField (${a.name}) subject is ${r === null ? 'null' : typeof r === 'string' ? JSON.stringify(r.length > 64 ? `${r.slice(0, 64)}…` : r) : 'not a number'}, 0 used` : undefined);
   }
   return { kept: true, key, subjects, subjectErrors };
 }
@@ -362,53 +352,5 @@ export function collect(c: CompiledCollector, obj: unknown, reports: WecReport[]
     const present = new Set(reports.map((r) => r.cluster));
     for (const cluster of [...memo.keys()]) if (!present.has(cluster)) memo.delete(cluster);
   }
-  const errors = new ErrorList();
-  for (const r of rows) if (r.filterError) errors.add(r.filterError);
-  const kept = rows.filter((r) => r.kept);
-  const out = c.select.length > 0 ? selectRows(kept, errors) : aggregateRows(c, kept, errors);
-  const limited = out.slice(0, c.limit);
-  const errs = errors.done();
-  return { name: c.name, columnNames: c.columnNames, ...(limited.length > 0 ? { rows: limited.map((columns) => ({ columns })) } : {}), ...(errs ? { errors: errs } : {}) };
-}
-
-function selectRows(kept: RowEval[], errors: ErrorList): Value[][] {
-  for (const r of kept) for (const e of r.selectErrors ?? []) errors.add(e);
-  return kept.map((r) => r.select ?? []);
-}
-
-function aggregateRows(c: CompiledCollector, kept: RowEval[], errors: ErrorList): Value[][] {
-  const groups = new Map<string, { key: Value[]; members: RowEval[] }>();
-  if (c.groupBy.length === 0) groups.set(JSON.stringify([]), { key: [], members: [] });
-  for (const m of kept) {
-    if (m.groupError) {
-      errors.add(m.groupError);
-      continue;
-    }
-    const key = m.key ?? [];
-    const id = JSON.stringify(key);
-    let group = groups.get(id);
-    if (!group) groups.set(id, (group = { key, members: [] }));
-    group.members.push(m);
-  }
-  const rows = [...groups.values()].map((g) => [...g.key, ...c.combinedFields.map((a, i) => aggregate(a, i, g.members, errors))]);
-  return rows.sort(compareRows);
-}
-
-/** One aggregate over a group; the empty aggregation is the identity in float64 (AVG: NaN). */
-function aggregate(a: CompiledAggregator, i: number, members: RowEval[], errors: ErrorList): Value {
-  if (a.type === 'COUNT') return tagged(members.length);
-  const values: number[] = [];
-  for (const m of members) {
-    const e = m.subjectErrors?.[i];
-    if (e) errors.add(e);
-    const n = m.subjects?.[i];
-    if (n !== undefined) values.push(n);
-  }
-  const sum = values.reduce((s, v) => s + v, 0);
-  switch (a.type) {
-    case 'SUM': return tagged(sum);
-    case 'AVG': return tagged(values.length === 0 ? NaN : sum / values.length);
-    case 'MIN': return tagged(values.reduce((s, v) => Math.min(s, v), Infinity));
-    default: return tagged(values.reduce((s, v) => Math.max(s, v), -Infinity));
-  }
+  return combineRows(c.shape, rows);
 }

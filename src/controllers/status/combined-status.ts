@@ -8,7 +8,7 @@
 import { stableUid, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import type { ObjectIdentity } from '../wrapping.js';
-import type { NamedStatusCombination } from './collectors.js';
+import type { NamedStatusCombination } from './collector-rows.js';
 
 export const COMBINED_STATUS_API_VERSION = 'control.kubestellar.io/v1alpha1';
 /** Where the CombinedStatuses of cluster-scoped objects live (KubeStellar's name). */

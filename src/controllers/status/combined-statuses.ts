@@ -4,13 +4,19 @@
 // virtual `combinedstatuses` (src/apiserver/combinedstatuses-resource.ts reads it through
 // `combinedStatuses`, `combinedStatus` and `onCombinedStatusChange`).
 // Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
-// per generation (./collectors.ts); the leader writes its `status` (observedGeneration, and the
-// compile errors in `errors`, KubeStellar's place for them); an invalid collector yields no result.
-// The CEL engine is loaded when the first StatusCollector appears, not before: it costs ≈ 19 MB of
-// RSS (measured), which a server without collectors does not pay.
-// Changes are announced, never pushed: an object's WorkStatus, placement or own change, and any
-// collector change, name the CombinedStatus keys (`<namespace>/<name>`) that may differ; the
-// served collection recomputes them when read or watched.
+// per generation; the leader writes its `status` (observedGeneration, and the compile errors in
+// `errors`, KubeStellar's place for them); an invalid collector yields no result.
+// CEL never runs on this thread (issue 24, defect 4): compiles and evaluations are tasks of the
+// CEL workers (./cel-pool.ts, one lane per collector), with deadlines; the workers start with the
+// first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
+// them: it shows each collector's last complete result (none before the first), and asks for the
+// rows whose inputs changed (a WorkStatus's resourceVersion; the object's, for a collector that
+// reads `obj`); when they come back the key is announced, and the served collection shows the new
+// result. An evaluation the pool stopped (its deadline, its memory) gives those rows the reason
+// as their error until their inputs change; a compile it stopped is the collector's error.
+// Changes are announced, never pushed: an object's WorkStatus, placement or own change, any
+// collector change, and a finished evaluation name the CombinedStatus keys (`<namespace>/<name>`)
+// that may differ; the served collection recomputes them when read or watched.
 import { isDeepStrictEqual } from 'node:util';
 import { EventEmitter } from 'node:events';
 import { Informer, type Store } from '../../kube/informer.js';
@@ -18,13 +24,57 @@ import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { decodeKey, encodeKey, identityKey } from '../placement/keys.js';
-import type { CompiledCollector, CompileResult, RowMemo, StatusCollector, WecReport } from './collectors.js';
+import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
+import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
 
 type PolicyObject = KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } };
+
+/** A StatusCollector as read from the WDS. */
+export interface StatusCollector extends KubeObject {
+  metadata: { name: string; generation?: number; resourceVersion?: string; uid?: string };
+  spec?: unknown;
+  status?: { observedGeneration?: number; errors?: string[] };
+}
+
+/** How long a compile may take: an admission review must be answered within the webhook's 5 s. */
+export const COMPILE_DEADLINE_MS = 4000;
+/** How long one evaluation task (at most ROWS_PER_TASK rows of one object) may take. */
+export const EVALUATE_DEADLINE_MS = 2000;
+export const ROWS_PER_TASK = 50;
+/** Admission reviews waiting for a compile; past that a review is answered unchecked (the status says later). */
+export const MAX_WAITING_REVIEWS = 8;
+
+/** One collector's rows for one object under one policy, by WEC, each with the version of the report it came from. */
+interface RowMemo {
+  shape: CollectorShape;
+  objectVersion: string;
+  rows: Map<string, { version: string; row: RowEval }>;
+  /** An evaluation is on its way. */
+  pending: boolean;
+  /** The last complete result. */
+  result?: NamedStatusCombination;
+}
+
+/** What a WEC contributes to a row. */
+interface Report { cluster: string; status: JsonObject; lastReturnedUpdateTimestamp?: string; version: string }
+
+/** The compile errors of a collector as written (none: valid), for admission, through `pool`. */
+export async function validateCollector(pool: CelPool, sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
+  const spec = (sc.spec ?? {}) as Record<string, unknown>;
+  // Counted here, before anything is sent: a review over the bounds costs no compile at all.
+  const bounds = typeof spec === 'object' && spec !== null ? specBoundErrors(spec) : [];
+  if (bounds.length > 0) return bounds;
+  try {
+    return (await pool.compile('admission', sc.metadata.name, sc.spec, COMPILE_DEADLINE_MS, MAX_WAITING_REVIEWS)).errors;
+  } catch (err) {
+    if (err instanceof CelTaskError && !err.message.startsWith('busy')) return [`could not be compiled: ${err.message}`];
+    throw err;
+  }
+}
 
 export interface CombinedStatusesOptions {
   wds: Upstream;
@@ -34,34 +84,45 @@ export interface CombinedStatusesOptions {
   /** Called with the encoded key of an object whose reports, placement or self changed. */
   onObjectReportChange(cb: (source: string) => void): () => void;
   log: (msg: string) => void;
+  /** The CEL workers (default: a pool of its own, stopped with this). */
+  pool?: CelPool;
+  /** How long one evaluation task may take (default EVALUATE_DEADLINE_MS). */
+  evaluateDeadlineMs?: number;
 }
 
 const keyOf = (r: { namespace: string; name: string }) => `${r.namespace}/${r.name}`;
 
 export class CombinedStatuses {
   readonly collectors: Informer<StatusCollector>;
-  private readonly compiled = new Map<string, { generation: number | undefined; result: CompileResult }>();
-  /** Per object (source key), per policy, per collector name: the rows computed (./collectors.ts, RowMemo). */
-  private readonly rowMemos = new Map<string, Map<string, Map<string, { collector: CompiledCollector; objectVersion: string; rows: RowMemo }>>>();
+  readonly pool: CelPool;
+  private readonly ownPool: boolean;
+  /** Per collector: the generation and spec compiled, and the answer (undefined while the compile runs). */
+  private readonly compiled = new Map<string, { generation: number | undefined; spec: unknown; answer?: CompileAnswer }>();
+  /** Per object (source key), per policy, per collector name: the rows computed. */
+  private readonly rowMemos = new Map<string, Map<string, Map<string, RowMemo>>>();
   /** The CombinedStatus keys each object (encoded key) last had, and what each key is of. */
   private readonly keysBySource = new Map<string, Set<string>>();
   private readonly byKey = new Map<string, { source: string; policy: string }>();
   private readonly events = new EventEmitter();
   private readonly unsubscribe: (() => void)[] = [];
   private leading = false;
-  private cel: typeof import('./collectors.js') | undefined;
-  private celLoading: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(private readonly o: CombinedStatusesOptions) {
     this.events.setMaxListeners(0);
+    this.pool = o.pool ?? new CelPool();
+    this.ownPool = o.pool === undefined;
     this.collectors = new Informer<StatusCollector>(o.wds, {
       path: STATUS_COLLECTORS,
       onChange: (type, sc, old) => {
-        void this.loadCel();
+        // The workers start with the first collector (each costs ≈ 20 MB of RSS, measured), so
+        // that the next admission review does not wait for the engine to load.
+        this.pool.warm();
+        if (type === 'DELETED') this.compiled.delete(sc.metadata.name);
+        // Compiles a new generation (its status is written when the compile is back).
         this.writeCollectorStatus(sc.metadata.name);
         // A status write (ours, echoed) changes no result: only a new generation or a deletion does.
         if (type === 'MODIFIED' && old?.metadata.generation === sc.metadata.generation) return;
-        this.compiled.delete(sc.metadata.name);
         for (const source of [...this.keysBySource.keys()]) this.touch(source);
       },
       onError: (err) => o.log(`status: statuscollectors: ${err.message}`),
@@ -72,14 +133,15 @@ export class CombinedStatuses {
     this.unsubscribe.push(this.o.onObjectReportChange((source) => this.touch(source)));
     this.collectors.start();
     await this.collectors.synced;
-    if (this.collectors.list().length > 0) await this.loadCel();
     // The served collection was filled before the caches were: every key found now is news.
     this.refreshIndex();
   }
 
   stop(): void {
+    this.stopped = true;
     for (const u of this.unsubscribe.splice(0)) u();
     this.collectors.stop();
+    if (this.ownPool) void this.pool.close();
   }
 
   /** Whether this replica writes the collectors' status; a new leader writes each once. */
@@ -108,50 +170,41 @@ export class CombinedStatuses {
     return at ? this.build(at.source, at.policy) : undefined;
   }
 
-  /**
-   * Loads the CEL engine (./collectors.ts) once; then every collector's status is written and every
-   * CombinedStatus announced again, as their results could not be computed before.
-   */
-  loadCel(): Promise<void> {
-    this.celLoading ??= import('./collectors.js').then((m) => {
-      this.cel = m;
-      for (const sc of this.collectors.list()) this.writeCollectorStatus(sc.metadata.name);
-      for (const source of [...this.keysBySource.keys()]) this.touch(source);
-    }).catch((err: Error) => {
-      this.celLoading = undefined; // the next collector event tries again
-      this.o.log(`status: loading the CEL engine: ${err.message}`);
-    });
-    return this.celLoading;
+  /** The compile errors of a collector as written (none: valid), for admission (src/apiserver/admission.ts). */
+  validate(sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
+    return validateCollector(this.pool, sc);
   }
 
   /**
-   * The compile errors of a collector as written (none: valid), for admission
-   * (src/apiserver/admission.ts): the same compiler and messages as its status.errors; loads the
-   * CEL engine on first use without starting anything else.
+   * A collector's compile answer for its current generation, compiled once per generation in the
+   * CEL workers: undefined while that runs (then its status is written and every CombinedStatus
+   * announced again, as their results could not be computed before).
    */
-  async validate(sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
-    const m = await import('./collectors.js');
-    try {
-      return m.compileCollector(sc as StatusCollector).errors;
-    } catch (err) {
-      return [`invalid spec: ${(err as Error).message}`];
-    }
-  }
-
-  /** A collector's compile result, compiled once per generation (undefined before the CEL engine is loaded). */
-  compile(name: string): CompileResult | undefined {
+  compile(name: string): CompileAnswer | undefined {
     const sc = this.collectors.get('', name);
-    if (!sc || !this.cel) return undefined;
+    if (!sc) return undefined;
     const had = this.compiled.get(name);
-    if (had && had.generation === sc.metadata.generation) return had.result;
-    let result: CompileResult;
-    try {
-      result = this.cel.compileCollector(sc);
-    } catch (err) { // a spec of unexpected shape (another CRD's schema): said, never thrown
-      result = { errors: [`invalid spec: ${(err as Error).message}`] };
+    if (had && had.generation === sc.metadata.generation && isDeepStrictEqual(had.spec, sc.spec)) return had.answer;
+    const entry: { generation: number | undefined; spec: unknown; answer?: CompileAnswer } = { generation: sc.metadata.generation, spec: sc.spec };
+    this.compiled.set(name, entry);
+    const bounds = typeof sc.spec === 'object' && sc.spec !== null ? specBoundErrors(sc.spec as Record<string, unknown>) : [];
+    const done = (answer: CompileAnswer) => {
+      if (this.compiled.get(name) !== entry || this.stopped) return;
+      entry.answer = answer;
+      this.writeCollectorStatus(name);
+      for (const source of [...this.keysBySource.keys()]) this.touch(source);
+    };
+    if (bounds.length > 0) {
+      entry.answer = { errors: bounds };
+      return entry.answer;
     }
-    this.compiled.set(name, { generation: sc.metadata.generation, result });
-    return result;
+    this.pool.compile(name, name, sc.spec, COMPILE_DEADLINE_MS).then(done, (err: Error) => {
+      if (this.stopped) return;
+      // The compile itself was too costly (its deadline, its memory): the collector's error.
+      if (err instanceof CelTaskError) done({ errors: [`could not be compiled: ${err.message}`] });
+      else this.o.log(`status: compiling statuscollector ${name}: ${err.message}`);
+    });
+    return undefined;
   }
 
   /** The CombinedStatuses an object has now: policy name by key. */
@@ -213,45 +266,87 @@ export class CombinedStatuses {
     const found = this.o.sources.find(k);
     const stored = this.o.sources.stored(k);
     if (!found || !stored) return undefined;
-    const collectors = m.statusCollectors.flatMap((name) => this.compile(name)?.collector ?? []);
-    const reports: WecReport[] = m.clusters.flatMap((cluster) => {
+    const reports: Report[] = m.clusters.flatMap((cluster) => {
       const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
+      if (!ws) return [];
       // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row.
-      return ws ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws), version: ws.metadata.resourceVersion }] : [];
-    });
-    const cel = this.cel;
-    let obj: unknown;
-    const objOnce = () => (obj ??= cel!.objForCel(stored.obj as JsonObject));
-    const results = cel ? collectors.map((c) => cel.collect(c, objOnce, reports, this.rowMemo(source, policyName, c, stored.obj.metadata?.resourceVersion ?? ''))) : [];
-    this.pruneRowMemos(source, policyName, collectors);
+      const status = ws.status ?? {};
+      const time = lastStatusUpdate(ws);
+      return [{ cluster, status, lastReturnedUpdateTimestamp: time, version: ws.metadata.resourceVersion ?? JSON.stringify([status, time]) }];
+    }).sort((a, b) => a.cluster.localeCompare(b.cluster));
+    const results: NamedStatusCombination[] = [];
+    const named: string[] = [];
+    for (const name of m.statusCollectors) {
+      const shape = this.compile(name)?.shape;
+      if (!shape) continue;
+      named.push(name);
+      const memo = this.rowMemo(source, policyName, shape, stored.obj.metadata?.resourceVersion ?? '');
+      for (const cluster of [...memo.rows.keys()]) if (!reports.some((r) => r.cluster === cluster)) memo.rows.delete(cluster);
+      const missing = reports.filter((r) => memo.rows.get(r.cluster)?.version !== r.version);
+      if (missing.length === 0) memo.result = combineRows(shape, reports.map((r) => memo.rows.get(r.cluster)!.row));
+      else this.evaluate(source, policyName, name, memo, stored.obj, missing);
+      if (memo.result) results.push(memo.result);
+    }
+    this.pruneRowMemos(source, policyName, named);
     return buildCombinedStatus({ id: found.id, object: stored.obj, policy, results });
   }
 
   /**
+   * Asks the CEL workers for the rows `missing` (in tasks of ROWS_PER_TASK, in the collector's
+   * lane), unless an evaluation of this memo is on its way (its answer announces the key, and the
+   * rows still missing then are asked for then). A task the pool stopped gives its rows the reason.
+   */
+  private evaluate(source: string, policy: string, name: string, memo: RowMemo, obj: KubeObject, missing: Report[]): void {
+    if (memo.pending || this.stopped) return;
+    const sc = this.collectors.get('', name);
+    if (!sc) return;
+    memo.pending = true;
+    const { status: _status, ...withoutStatus } = obj as JsonObject;
+    const collector = { key: `${name}/${sc.metadata.generation ?? ''}/${JSON.stringify(sc.spec)}`, name, spec: sc.spec };
+    const tasks: Promise<void>[] = [];
+    for (let i = 0; i < missing.length; i += ROWS_PER_TASK) {
+      const chunk = missing.slice(i, i + ROWS_PER_TASK);
+      const req = { collector, ...(memo.shape.uses.includes('obj') ? { obj: withoutStatus } : {}), reports: chunk.map(({ cluster, status, lastReturnedUpdateTimestamp }) => ({ cluster, status, lastReturnedUpdateTimestamp })) };
+      tasks.push(this.pool.evaluate(name, req, this.o.evaluateDeadlineMs ?? EVALUATE_DEADLINE_MS).then(
+        (rows) => { chunk.forEach((r, j) => memo.rows.set(r.cluster, { version: r.version, row: rows[j]! })); },
+        (err: Error) => {
+          const why = err instanceof CelTaskError ? `evaluation ${err.message}` : `evaluation failed: ${err.message}`;
+          for (const r of chunk) memo.rows.set(r.cluster, { version: r.version, row: failedRow(r.cluster, why) });
+        },
+      ));
+    }
+    void Promise.all(tasks).then(() => {
+      memo.pending = false;
+      if (this.stopped) return;
+      for (const key of this.keysBySource.get(source) ?? []) if (this.byKey.get(key)?.policy === policy) this.events.emit('change', key);
+    });
+  }
+
+  /**
    * The rows one collector computed for one object under one policy (its clusters), kept while
-   * neither changes (a new compile of the collector is a new object; a collector that reads `obj`
+   * neither changes (a new compile of the collector is a new shape; a collector that reads `obj`
    * starts afresh with each resourceVersion of the object, one that does not ignores them): at
    * 1,000 WECs a change in one WEC then costs one row's CEL, not 1,000.
    */
-  private rowMemo(source: string, policy: string, c: CompiledCollector, resourceVersion: string): RowMemo {
+  private rowMemo(source: string, policy: string, shape: CollectorShape, resourceVersion: string): RowMemo {
     let bySource = this.rowMemos.get(source);
     if (!bySource) this.rowMemos.set(source, (bySource = new Map()));
     let byCollector = bySource.get(policy);
     if (!byCollector) bySource.set(policy, (byCollector = new Map()));
-    const objectVersion = c.uses.has('obj') ? resourceVersion : '';
-    const had = byCollector.get(c.name);
-    if (had && had.collector === c && had.objectVersion === objectVersion) return had.rows;
-    const rows: RowMemo = new Map();
-    byCollector.set(c.name, { collector: c, objectVersion, rows });
-    return rows;
+    const objectVersion = shape.uses.includes('obj') ? resourceVersion : '';
+    const had = byCollector.get(shape.name);
+    if (had && had.shape === shape && had.objectVersion === objectVersion) return had;
+    // A new object version or collector: the last result stays shown until the new one is complete.
+    const memo: RowMemo = { shape, objectVersion, rows: new Map(), pending: false, ...(had?.result && had.shape === shape ? { result: had.result } : {}) };
+    byCollector.set(shape.name, memo);
+    return memo;
   }
 
   /** Drops the kept rows of collectors a policy no longer names for an object. */
-  private pruneRowMemos(source: string, policy: string, collectors: readonly CompiledCollector[]): void {
+  private pruneRowMemos(source: string, policy: string, named: readonly string[]): void {
     const byCollector = this.rowMemos.get(source)?.get(policy);
     if (!byCollector) return;
-    const named = new Set(collectors.map((c) => c.name));
-    for (const name of [...byCollector.keys()]) if (!named.has(name)) byCollector.delete(name);
+    for (const name of [...byCollector.keys()]) if (!named.includes(name)) byCollector.delete(name);
   }
 
   /** status: {observedGeneration, errors} of a collector, written by the leader when it differs. */

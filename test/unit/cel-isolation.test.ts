@@ -1,0 +1,109 @@
+// CEL off the server's thread (src/controllers/status/cel-pool.ts, issue 24 defect 4): a runaway
+// evaluation is stopped at its deadline in its worker, while the server's thread keeps turning
+// and another collector's work is answered meanwhile; one collector's tasks run one at a time
+// (it never holds more than one worker); a stopped worker is replaced. Through the
+// CombinedStatuses: a runaway collector's rows say they were stopped, and another collector's
+// result comes as usual.
+import t from 'tap';
+import { CelPool } from '../../src/controllers/status/cel-pool.js';
+import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
+import type { StatusSources } from '../../src/controllers/status/controller.js';
+import { identityKey, objectKey } from '../../src/controllers/placement/keys.js';
+import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { Store } from '../../src/kube/informer.js';
+import type { WorkStatus } from '../../src/kube/ocm-api.js';
+import type { KubeObject } from '../../src/kube/objects.js';
+import { waitFor } from '../../src/kube/wait.js';
+import { mockUpstream } from '../fixtures/mock-upstream.js';
+
+/** A filter that passes the estimate but, over 400,000 items, runs for seconds in this engine. */
+const RUNAWAY = { filter: 'obj.items.all(x, x >= 0)', select: [{ name: 'wec', def: 'inventory.name' }], limit: 20 };
+const HUGE = { items: Array.from({ length: 400_000 }, (_, i) => i) };
+const QUICK = { select: [{ name: 'wec', def: 'inventory.name' }], limit: 20 };
+const reports = [{ cluster: 'wec1', status: {} }];
+const evalReq = (name: string, spec: unknown, obj?: unknown) => ({ collector: { key: `${name}/1`, name, spec }, ...(obj ? { obj } : {}), reports });
+
+/** Counts the turns of this thread's event loop (a 10 ms interval) while `p` runs. */
+async function turnsDuring<T>(p: Promise<T>): Promise<{ turns: number; ms: number; result: PromiseSettledResult<T> }> {
+  let turns = 0;
+  const timer = setInterval(() => { turns++; }, 10);
+  const start = Date.now();
+  const [result] = await Promise.allSettled([p]);
+  clearInterval(timer);
+  return { turns, ms: Date.now() - start, result };
+}
+
+t.test('a runaway evaluation is stopped at its deadline in its worker; this thread turns; another collector is answered meanwhile', async (t) => {
+  const pool = new CelPool({ workers: 2 });
+  t.teardown(() => pool.close());
+  // Both workers loaded, so the timing below is the tasks' own.
+  await Promise.all([pool.compile('w1', 'w', QUICK, 30_000), pool.compile('w2', 'w', QUICK, 30_000)]);
+  const order: string[] = [];
+  const runaway = pool.evaluate('runaway', evalReq('runaway', RUNAWAY, HUGE), 400).then(
+    () => order.push('runaway answered'), (err: Error) => { order.push('runaway stopped'); throw err; });
+  const quick = pool.evaluate('quick', evalReq('quick', QUICK), 30_000).then((rows) => { order.push('quick answered'); return rows; });
+  const { turns, ms, result } = await turnsDuring(runaway);
+  t.equal(result.status, 'rejected');
+  t.match((result as PromiseRejectedResult).reason.message, /^stopped after 400 ms, this server's limit$/);
+  t.ok(turns >= ms / 10 / 4, `this thread turned ${turns} times in ${ms} ms while the worker ran`);
+  t.strictSame(await quick, [{ kept: true, select: [{ type: 'String', string: 'wec1' }] }]);
+  t.same(order, ['quick answered', 'runaway stopped'], 'the other collector\'s answer did not wait for the runaway');
+  const after = await pool.evaluate('quick', evalReq('quick', QUICK), 30_000);
+  t.strictSame(after, [{ kept: true, select: [{ type: 'String', string: 'wec1' }] }], 'the stopped worker was replaced');
+});
+
+t.test('one collector\'s tasks run one at a time: it never holds more than one worker', async (t) => {
+  const pool = new CelPool({ workers: 2 });
+  t.teardown(() => pool.close());
+  await Promise.all([pool.compile('w1', 'w', QUICK, 30_000), pool.compile('w2', 'w', QUICK, 30_000)]);
+  const order: string[] = [];
+  const first = pool.evaluate('slow', evalReq('slow', RUNAWAY, HUGE), 400).catch(() => { order.push('first stopped'); });
+  const second = pool.evaluate('slow', evalReq('slow', RUNAWAY, HUGE), 400).catch(() => { order.push('second stopped'); });
+  const other = pool.evaluate('other', evalReq('other', QUICK), 30_000).then(() => { order.push('other answered'); });
+  await Promise.all([first, second, other]);
+  t.same(order, ['other answered', 'first stopped', 'second stopped'], 'the second waited for the first; the other lane did not wait');
+});
+
+t.test('a lane with too many waiting tasks refuses more at once', async (t) => {
+  const pool = new CelPool({ workers: 1 });
+  t.teardown(() => pool.close());
+  const running = pool.evaluate('admission', evalReq('a', RUNAWAY, HUGE), 400).catch(() => undefined);
+  const waiting = pool.compile('admission', 'x', QUICK, 30_000, 1);
+  await t.rejects(pool.compile('admission', 'y', QUICK, 30_000, 1), { message: /^busy: 1 tasks are waiting before this one$/ });
+  await running;
+  t.same(await waiting, { errors: [], shape: { name: 'x', select: ['wec'], groupBy: [], combinedFields: [], limit: 20, columnNames: ['wec'], uses: ['inventory'] } });
+});
+
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
+
+t.test('through the CombinedStatuses: the runaway collector\'s rows say they were stopped; the other\'s result comes as usual', async (t) => {
+  const key = objectKey(CONFIGMAPS, 'demo', 'big');
+  const id = { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'big' };
+  const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'demo', uid: 'cm-uid', resourceVersion: '7' }, ...HUGE };
+  const sources: StatusSources = {
+    find: () => ({ key, id, native: obj as never, ref: { ...id, labels: {} }, bypassesView: false, shadowsNative: false }),
+    stored: () => ({ res: CONFIGMAPS, obj }),
+    placement: () => ({ id, resourceVersion: '7', policies: ['p'], modulations: { p: { createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['runaway', 'count'], clusters: ['wec1', 'wec2'] } } }),
+    keysFor: () => [], allKeys: () => [key], onPlacementChange: () => () => {}, onObjectChange: () => () => {},
+    policy: () => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'p', uid: 'p-uid' } }),
+  };
+  const workStatuses = new Store<WorkStatus>({ identity: (ws) => [identityKey(ws.metadata.namespace, ws.spec.sourceRef)] });
+  for (const cluster of ['wec1', 'wec2']) {
+    workStatuses.set({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: 'cm', namespace: cluster, resourceVersion: '1' }, spec: { sourceRef: { ...id, kind: 'ConfigMap' } }, status: {} } as WorkStatus);
+  }
+  const wds = mockUpstream();
+  t.teardown(() => wds.close());
+  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: () => () => {}, log: () => {}, evaluateDeadlineMs: 400 });
+  t.teardown(() => cs.stop());
+  const sc = (name: string, spec: unknown): StatusCollector => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name, generation: 1 }, spec });
+  cs.collectors.store.set(sc('runaway', RUNAWAY));
+  cs.collectors.store.set(sc('count', { combinedFields: [{ name: 'n', type: 'COUNT' }], limit: 20 }));
+  cs.combinedStatuses(); // as the served feed does first: the index
+  const read = () => cs.combinedStatus('demo', 'cm-uid.p-uid')?.results;
+  const { turns, ms } = await turnsDuring(waitFor(async () => ({ ok: read()?.length === 2, detail: '' }), 60_000, 20));
+  t.ok(turns >= ms / 10 / 4, `this thread turned ${turns} times in ${ms} ms while the workers ran`);
+  t.strictSame(read(), [
+    { name: 'count', columnNames: ['n'], rows: [{ columns: [{ type: 'Number', float: '2' }] }] },
+    { name: 'runaway', columnNames: ['wec'], errors: ['wec1: evaluation stopped after 400 ms, this server\'s limit', 'wec2: evaluation stopped after 400 ms, this server\'s limit'] },
+  ]);
+});
