@@ -97,7 +97,15 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
   const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
-    ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
+    ? new PlacementController({
+      wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+      // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
+      validate: async (id, stored) => {
+        const store = denatured.storeFor(id.group, id.resource);
+        if (!store) throw new Error(`${id.resource}.${id.group}: denatured kinds are not ready yet`);
+        return store.invalidity(stored, id.version);
+      },
+    })
     : undefined;
   // The WECs' reported state returned into the WDS objects (singleton and multi-WEC status).
   const status = placement && its
@@ -116,7 +124,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const app = await buildApp({
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
-    authnConfig: () => authnConfig, authenticator, authorizer, ready,
+    authnConfig: () => authnConfig, authenticator, authorizer, ready, log: log.error,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator });
   await app.listen({ host: o.bindAddress, port: o.port });
@@ -132,7 +140,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   refresh.unref();
 
   if (o.register) {
-    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined });
+    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined,
+      denaturedAdmission: denaturedKinds.length > 0 });
   }
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
