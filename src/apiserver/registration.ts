@@ -46,7 +46,9 @@ export const IMPERSONATOR_RULES = [
   { apiGroups: [''], resources: ['users', 'groups', 'serviceaccounts'], verbs: ['impersonate'] },
   // Extras are checked as userextras/<key>; RBAC has no `userextras/*` wildcard (only `*` and
   // `*/sub`), and keys vary by authenticator (service-account tokens carry credential-id, …).
-  // In this group `impersonate` applies to nothing but userextras and uids.
+  // In this group `impersonate` applies to nothing but userextras and uids. It also covers the
+  // extra the store adds to the view's own writes of denatured objects, which the denatured
+  // webhook leaves out (../storage/view-write-extra.ts).
   { apiGroups: ['authentication.k8s.io'], resources: ['*'], verbs: ['impersonate'] },
 ];
 

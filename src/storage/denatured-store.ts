@@ -286,7 +286,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   }
 
   /** `<resource>.<group> "<name>" [in namespace "<ns>"] cannot be read: <why> (stored as ...)`. */
-  unreadableMessage(u: Unreadable): string {
+  private unreadableMessage(u: Unreadable): string {
     const resource = this.kind.group ? `${this.kind.plural}.${this.kind.group}` : this.kind.plural;
     const where = u.namespace ? ` in namespace ${JSON.stringify(u.namespace)}` : '';
     return `${resource} ${JSON.stringify(u.name)}${where} cannot be read: ${u.reason} ` +
