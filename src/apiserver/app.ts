@@ -16,6 +16,7 @@ import { registerCombinedStatuses, type CombinedStatusSource } from './combineds
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
 import { registerAdmission, type CollectorValidator } from './admission.js';
+import { DENATURED_ADMISSION_PATH, MAX_DENATURED_REVIEW_BYTES, registerDenaturedWebhook } from './denatured-webhook.js';
 import type { AuthnConfig } from './authn-config.js';
 import type { Authenticator } from './authn.js';
 import type { Authorizer } from './authz.js';
@@ -60,6 +61,8 @@ export interface AppOptions {
   /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
   limits?: RequestLimits;
   startedAt?: Date;
+  /** Where the server's own log lines go (default: nowhere). */
+  log?: (msg: string) => void;
 }
 
 
@@ -140,7 +143,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Callback style: this runs on every request, and an async hook costs a promise more.
   app.addHook('onRequest', (req, reply, done) => {
     try {
-      rejectOversizedBody(req.raw);
+      rejectOversizedBody(req.raw, req.url.startsWith(DENATURED_ADMISSION_PATH) ? MAX_DENATURED_REVIEW_BYTES : MAX_BODY_BYTES);
       const q = req.url.indexOf('?');
       assertSafePath(q < 0 ? req.url : req.url.slice(0, q));
     } catch (err) {
@@ -243,6 +246,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
   registerAdmission(app, opts.validateCollector);
+  registerDenaturedWebhook(app, opts.denatured, opts.log ?? (() => undefined));
 
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {
@@ -256,18 +260,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
 
 /**
- * A body announced larger than the limit is refused before anything reads it. The rest of the
+ * A body announced larger than the limit (kube-apiserver's; an AdmissionReview of an update carries
+ * two objects) is refused before anything reads it. The rest of the
  * upload is drained (up to MAX_DRAIN_BYTES, then the connection is cut), because closing early
  * makes clients report a write error instead of the 413.
  */
-function rejectOversizedBody(raw: import('node:http').IncomingMessage): void {
+function rejectOversizedBody(raw: import('node:http').IncomingMessage, limit: number): void {
   const length = Number(raw.headers['content-length'] ?? 0);
-  if (!(length > MAX_BODY_BYTES)) return;
+  if (!(length > limit)) return;
   let drained = 0;
   raw.on('data', (chunk: Buffer) => {
     drained += chunk.length;
     if (drained > MAX_DRAIN_BYTES) raw.socket.destroy();
   });
   raw.resume();
-  throw errors.requestEntityTooLarge(MAX_BODY_BYTES);
+  throw errors.requestEntityTooLarge(limit);
 }

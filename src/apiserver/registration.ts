@@ -3,10 +3,15 @@
 // again changes nothing): the ExternalName Service, the APIService with our CA as caBundle,
 // system:auth-delegator, the authentication ConfigMap reader role, impersonation and the managing of
 // the denatured kinds' CRDs. It also installs the ClusterRoles an admin binds to users of the view
-// (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds).
+// (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds), and the
+// admission webhooks: of StatusCollectors (with the status controller), and of direct writes of
+// denatured objects (with denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { ADMISSION_PATH, WEBHOOK_NAME } from './admission.js';
+import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from './denatured-webhook.js';
+import { NOT_A_VIEW_WRITE } from '../storage/view-write-extra.js';
+import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import { GROUP, VERSION } from './view-group.js';
 
 export interface RegistrationOptions {
@@ -18,6 +23,8 @@ export interface RegistrationOptions {
   caBundlePem: string;
   /** Also the StatusCollector admission webhook (./admission.ts): when the status controller runs. */
   admission?: boolean;
+  /** Also the webhook of direct writes of denatured objects (./denatured-webhook.ts): when there are denatured kinds. */
+  denaturedAdmission?: boolean;
 }
 
 const FIELD_MANAGER = 'ksview-serve';
@@ -39,7 +46,9 @@ export const IMPERSONATOR_RULES = [
   { apiGroups: [''], resources: ['users', 'groups', 'serviceaccounts'], verbs: ['impersonate'] },
   // Extras are checked as userextras/<key>; RBAC has no `userextras/*` wildcard (only `*` and
   // `*/sub`), and keys vary by authenticator (service-account tokens carry credential-id, …).
-  // In this group `impersonate` applies to nothing but userextras and uids.
+  // In this group `impersonate` applies to nothing but userextras and uids. It also covers the
+  // extra the store adds to the view's own writes of denatured objects, which the denatured
+  // webhook leaves out (../storage/view-write-extra.ts).
   { apiGroups: ['authentication.k8s.io'], resources: ['*'], verbs: ['impersonate'] },
 ];
 
@@ -70,6 +79,29 @@ export function webhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 
       name: WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore', timeoutSeconds: 5, matchPolicy: 'Equivalent',
       clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
       rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['statuscollectors'], scope: 'Cluster' }],
+    }],
+  };
+}
+
+/** Name of the ValidatingWebhookConfiguration of direct writes of denatured objects. */
+export const DENATURED_WEBHOOK_CONFIGURATION = 'kubestellar-view-denatured';
+
+/**
+ * The ValidatingWebhookConfiguration sending every create and update of a denatured.kubestellar.io
+ * object, and of its status, to this server, but the view's own writes (checked by the view
+ * already; the matchCondition, ../storage/view-write-extra.ts says why it cannot be forged).
+ * failurePolicy Fail: it is a security check (it keeps forged metadata and objects Kubernetes
+ * would refuse out of the WDS, whence placement sends them to clusters); while this server does
+ * not answer, only writes made around the view wait, and the view is down then anyway.
+ */
+export function denaturedWebhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: DENATURED_WEBHOOK_CONFIGURATION },
+    webhooks: [{
+      name: DENATURED_WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10, matchPolicy: 'Equivalent',
+      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: DENATURED_ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
+      rules: [{ apiGroups: [DENATURED_GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['*', '*/status'], scope: '*' }],
+      matchConditions: [{ name: 'not-written-by-the-view', expression: NOT_A_VIEW_WRITE }],
     }],
   };
 }
@@ -130,4 +162,7 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
     },
   });
   if (o.admission) await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION}`, webhookConfiguration(o));
+  if (o.denaturedAdmission) {
+    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${DENATURED_WEBHOOK_CONFIGURATION}`, denaturedWebhookConfiguration(o));
+  }
 }

@@ -101,7 +101,15 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
   const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
-    ? new PlacementController({ wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
+    ? new PlacementController({
+      wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+      // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
+      validate: async (id, stored) => {
+        const store = denatured.storeFor(id.group, id.resource);
+        if (!store) throw new Error(`${id.resource}.${id.group}: denatured kinds are not ready yet`);
+        return store.invalidity(stored, id.version);
+      },
+    })
     : undefined;
   // The WECs' reported state returned into the WDS objects (singleton and multi-WEC status).
   const status = placement && its
@@ -120,7 +128,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const app = await buildApp({
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
-    authnConfig: () => authnConfig, authenticator, authorizer, ready, limits,
+    authnConfig: () => authnConfig, authenticator, authorizer, ready, limits, log: log.error,
   });
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator, limits });
   await app.listen({ host: o.bindAddress, port: o.port });
@@ -136,7 +144,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   refresh.unref();
 
   if (o.register) {
-    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined });
+    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined,
+      denaturedAdmission: denaturedKinds.length > 0 });
   }
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.

@@ -35,6 +35,12 @@ export class DenaturedRegistry {
     return this.stores.get(`${resource}.${group}`);
   }
 
+  /** The store of the kind stored as `<plural>.denatured.kubestellar.io` (plurals are unique among the kinds). */
+  storeForStored(plural: string): DenaturedStore | undefined {
+    for (const s of this.stores.values()) if (s.kind.plural === plural) return s;
+    return undefined;
+  }
+
   /** Discovers the kinds and applies their CRDs; concurrent calls share one run. */
   sync(): Promise<InstallResult[]> {
     this.syncing ??= (async () => {
@@ -45,7 +51,7 @@ export class DenaturedRegistry {
         const fingerprint = createHash('sha256').update(JSON.stringify(kinds)).digest('hex');
         if (fingerprint !== this.fingerprint) {
           const stores = new Map<string, DenaturedStore>();
-          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k), this.native));
+          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k), this.native, (m) => this.log.error(m)));
           this.stores = stores;
           this.fingerprint = fingerprint;
         }

@@ -10,6 +10,12 @@
 //   manager); its result is stored with the live resourceVersion as precondition, and the whole
 //   write is tried again when the WDS reports a conflict (as kube-apiserver's GuaranteedUpdate);
 // - what is read is shown as kube-apiserver shows it (ksview-native's normalize);
+// - one stored object that cannot be shown natively (its view.kubestellar.io annotations malformed,
+//   or a shape Kubernetes cannot decode: written around the view, before its admission webhook)
+//   never fails the others: a list leaves it out and names it in a Warning header, a watch skips
+//   it (a deletion of it is still sent), both log it once; a get of it is a 500 naming it and why;
+// - writes the store makes carry the user extra VIEW_WRITE_EXTRA (./view-write-extra.ts), so
+//   the WDS's admission webhook for direct writes leaves them to the checks made here;
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
 import { LRUCache } from 'lru-cache';
@@ -17,7 +23,7 @@ import { errors, isStatus, StatusError, statusForText, type FailureStatus, type 
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
-  fieldSelectorToStored, hasNativeMetadata, listToNative, nativeApiVersion, statusToNative, storedName, toNative, toStored,
+  fieldSelectorToStored, hasNativeMetadata, listToNative, NATIVE_NAME_ANNOTATION, nativeApiVersion, statusToNative, storedName, toNative, toStored,
   TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
 import type { KubeList, KubeObject } from '../kube/objects.js';
@@ -27,6 +33,8 @@ import { jsonLines } from '../kube/json-lines.js';
 import type { Upstream } from '../kube/upstream.js';
 import type { NativeRegistries } from './native-code.js';
 import { isJsonObject } from '../kube/json.js';
+import { warningHeader } from '../kube/warning.js';
+import { VIEW_WRITE_HEADERS } from './view-write-extra.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
 export interface Caller {
@@ -126,12 +134,54 @@ function inGoOrder(meta: Record<string, unknown>): Record<string, unknown> {
 /** How much of the objects as shown each store keeps (they are immutable per uid and resourceVersion). */
 const SHOWN_CACHE_BYTES = 16 << 20;
 
+/** A stored object that cannot be shown natively: who it is (as far as can be told) and why. */
+export interface Unreadable {
+  /** The native name when its annotation can be trusted, else the stored name. */
+  name: string;
+  namespace: string;
+  /** The name of the denatured.kubestellar.io object in the WDS. */
+  stored: string;
+  reason: string;
+}
+
+type Shown = { object: KubeObject; unreadable?: undefined } | { unreadable: Unreadable; object?: undefined };
+
+/** A write made to the WDS around the view, as its admission sees it: the stored objects. */
+export interface StoredWrite {
+  operation: 'CREATE' | 'UPDATE';
+  /** '' or 'status'. */
+  subresource: string;
+  version: string;
+  object: unknown;
+  /** The object before an UPDATE. */
+  oldObject?: unknown;
+}
+
+/** The field manager ksview-native is told for writes it only validates. */
+const VALIDATION_MANAGER = 'kubestellar-view-admission';
+
+/** Metadata the WDS (or the view's annotation) sets, which a native create or update computes itself. */
+const SERVER_SET = ['generation', 'managedFields'] as const;
+const SERVER_SET_ON_CREATE = [...SERVER_SET, 'resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds'] as const;
+
+/** How many objects' verdicts validate() keeps (by uid and resourceVersion). */
+const VALIDITY_CACHE_ENTRIES = 10_000;
+
+/** How many unreadable objects one answer names in Warning headers (the rest are counted). */
+const MAX_NAMED_UNREADABLE = 10;
+
 export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter, CollectionDeleter {
   readonly kind: DenaturedKind;
   /** Objects as shown (JSON), by version, uid and resourceVersion: a read of an unchanged object needs no ksview-native. */
   private readonly shown = new LRUCache<string, string>({ maxSize: SHOWN_CACHE_BYTES, sizeCalculation: (s) => s.length || 1 });
 
-  constructor(private readonly up: Upstream, readonly strategy: KindStrategy, private readonly native: NativeRegistries) {
+  /** validate()'s verdicts: '' for valid, else why not. */
+  private readonly validity = new LRUCache<string, string>({ max: VALIDITY_CACHE_ENTRIES });
+  /** Unreadable objects already logged (by uid and resourceVersion): each is logged once. */
+  private readonly logged = new LRUCache<string, true>({ max: 1000 });
+
+  constructor(private readonly up: Upstream, readonly strategy: KindStrategy, private readonly native: NativeRegistries,
+    private readonly log: (msg: string) => void = () => undefined) {
     this.kind = strategy.kind;
   }
 
@@ -204,19 +254,61 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     return new StatusError(statusForText(code, text));
   }
 
-  /** A stored object in native form (names, apiVersion, native managedFields), not yet normalized. */
+  /**
+   * A stored object in native form (names, apiVersion, native managedFields), not yet normalized;
+   * TranslationError when its annotations are not the view's.
+   */
+  private translate(obj: unknown, version: string): KubeObject {
+    if (!isJsonObject(obj)) throw new TranslationError('the WDS answered without an object');
+    const out = toNative(obj as KubeObject, { group: this.kind.group, version });
+    if (!hasNativeMetadata(obj as KubeObject) && out.metadata?.managedFields) {
+      out.metadata.managedFields = this.strategy.shaper(version).entries(out.metadata.managedFields);
+    }
+    return out;
+  }
+
+  /** As translate, an untranslatable object being a 500 that names it. */
   private translated(obj: unknown, version: string): KubeObject {
-    if (!isJsonObject(obj)) throw errors.internal('the WDS answered without an object');
     try {
-      const out = toNative(obj as KubeObject, { group: this.kind.group, version });
-      if (!hasNativeMetadata(obj as KubeObject) && out.metadata?.managedFields) {
-        out.metadata.managedFields = this.strategy.shaper(version).entries(out.metadata.managedFields);
-      }
-      return out;
+      return this.translate(obj, version);
     } catch (err) {
-      if (err instanceof TranslationError) throw errors.internal(err.message);
+      if (err instanceof TranslationError) throw errors.internal(this.unreadableMessage(this.unreadable(obj, err.message)));
       throw err;
     }
+  }
+
+  /** Who an unreadable stored object is: its native name only when the name annotation matches. */
+  private unreadable(obj: unknown, reason: string): Unreadable {
+    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : {};
+    const stored = typeof meta.name === 'string' ? meta.name : '';
+    const annotated = isJsonObject(meta.annotations) ? meta.annotations[NATIVE_NAME_ANNOTATION] : undefined;
+    const name = typeof annotated === 'string' && storedName(annotated) === stored ? annotated : stored;
+    return { name, namespace: typeof meta.namespace === 'string' ? meta.namespace : '', stored, reason };
+  }
+
+  /** `<resource>.<group> "<name>" [in namespace "<ns>"] cannot be read: <why> (stored as ...)`. */
+  private unreadableMessage(u: Unreadable): string {
+    const resource = this.kind.group ? `${this.kind.plural}.${this.kind.group}` : this.kind.plural;
+    const where = u.namespace ? ` in namespace ${JSON.stringify(u.namespace)}` : '';
+    return `${resource} ${JSON.stringify(u.name)}${where} cannot be read: ${u.reason} ` +
+      `(stored in the WDS as ${this.kind.plural}.${DENATURED_GROUP} ${JSON.stringify(u.stored)}, written there around the view)`;
+  }
+
+  /** Logs an unreadable object once per version of it. */
+  private report(obj: unknown, u: Unreadable): void {
+    const key = DenaturedStore.shownKey('', obj) ?? `${u.namespace}/${u.stored}`;
+    if (this.logged.has(key)) return;
+    this.logged.set(key, true);
+    this.log(`denatured: ${this.unreadableMessage(u)}`);
+  }
+
+  /** Warning headers naming the unreadable objects of an answer (a few; the rest counted). */
+  private unreadableWarnings(us: readonly Unreadable[]): string[] {
+    const out = us.slice(0, MAX_NAMED_UNREADABLE).map((u) => warningHeader(this.unreadableMessage(u)));
+    if (us.length > MAX_NAMED_UNREADABLE) {
+      out.push(warningHeader(`${us.length - MAX_NAMED_UNREADABLE} more ${this.kind.plural} cannot be read and are left out (ksview serve's log names each)`));
+    }
+    return out;
   }
 
   private static shownKey(version: string, obj: unknown): string | undefined {
@@ -224,24 +316,54 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     return meta?.uid && meta.resourceVersion ? `${version}/${String(meta.uid)}/${String(meta.resourceVersion)}` : undefined;
   }
 
-  /** Stored objects as kube-apiserver shows the native kind: translated, then normalized by Kubernetes' code. */
-  private async present(objs: readonly unknown[], version: string): Promise<KubeObject[]> {
+  /**
+   * Stored objects as kube-apiserver shows the native kind: translated, then normalized by
+   * Kubernetes' code; each one that cannot be is reported (logged) and answered as unreadable.
+   */
+  private async present(objs: readonly unknown[], version: string): Promise<Shown[]> {
     const keys = objs.map((o) => DenaturedStore.shownKey(version, o));
-    const out: KubeObject[] = new Array<KubeObject>(objs.length);
+    const out: Shown[] = new Array<Shown>(objs.length);
     const missing: number[] = [];
+    const translated: KubeObject[] = [];
+    const fail = (i: number, reason: string) => {
+      const u = this.unreadable(objs[i], reason);
+      this.report(objs[i], u);
+      out[i] = { unreadable: u };
+    };
     keys.forEach((key, i) => {
       const hit = key === undefined ? undefined : this.shown.get(key);
-      if (hit !== undefined) out[i] = JSON.parse(hit) as KubeObject;
-      else missing.push(i);
+      if (hit !== undefined) {
+        out[i] = { object: JSON.parse(hit) as KubeObject };
+        return;
+      }
+      try {
+        translated.push(this.translate(objs[i], version));
+        missing.push(i);
+      } catch (err) {
+        if (!(err instanceof TranslationError)) throw err;
+        fail(i, err.message);
+      }
     });
     if (missing.length === 0) return out;
-    const normalized = await this.native.normalize(nativeApiVersion({ group: this.kind.group, version }), missing.map((i) => this.translated(objs[i], version)));
+    const normalized = await this.native.normalize(nativeApiVersion({ group: this.kind.group, version }), translated);
     missing.forEach((i, j) => {
-      out[i] = normalized[j] as KubeObject;
+      const n = normalized[j]!;
+      if ('error' in n) {
+        fail(i, `Kubernetes cannot decode it: ${n.error}`);
+        return;
+      }
+      out[i] = { object: n.object as KubeObject };
       const key = keys[i];
-      if (key !== undefined) this.shown.set(key, JSON.stringify(out[i]));
+      if (key !== undefined) this.shown.set(key, JSON.stringify(n.object));
     });
     return out;
+  }
+
+  /** One stored object as shown; a 500 naming it when it cannot be. */
+  private async presentOne(obj: unknown, version: string): Promise<KubeObject> {
+    const [shown] = await this.present([obj], version);
+    if (shown!.unreadable) throw errors.internal(this.unreadableMessage(shown!.unreadable));
+    return shown!.object!;
   }
 
   private stored(obj: KubeObject, version: string): KubeObject {
@@ -259,7 +381,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
 
   async get(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeObject>> {
     const a = await this.request(caller, 'GET', t, t.name, query);
-    return { value: (await this.present([a.json], t.version))[0]!, warnings: a.warnings };
+    return { value: await this.presentOne(a.json, t.version), warnings: a.warnings };
   }
 
   private storedQuery(query: URLSearchParams): URLSearchParams {
@@ -276,18 +398,21 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     return q;
   }
 
-  private async nativeList(json: unknown, version: string): Promise<KubeList> {
+  /** The native list, without the items that cannot be shown; Warning headers name those. */
+  private async nativeList(json: unknown, version: string): Promise<Result<KubeList>> {
     if (!isJsonObject(json) || !Array.isArray(json.items)) throw errors.internal('the WDS answered a list without items');
     const { items, ...rest } = json as KubeList;
     const list = listToNative({ ...rest, items: [] } as KubeList, { group: this.kind.group, version });
     list.kind = `${this.kind.kind}List`;
-    list.items = await this.present(items, version);
-    return list;
+    const shown = await this.present(items, version);
+    list.items = shown.flatMap((s) => (s.object ? [s.object] : []));
+    return { value: list, warnings: this.unreadableWarnings(shown.flatMap((s) => (s.unreadable ? [s.unreadable] : []))) };
   }
 
   async list(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeList>> {
     const a = await this.request(caller, 'GET', t, '', this.storedQuery(query));
-    return { value: await this.nativeList(a.json, t.version), warnings: a.warnings };
+    const r = await this.nativeList(a.json, t.version);
+    return { value: r.value, warnings: [...a.warnings, ...r.warnings] };
   }
 
   async watch(caller: Caller, t: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }> {
@@ -304,7 +429,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
         for await (const line of jsonLines(res.body)) {
           const e = line as WatchEvent;
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
-            onEvent({ type: e.type, object: (await this.present([e.object], t.version))[0]! });
+            const [shown] = await this.present([e.object], t.version);
+            // An unreadable object is left out of the stream as out of lists (present logged it);
+            // its deletion is still told, by identity, so no client keeps it for ever.
+            if (shown!.object) onEvent({ type: e.type, object: shown!.object });
+            else if (e.type === 'DELETED') onEvent({ type: e.type, object: this.identityOnly(e.object, shown!.unreadable!, t.version) });
           } else {
             onEvent(watchEventToNative(e, gvr));
           }
@@ -314,6 +443,15 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
       }
     })();
     return { done };
+  }
+
+  /** What is left to show of an unreadable object: its native identity and the WDS's own metadata. */
+  private identityOnly(obj: unknown, u: Unreadable, version: string): KubeObject {
+    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : {};
+    const keep = ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'finalizers'] as const;
+    const metadata: Record<string, unknown> = { name: u.name, ...(u.namespace ? { namespace: u.namespace } : {}) };
+    for (const k of keep) if (meta[k] !== undefined) metadata[k] = meta[k];
+    return { apiVersion: nativeApiVersion({ group: this.kind.group, version }), kind: this.kind.kind, metadata: inGoOrder(metadata) as KubeObject['metadata'] };
   }
 
   /** The live stored object, or undefined when there is none. */
@@ -372,12 +510,66 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
    */
   private async store(caller: Caller, t: Target, kind: 'create' | 'update', obj: KubeObject, live: KubeObject | undefined): Promise<Answer> {
     const stored = this.stored(obj, t.version);
+    // Checked here already: the WDS's webhook for direct writes is not called for it (./view-write-extra.ts).
+    const admitted: Caller = { headers: { ...caller.headers, ...VIEW_WRITE_HEADERS } };
     if (kind === 'create' || !live) {
       delete stored.metadata!.resourceVersion;
-      return this.request(caller, 'POST', { ...t, subresource: '' }, '', undefined, stored);
+      return this.request(admitted, 'POST', { ...t, subresource: '' }, '', undefined, stored);
     }
     stored.metadata!.resourceVersion = live.metadata?.resourceVersion;
-    return this.request(caller, 'PUT', t, t.name, undefined, stored);
+    return this.request(admitted, 'PUT', t, t.name, undefined, stored);
+  }
+
+  /**
+   * Kubernetes' verdict (the kind's registry in ksview-native, as on the view's writes) on a write
+   * made to the WDS around the view, given the stored objects its admission sees: the native
+   * object created, or updated from the old one (on `status`, by the status subresource's rules);
+   * nothing is stored. The Status kube-apiserver would answer, or undefined when it is valid. An
+   * old object that cannot be read is no base for update rules: the new one is judged as new.
+   */
+  async validateStored(w: StoredWrite): Promise<FailureStatus | undefined> {
+    let native: KubeObject;
+    try {
+      native = this.translate(w.object, w.version);
+    } catch (err) {
+      if (!(err instanceof TranslationError)) throw err;
+      const u = this.unreadable(w.object, err.message);
+      return errors.invalid({ group: DENATURED_GROUP, kind: this.kind.kind, name: u.stored }, [{ reason: 'FieldValueInvalid', field: 'metadata.annotations', message: `Invalid value: ${err.message}` }]).status;
+    }
+    let old: KubeObject | undefined;
+    if (w.operation === 'UPDATE' && w.oldObject !== undefined) {
+      try {
+        old = this.translate(w.oldObject, w.version);
+      } catch (err) {
+        if (!(err instanceof TranslationError)) throw err;
+      }
+    }
+    const meta: Record<string, unknown> = { ...native.metadata };
+    for (const k of old ? SERVER_SET : SERVER_SET_ON_CREATE) delete meta[k];
+    if (old) meta.resourceVersion = old.metadata?.resourceVersion;
+    const body = { ...native, metadata: meta };
+    const t: Target = { version: w.version, namespace: native.metadata?.namespace ?? '', name: old ? native.metadata?.name ?? '' : '', subresource: old ? w.subresource : '' };
+    const a = await this.native.write({
+      method: old ? 'PUT' : 'POST', path: this.nativePath(t, new URLSearchParams({ fieldManager: VALIDATION_MANAGER })),
+      contentType: 'application/json', body: Buffer.from(JSON.stringify(body)), live: old ? Buffer.from(JSON.stringify(old)) : undefined,
+    });
+    if (a.status < 300) return undefined;
+    if (isStatus(a.json) && a.json.code !== undefined && a.json.code < 500) return a.json as FailureStatus;
+    throw isStatus(a.json) ? new StatusError(a.json as FailureStatus) : errors.internal(`ksview-native answered ${a.status}`);
+  }
+
+  /**
+   * Why a stored object is not a valid object of its native kind (it cannot be read, or Kubernetes'
+   * validation of a create refuses it), or undefined when it is: what placement asks before sending
+   * one. Remembered per uid and resourceVersion; a failure of ksview-native itself is thrown.
+   */
+  async invalidity(stored: KubeObject, version: string): Promise<string | undefined> {
+    const key = DenaturedStore.shownKey(version, stored);
+    const known = key === undefined ? undefined : this.validity.get(key);
+    if (known !== undefined) return known || undefined;
+    const why = (await this.validateStored({ operation: 'CREATE', subresource: '', version, object: stored }))?.message ?? '';
+    if (key !== undefined) this.validity.set(key, why);
+    return why || undefined;
   }
 
   async delete(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> {
@@ -386,10 +578,12 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     if (isStatus(json)) {
       return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
     }
-    const obj = (await this.present([json], t.version))[0]!;
+    const [shown] = await this.present([json], t.version);
+    const obj = shown!.object ?? this.identityOnly(json, shown!.unreadable!, t.version);
+    const warnings = shown!.unreadable ? [...a.warnings, ...this.unreadableWarnings([shown!.unreadable])] : a.warnings;
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
       // Still there (finalizers pending): kube-apiserver returns the object.
-      return { value: obj, warnings: a.warnings };
+      return { value: obj, warnings };
     }
     // Gone: the native kinds answer a Success Status naming it (the CRD returns the object).
     const g = this.kind.group;
@@ -398,7 +592,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
         kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
         details: { name: t.name, ...(g ? { group: g } : {}), kind: this.kind.plural, uid: obj.metadata?.uid as string | undefined },
       },
-      warnings: a.warnings,
+      warnings,
     };
   }
 
@@ -407,6 +601,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) {
       return { value: { apiVersion: nativeApiVersion({ group: this.kind.group, version: t.version }), kind: `${this.kind.kind}List`, metadata: {}, items: [] }, warnings: a.warnings };
     }
-    return { value: await this.nativeList(a.json, t.version), warnings: a.warnings };
+    const r = await this.nativeList(a.json, t.version);
+    return { value: r.value, warnings: [...a.warnings, ...r.warnings] };
   }
 }

@@ -14,7 +14,8 @@
 // - toNative(toStored(x)) deep-equals x for any native x that does not carry the reserved
 //   annotations (toStored rejects them).
 // - Status objects and field selectors are rewritten so clients see native names and groups only.
-// Violations of the contract raise TranslationError (a malformed field selector, FieldSelectorError).
+// Violations of the contract raise TranslationError, whose message says what is wrong without naming
+// the object (callers do); a malformed field selector, FieldSelectorError.
 import { createHash } from 'node:crypto';
 import { DENATURED_GROUP } from './crd-schema.js';
 import { fieldSelectorTerm, parseFieldSelector } from '../kube/field-selector.js';
@@ -111,6 +112,26 @@ export function toStored<T extends KubeObject>(obj: T, native: NativeGroupVersio
   return out;
 }
 
+/**
+ * The annotation's value as toStored writes it: a JSON object whose managedFields, when present, is
+ * a list of entries and whose generation a non-negative integer. Anything else was not written by
+ * the view (or was altered since), and is refused rather than shown as Kubernetes' own metadata.
+ */
+function parseNativeMetadata(value: string): NativeMetadata {
+  const bad = (why: string) => new TranslationError(`annotation ${NATIVE_METADATA_ANNOTATION} ${why}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw bad('is not JSON');
+  }
+  if (!isJsonObject(parsed)) throw bad('is not a JSON object');
+  const { managedFields, generation } = parsed;
+  if (managedFields !== undefined && !(Array.isArray(managedFields) && managedFields.every(isJsonObject))) throw bad('has a managedFields that is not a list of entries');
+  if (generation !== undefined && !(typeof generation === 'number' && Number.isSafeInteger(generation) && generation >= 0)) throw bad('has a generation that is not a non-negative integer');
+  return { managedFields: managedFields as ManagedFieldsEntry[] | undefined, generation: generation as number | undefined };
+}
+
 /** A fieldset map with nothing left in it but possibly its own "." marker. */
 const isEmptySet = (m: Record<string, unknown>) => Object.keys(m).every((k) => k === '.');
 
@@ -143,9 +164,7 @@ export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersio
   if (annotations && NATIVE_NAME_ANNOTATION in annotations) {
     const original = annotations[NATIVE_NAME_ANNOTATION]!;
     if (meta.name !== undefined && storedName(original) !== meta.name) {
-      throw new TranslationError(
-        `object ${JSON.stringify(meta.name)}: annotation ${NATIVE_NAME_ANNOTATION}=${JSON.stringify(original)} ` +
-        'does not match the name');
+      throw new TranslationError(`annotation ${NATIVE_NAME_ANNOTATION}=${JSON.stringify(original)} does not match the name ${JSON.stringify(meta.name)}`);
     }
     meta.name = original;
   }
@@ -156,12 +175,7 @@ export function toNative<T extends KubeObject>(obj: T, native: NativeGroupVersio
     else meta.annotations = rest;
   }
   if (stored !== undefined) {
-    let parsed: NativeMetadata;
-    try {
-      parsed = JSON.parse(stored) as NativeMetadata;
-    } catch {
-      throw new TranslationError(`object ${JSON.stringify(meta.name)}: annotation ${NATIVE_METADATA_ANNOTATION} is not JSON`);
-    }
+    const parsed = parseNativeMetadata(stored);
     if (parsed.managedFields) meta.managedFields = parsed.managedFields;
     else delete meta.managedFields;
     if (parsed.generation !== undefined) meta.generation = parsed.generation;

@@ -7,7 +7,8 @@
 //   with the live native object to Kubernetes' registry and returns its answer: the object to
 //   store and what to do with it (create, update, none), or the Status kube-apiserver would give;
 // - normalize() turns objects read from storage into what kube-apiserver shows (defaults, null
-//   and omitted fields, canonical quantities, field order);
+//   and omitted fields, canonical quantities, field order), each on its own: an object Kubernetes
+//   cannot decode is answered with why, beside the others;
 // - a helper that dies or stops answering /healthz is started again (backoff 0.5 s → 10 s);
 //   requests meanwhile fail with 503.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -39,6 +40,9 @@ export interface NativeAnswer {
   warnings: string[];
   write: WriteKind;
 }
+
+/** One object as kube-apiserver shows it, or why Kubernetes' code cannot read it. */
+export type Normalized = { object: unknown } | { error: string };
 
 export interface NativeCodeLog {
   info(msg: string): void;
@@ -177,14 +181,16 @@ export class NativeCode {
     return { status: res.statusCode, json, warnings, write };
   }
 
-  /** Objects of one apiVersion as kube-apiserver shows them, in order. */
-  async normalize(apiVersion: string, objects: readonly unknown[]): Promise<unknown[]> {
+  /** Objects of one apiVersion as kube-apiserver shows them (or why one cannot be read), in order. */
+  async normalize(apiVersion: string, objects: readonly unknown[]): Promise<Normalized[]> {
     if (objects.length === 0) return [];
     const res = await this.call('POST', `/ksview/normalize?apiVersion=${encodeURIComponent(apiVersion)}`,
       { 'content-type': 'application/json' }, Buffer.from(JSON.stringify(objects)));
     const text = await res.body.text();
-    if (res.statusCode !== 200) throw errors.internal(`ksview-native could not read a stored object: ${text.trim()}`);
-    return JSON.parse(text) as unknown[];
+    if (res.statusCode !== 200) throw errors.internal(`ksview-native could not read stored objects: ${text.trim()}`);
+    const items = JSON.parse(text) as Normalized[];
+    if (!Array.isArray(items) || items.length !== objects.length) throw errors.internal(`ksview-native answered ${Array.isArray(items) ? items.length : 'no'} items for ${objects.length} objects`);
+    return items;
   }
 
   async close(): Promise<void> {

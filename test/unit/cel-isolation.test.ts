@@ -81,7 +81,7 @@ t.test('through the CombinedStatuses: the runaway collector\'s rows say they wer
   const id = { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'big' };
   const obj: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'demo', uid: 'cm-uid', resourceVersion: '7' }, ...HUGE };
   const sources: StatusSources = {
-    find: () => ({ key, id, native: obj as never, ref: { ...id, labels: {} }, bypassesView: false, shadowsNative: false }),
+    find: () => ({ key, id, native: obj as never, ref: { ...id, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: obj as never }),
     stored: () => ({ res: CONFIGMAPS, obj }),
     placement: () => ({ id, resourceVersion: '7', policies: ['p'], modulations: { p: { createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: ['runaway', 'count'], clusters: ['wec1', 'wec2'] } } }),
     keysFor: () => [], allKeys: () => [key], onPlacementChange: () => () => {}, onObjectChange: () => () => {},

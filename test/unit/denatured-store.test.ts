@@ -342,3 +342,160 @@ t.test('an object read again unchanged (same uid and resourceVersion) is shown w
   t.same((await store.get(caller, target('y'), q())).value, created.value, 'a read right after shows the write\'s answer');
   t.equal(native.normalized.length, 1, 'without ksview-native');
 });
+
+// One stored object the view cannot show (written around it, before its admission webhook) must
+// never fail reads of the others (issue 24, defect 10).
+const NATIVE_METADATA = 'view.kubestellar.io/native-metadata';
+const storedRole = (name: string, namespace: string, annotations: Record<string, string> = {}, uid = `uid-${name}`) => ({
+  apiVersion: 'denatured.kubestellar.io/v1', kind: 'Role',
+  metadata: { name, namespace, uid, resourceVersion: '5', creationTimestamp: '2025-01-02T03:04:05Z', ...(Object.keys(annotations).length ? { annotations } : {}) },
+  rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+});
+const roleList = (items: unknown[]) => ({ apiVersion: 'denatured.kubestellar.io/v1', kind: 'RoleList', metadata: { resourceVersion: '42' }, items });
+/** A time Kubernetes' decoder refuses, in native metadata otherwise well-formed. */
+const UNDECODABLE = JSON.stringify({ managedFields: [{ manager: 'x', operation: 'Update', time: 'yesterday' }] });
+
+function roleStore(t: Test, logs: string[] = []) {
+  const m = mockUpstream();
+  t.teardown(() => m.close());
+  const native = new FakeNativeCode();
+  native.undecodable = (o) => (JSON.stringify(o).includes('yesterday') ? 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"' : undefined);
+  const store = new DenaturedStore(m.up, kindStrategy(denaturedKind('roles')), native, (l) => logs.push(l));
+  return { m, native, store };
+}
+
+t.test('list: an object whose stored form cannot be read is left out and named in a Warning, the others are answered; each is logged once', async (t) => {
+  const logs: string[] = [];
+  const { m, store } = roleStore(t, logs);
+  const items = [storedRole('good', 'ns1'), storedRole('bad', 'ns1', { [NATIVE_METADATA]: 'not-json' }), storedRole('odd', 'ns2', { [NATIVE_METADATA]: UNDECODABLE }), storedRole('also-good', 'ns2')];
+  m.pool.intercept({ path: `${D}/roles`, method: 'GET' }).reply(200, roleList(items), json).times(2);
+  const r = await store.list(caller, target(''), q());
+  t.same(r.value.items.map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`), ['ns1/good', 'ns2/also-good'], 'the readable objects, in order');
+  t.equal(r.value.kind, 'RoleList');
+  t.same(r.warnings, [
+    '299 - "roles.rbac.authorization.k8s.io \\"bad\\" in namespace \\"ns1\\" cannot be read: annotation view.kubestellar.io/native-metadata is not JSON (stored in the WDS as roles.denatured.kubestellar.io \\"bad\\", written there around the view)"',
+    `299 - ${JSON.stringify('roles.rbac.authorization.k8s.io "odd" in namespace "ns2" cannot be read: Kubernetes cannot decode it: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006" (stored in the WDS as roles.denatured.kubestellar.io "odd", written there around the view)'.slice(0, 256))}`,
+  ], 'each named in a Warning header, as kube-apiserver writes them (cut at 256 characters)');
+  t.equal(logs.length, 2, 'both logged');
+  t.match(logs[0], /^denatured: roles.rbac.authorization.k8s.io "bad" in namespace "ns1" cannot be read: annotation view.kubestellar.io\/native-metadata is not JSON/);
+  await store.list(caller, target(''), q());
+  t.equal(logs.length, 2, 'a second list logs them no more');
+});
+
+t.test('list: past ten unreadable objects, the rest are counted in one Warning', async (t) => {
+  const { m, store } = roleStore(t);
+  const bad = Array.from({ length: 13 }, (_, i) => storedRole(`bad-${i}`, 'ns1', { [NATIVE_METADATA]: 'null' }));
+  m.pool.intercept({ path: `${D}/namespaces/ns1/roles`, method: 'GET' }).reply(200, roleList([...bad, storedRole('good', 'ns1')]), json);
+  const r = await store.list(caller, target('', 'ns1'), q());
+  t.same(r.value.items.map((i) => i.metadata?.name), ['good']);
+  t.equal(r.warnings.length, 11);
+  t.equal(r.warnings[10], '299 - "3 more roles cannot be read and are left out (ksview serve\'s log names each)"');
+});
+
+t.test('get of an object that cannot be read: a 500 naming it and why; a name annotation that does not match names the stored object', async (t) => {
+  const { m, store } = roleStore(t);
+  m.pool.intercept({ path: `${D}/namespaces/ns1/roles/bad`, method: 'GET' }).reply(200, storedRole('bad', 'ns1', { [NATIVE_METADATA]: '{"generation":"42"}' }), json);
+  const err = await rejection(store.get(caller, target('bad', 'ns1'), q()));
+  t.equal(err.code, 500);
+  t.equal(err.status.reason, 'InternalError');
+  t.equal(err.status.message, 'Internal error occurred: roles.rbac.authorization.k8s.io "bad" in namespace "ns1" cannot be read: annotation view.kubestellar.io/native-metadata ' +
+    'has a generation that is not a non-negative integer (stored in the WDS as roles.denatured.kubestellar.io "bad", written there around the view)');
+  m.pool.intercept({ path: `${D}/namespaces/ns1/roles/${enc('a:b')}`, method: 'GET' }).reply(200, storedRole(enc('a:b'), 'ns1', { [NATIVE_NAME]: 'c:d' }), json);
+  const mismatch = await rejection(store.get(caller, target('a:b', 'ns1'), q()));
+  t.match(mismatch.status.message, `roles.rbac.authorization.k8s.io "${enc('a:b')}" in namespace "ns1" cannot be read: annotation view.kubestellar.io/native-name="c:d" does not match the name`);
+});
+
+t.test('watch: an unreadable object\'s events are skipped (its deletion is sent by identity), and the stream goes on', async (t) => {
+  const logs: string[] = [];
+  const { m, store } = roleStore(t, logs);
+  const bad = storedRole('bad', 'ns1', { [NATIVE_METADATA]: 'not-json' });
+  const lines = [
+    { type: 'ADDED', object: bad },
+    { type: 'ADDED', object: storedRole('good', 'ns1') },
+    { type: 'MODIFIED', object: { ...bad, metadata: { ...bad.metadata, resourceVersion: '6' } } },
+    { type: 'DELETED', object: { ...bad, metadata: { ...bad.metadata, resourceVersion: '7' } } },
+    { type: 'ADDED', object: storedRole('later', 'ns1') },
+  ].map((e) => JSON.stringify(e) + '\n').join('');
+  m.pool.intercept({ path: (p) => pathOnly(p) === `${D}/roles`, method: 'GET' }).reply(200, lines, json);
+  const events: { type: string; object: KubeObject }[] = [];
+  const { done } = await store.watch(caller, target(''), q(), (e) => events.push(e as { type: string; object: KubeObject }), new AbortController().signal);
+  await done;
+  t.same(events.map((e) => [e.type, e.object.metadata?.name]), [['ADDED', 'good'], ['DELETED', 'bad'], ['ADDED', 'later']]);
+  t.same(events[1]!.object, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role',
+    metadata: { name: 'bad', namespace: 'ns1', uid: 'uid-bad', resourceVersion: '7', creationTimestamp: '2025-01-02T03:04:05Z' } }, 'the deletion carries its identity only');
+  t.equal(logs.length, 3, 'each version of it logged once');
+});
+
+t.test('delete of an unreadable object: it goes, and the answer names it', async (t) => {
+  const { m, store } = roleStore(t);
+  m.pool.intercept({ path: `${D}/namespaces/ns1/roles/bad`, method: 'DELETE' }).reply(200, storedRole('bad', 'ns1', { [NATIVE_METADATA]: 'not-json' }), json);
+  const r = await store.delete(caller, target('bad', 'ns1'), undefined, q());
+  t.same(r.value, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'bad', group: 'rbac.authorization.k8s.io', kind: 'roles', uid: 'uid-bad' } });
+  t.match(r.warnings[0], /cannot be read: annotation view.kubestellar.io\/native-metadata is not JSON/);
+});
+
+t.test('the view\'s own writes carry its user extra (so the WDS\'s webhook for direct writes skips them); its reads do not', async (t) => {
+  const { m, store } = setup(t, 'clusterroles');
+  const name = 'viewer';
+  m.pool.intercept({ path: `${D}/clusterroles`, method: 'POST' }).reply(echo(201));
+  await store.write(caller, target(''), w('POST', nativeRole(name)), q());
+  m.pool.intercept({ path: `${D}/clusterroles/${name}`, method: 'GET' }).reply(200, plainStored(name), json);
+  m.pool.intercept({ path: `${D}/clusterroles/${name}`, method: 'PUT' }).reply(echo(200));
+  await store.write(caller, target(name), w('PUT', nativeRole(name)), q());
+  const calls = m.calls();
+  // Header names arrive in lower case; kube-apiserver unescapes the key either way.
+  t.strictSame(calls.map((c) => [c.method, c.headers['impersonate-extra-view.kubestellar.io%2fadmitted-by']]),
+    [['POST', 'ksview-serve'], ['GET', undefined], ['PUT', 'ksview-serve']]);
+  t.equal(calls[0]!.headers['impersonate-user'], 'alice', 'still as the caller');
+});
+
+t.test('validateStored: a direct create is judged by Kubernetes\' registry as a native create, without server-set metadata', async (t) => {
+  const { store, native } = roleStore(t);
+  native.answer = () => ({ status: 422, json: wdsStatus(422, 'Invalid', 'Role.rbac.authorization.k8s.io "r" is invalid: rules[0].verbs: Required value: verbs must contain at least one value'), warnings: [], write: 'none' });
+  const object = { ...storedRole('r', 'ns1'), metadata: { ...storedRole('r', 'ns1').metadata, generation: 1, managedFields: [{ manager: 'kubectl' }], labels: { a: 'b' } } };
+  const refused = await store.validateStored({ operation: 'CREATE', subresource: '', version: 'v1', object });
+  t.match(refused, { code: 422, reason: 'Invalid', message: /verbs must contain at least one value/ }, 'its Status');
+  const sent = native.writes[0]!;
+  t.equal(sent.method, 'POST');
+  t.equal(sent.path, '/apis/rbac.authorization.k8s.io/v1/namespaces/ns1/roles?fieldManager=kubestellar-view-admission');
+  t.equal(sent.live, undefined);
+  t.same(sent.bodyObject, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r', namespace: 'ns1', labels: { a: 'b' } }, rules: object.rules },
+    'the native object, as a client would send it');
+  native.answer = (x) => ({ status: 201, json: JSON.parse(x.body.toString()), warnings: [], write: 'create' });
+  t.equal(await store.validateStored({ operation: 'CREATE', subresource: '', version: 'v1', object }), undefined, 'valid: no Status');
+});
+
+t.test('validateStored: a direct update (or status update) is the native update from the old object; an unreadable old one is no base', async (t) => {
+  const { store, native } = setup(t, 'resourcequotas');
+  const quota = (rv: string, hard: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'denatured.kubestellar.io/v1', kind: 'ResourceQuota',
+    metadata: { name: 'q', namespace: 'ns1', uid: 'u', resourceVersion: rv, generation: 2 }, spec: { hard: { pods: hard } }, ...extra });
+  native.answer = () => ({ status: 200, json: {}, warnings: [], write: 'update' });
+  t.equal(await store.validateStored({ operation: 'UPDATE', subresource: '', version: 'v1', object: quota('', '4'), oldObject: quota('9', '3') }), undefined);
+  t.match(native.writes[0], { method: 'PUT', path: '/api/v1/namespaces/ns1/resourcequotas/q?fieldManager=kubestellar-view-admission' });
+  t.match(native.writes[0]!.bodyObject, { metadata: { name: 'q', uid: 'u', resourceVersion: '9' }, spec: { hard: { pods: '4' } } }, 'with the live resourceVersion as precondition');
+  t.notOk((native.writes[0]!.bodyObject as KubeObject).metadata?.generation, 'generation is computed, not taken');
+  t.match(native.writes[0]!.liveObject, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '3' } } }, 'the old object, native');
+  await store.validateStored({ operation: 'UPDATE', subresource: 'status', version: 'v1', object: quota('', '3', { status: { used: { pods: '1' } } }), oldObject: quota('9', '3') });
+  t.equal(native.writes[1]!.path, '/api/v1/namespaces/ns1/resourcequotas/q/status?fieldManager=kubestellar-view-admission', 'the status subresource\'s rules');
+  const oldBroken = { ...quota('9', '3'), metadata: { ...quota('9', '3').metadata, annotations: { [NATIVE_METADATA]: 'not-json' } } };
+  await store.validateStored({ operation: 'UPDATE', subresource: '', version: 'v1', object: quota('', '4'), oldObject: oldBroken });
+  t.match(native.writes[2], { method: 'POST', path: '/api/v1/namespaces/ns1/resourcequotas?fieldManager=kubestellar-view-admission', live: undefined }, 'judged as new');
+  native.answer = () => ({ status: 503, json: wdsStatus(503, 'ServiceUnavailable', 'starting'), warnings: [], write: 'none' });
+  const failed = await rejection(store.validateStored({ operation: 'CREATE', subresource: '', version: 'v1', object: quota('', '1') }));
+  t.equal(failed.code, 503, 'no verdict: thrown, not a refusal');
+});
+
+t.test('invalidity: what placement asks of a stored object, remembered per uid and resourceVersion', async (t) => {
+  const { store, native } = roleStore(t);
+  native.answer = (x) => (JSON.parse(x.body.toString()).rules.length === 0
+    ? { status: 422, json: wdsStatus(422, 'Invalid', 'Role.rbac.authorization.k8s.io "r" is invalid: rules: Required value'), warnings: [], write: 'none' }
+    : { status: 201, json: {}, warnings: [], write: 'create' });
+  const empty = { ...storedRole('r', 'ns1'), rules: [] };
+  t.equal(await store.invalidity(empty as KubeObject, 'v1'), 'Role.rbac.authorization.k8s.io "r" is invalid: rules: Required value');
+  t.equal(await store.invalidity(empty as KubeObject, 'v1'), 'Role.rbac.authorization.k8s.io "r" is invalid: rules: Required value');
+  t.equal(native.writes.length, 1, 'asked once');
+  t.equal(await store.invalidity(storedRole('ok', 'ns1') as KubeObject, 'v1'), undefined, 'valid');
+  t.match(await store.invalidity(storedRole('bad', 'ns1', { [NATIVE_METADATA]: 'not-json' }, 'u2') as KubeObject, 'v1'), /annotation view.kubestellar.io\/native-metadata is not JSON/,
+    'unreadable: invalid, without asking Kubernetes');
+  t.equal(native.writes.length, 2);
+});

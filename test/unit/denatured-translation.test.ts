@@ -176,6 +176,31 @@ t.test('toStored errors', async (t) => {
   t.throws(() => toNative(tampered, rbac), TranslationError);
 });
 
+t.test('a native-metadata annotation that is not what toStored writes is a TranslationError saying so, never shown as Kubernetes\' metadata', async (t) => {
+  const withMetadata = (value: string): KubeObject => {
+    const o = storedClusterRole();
+    o.metadata!.annotations = { ...o.metadata!.annotations, 'view.kubestellar.io/native-metadata': value };
+    return o;
+  };
+  const cases: [string, RegExp][] = [
+    ['not-json', /native-metadata is not JSON$/],
+    ['null', /native-metadata is not a JSON object$/],
+    ['42', /native-metadata is not a JSON object$/],
+    ['[]', /native-metadata is not a JSON object$/],
+    ['{"managedFields":"kube-controller-manager"}', /managedFields that is not a list of entries$/],
+    ['{"managedFields":[7]}', /managedFields that is not a list of entries$/],
+    ['{"generation":"42"}', /generation that is not a non-negative integer$/],
+    ['{"generation":-1}', /generation that is not a non-negative integer$/],
+    ['{"generation":1.5}', /generation that is not a non-negative integer$/],
+  ];
+  for (const [value, message] of cases) {
+    t.throws(() => toNative(withMetadata(value), rbac), { name: 'TranslationError', message }, value);
+  }
+  const back = toNative(withMetadata('{"generation":3,"managedFields":[{"manager":"kubectl","operation":"Apply"}]}'), rbac);
+  t.equal(back.metadata?.generation, 3, 'a well-formed one is read back');
+  t.same(back.metadata?.managedFields, [{ manager: 'kubectl', operation: 'Apply' }]);
+});
+
 t.test('listToNative', async (t) => {
   const list = deepFreeze({
     apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRoleList',

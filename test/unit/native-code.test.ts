@@ -36,7 +36,8 @@ t.test('a write sends the live object, then the body, and returns code, object, 
   t.match(a.json, { method: 'PATCH', url: '/apis/rbac.authorization.k8s.io/v1/clusterroles/x?fieldManager=m', live: '{"live":1}', body: '{"b":1}', contentType: 'application/apply-patch+yaml', userAgent: 'kubectl/v1.32' });
   const created = await native.write({ method: 'POST', path: '/api/v1/namespaces/a/serviceaccounts', contentType: 'application/json', body: Buffer.from('{}') });
   t.match(created, { status: 201, write: 'create', json: { live: '' } }, 'no live object: length 0');
-  t.same(await native.normalize('v1', [{ a: 1 }, { b: 2 }]), [{ a: 1, normalized: true }, { b: 2, normalized: true }]);
+  t.same(await native.normalize('v1', [{ a: 1 }, { bad: 'x' }, { b: 2 }]),
+    [{ object: { a: 1, normalized: true } }, { error: 'cannot decode: x' }, { object: { b: 2, normalized: true } }], 'each object on its own');
   t.same(await native.normalize('v1', []), [], 'nothing to normalize: no request');
 });
 

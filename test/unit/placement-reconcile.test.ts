@@ -255,6 +255,66 @@ t.test('a denatured object travels under its native identity and name', async (t
   t.same(work.spec!.manifestConfigs![0]!.resourceIdentifier, { group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'reader' });
 });
 
+t.test('a denatured object Kubernetes\' validation refuses (stored around the view) is not sent; its works stay as they were, its policy says why', async (t) => {
+  const binding = (name: string, roleRefKind: string, uid: string): WorkloadObject => ({
+    apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRoleBinding',
+    metadata: { name, labels: { app: 'nginx' }, uid, resourceVersion: '9' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleRefKind, name: 'view' }, subjects: [{ kind: 'User', name: 'alice' }],
+  } as WorkloadObject);
+  const BINDINGS: WorkloadResource = { ...CLUSTERROLES, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', native: { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' } };
+  const id = (name: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', namespace: '', name });
+  const asked: string[] = [];
+  const validate = async (objectId: { resource: string; name: string }, stored: WorkloadObject) => {
+    asked.push(`${objectId.resource}/${objectId.name} ${stored.apiVersion}`);
+    const kind = (stored as unknown as { roleRef: { kind: string } }).roleRef.kind;
+    return kind === 'ClusterRole' ? undefined : `ClusterRoleBinding.rbac.authorization.k8s.io "${objectId.name}" is invalid: roleRef.kind: Unsupported value: "${kind}": supported values: "Role", "ClusterRole"`;
+  };
+  const before: ManifestWork = {
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+    metadata: { name: manifestWorkName('wds1', id('edited')), namespace: 'c1', labels: { 'view.kubestellar.io/wds': 'wds1', 'bindingpolicy.view.kubestellar.io/rbac': '' }, resourceVersion: '1' },
+    spec: { workload: { manifests: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'edited' } }] } },
+  };
+  const rbac = policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterrolebindings'] }] });
+  const f = controllerFixture({
+    clusters: CLUSTERS, policies: [rbac], validate, works: [before],
+    workload: [{ resource: BINDINGS, objects: [binding('bad', 'Secret', 'u1'), binding('edited', 'Secret', 'u2'), binding('good', 'ClusterRole', 'u3')] }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(BINDINGS, '', 'bad'));
+  t.same(f.writes(), [], 'sent nowhere');
+  t.same(asked, ['clusterrolebindings/bad denatured.kubestellar.io/v1'], 'asked about its stored form');
+  await f.reconcile(objectKey(BINDINGS, '', 'edited'));
+  t.same(f.writes(), [], 'an invalid change is not sent, and the work already there is not deleted');
+  await f.reconcile(objectKey(BINDINGS, '', 'good'));
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('c1', manifestWorkName('wds1', id('good')))}`, `its PATCH ${worksPath('c2', manifestWorkName('wds1', id('good')))}`],
+    'the policy\'s valid objects go on');
+  f.clear();
+  await f.reconcile(policyKey('rbac'));
+  t.same((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors, [
+    'clusterrolebindings.rbac.authorization.k8s.io bad is not sent: ClusterRoleBinding.rbac.authorization.k8s.io "bad" is invalid: roleRef.kind: Unsupported value: "Secret": supported values: "Role", "ClusterRole"',
+    'clusterrolebindings.rbac.authorization.k8s.io edited is not sent: ClusterRoleBinding.rbac.authorization.k8s.io "edited" is invalid: roleRef.kind: Unsupported value: "Secret": supported values: "Role", "ClusterRole"',
+  ], 'each named on the policy (and so on its Binding)');
+});
+
+t.test('a denatured object whose native metadata cannot be read is not sent, and its policy says why (reconciliation does not fail)', async (t) => {
+  const stored: WorkloadObject = {
+    apiVersion: 'denatured.kubestellar.io/v1', kind: 'ClusterRole',
+    metadata: { name: 'reader', labels: { app: 'nginx' }, uid: 'u', resourceVersion: '9', annotations: { 'view.kubestellar.io/native-metadata': 'not-json' } },
+    rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+  };
+  const f = controllerFixture({
+    clusters: CLUSTERS, workload: [{ resource: CLUSTERROLES, objects: [stored] }], validate: async () => undefined,
+    policies: [policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterroles'] }] })],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CLUSTERROLES, '', 'reader'));
+  t.same(f.writes(), []);
+  f.clear();
+  await f.reconcile(policyKey('rbac'));
+  t.same((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
+    ['clusterroles.rbac.authorization.k8s.io reader is not sent: its stored form cannot be read: annotation view.kubestellar.io/native-metadata is not JSON (written around the view)']);
+});
+
 t.test('policy: the leader adds the cleanup finalizer and writes status.errors and observedGeneration', async (t) => {
   const fresh = policy('fresh', { clusterSelectors: [{ matchExpressions: [{ key: 'a', operator: 'Equals' as never, values: ['b'] }] }], downsync: [{}] }, { finalizers: [], generation: 2 });
   const f = fixture({ policies: [fresh] });

@@ -57,7 +57,7 @@ function harness(placements: Record<string, Placement>) {
   const wds = mockUpstream();
   let reportChange: (source: string) => void = () => {};
   const sources: StatusSources = {
-    find: (k) => { const e = IDS[encodeKey(k)]; return e && { key: e.key, id: e.id, native: objects[encodeKey(k)] as never, ref: { ...e.id, labels: {} }, bypassesView: false, shadowsNative: false }; },
+    find: (k) => { const e = IDS[encodeKey(k)]; return e && { key: e.key, id: e.id, native: objects[encodeKey(k)] as never, ref: { ...e.id, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: objects[encodeKey(k)] as never }; },
     stored: (k) => { const e = IDS[encodeKey(k)]; return e && { res: e.res, obj: objects[encodeKey(k)]! }; },
     placement: (s) => placements[s],
     keysFor: () => [], allKeys: () => [DEP, NS],

@@ -34,7 +34,7 @@ function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkS
   const wds = mockUpstream();
   const its = mockUpstream('https://its.test:6443');
   const sources: StatusSources = {
-    find: (k) => (encodeKey(k) === SOURCE ? { key: KEY, id: ID, native: obj as never, ref: { ...ID, labels: {} }, bypassesView: false, shadowsNative: false } : undefined),
+    find: (k) => (encodeKey(k) === SOURCE ? { key: KEY, id: ID, native: obj as never, ref: { ...ID, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: obj as never } : undefined),
     stored: (k) => (encodeKey(k) === SOURCE ? { res: DEPLOYMENTS, obj } : undefined),
     placement: (s) => (s === SOURCE ? placed : undefined),
     keysFor: () => [KEY], allKeys: () => [KEY],

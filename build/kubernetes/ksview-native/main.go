@@ -17,7 +17,8 @@
 //     X-Ksview-Live-Length: n, the body then being n bytes of the live object (JSON) followed by
 //     the request's own body; n = 0 when there is no live object;
 //   - POST /ksview/normalize?apiVersion=<group/version>: a JSON array of objects read from
-//     storage, answered with each one as kube-apiserver would show it (defaulted, re-encoded);
+//     storage, answered with each one as kube-apiserver would show it (defaulted, re-encoded),
+//     or why it cannot be decoded: [{"object": ...} | {"error": "..."}, ...], in order;
 //   - GET /healthz.
 package main
 
@@ -149,7 +150,10 @@ func withExchange(next http.Handler) http.Handler {
 }
 
 // normalize answers objects read from storage as kube-apiserver shows them: decoded with the
-// scheme's defaulting into the internal type, then encoded in the requested version.
+// scheme's defaulting into the internal type, then encoded in the requested version. Each item is
+// answered on its own, {"object": <as shown>} or {"error": "<why it cannot be read>"}: one object
+// the WDS holds in a shape Kubernetes cannot decode (written around the view) never hides the
+// others.
 func normalize(w http.ResponseWriter, r *http.Request) {
 	gv, err := schema.ParseGroupVersion(r.URL.Query().Get("apiVersion"))
 	var items []json.RawMessage
@@ -163,20 +167,27 @@ func normalize(w http.ResponseWriter, r *http.Request) {
 	codecs := legacyscheme.Codecs
 	decoder := codecs.UniversalDecoder()
 	encoder := codecs.LegacyCodec(gv)
-	var out bytes.Buffer
+	var out, one bytes.Buffer
 	out.WriteByte('[')
 	for i, item := range items {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		one.Reset()
 		obj, _, err := decoder.Decode(item, nil, nil)
 		if err == nil {
-			if i > 0 {
-				out.WriteByte(',')
-			}
-			err = encoder.Encode(obj, &out)
+			err = encoder.Encode(obj, &one)
 		}
 		if err != nil {
-			http.Error(w, fmt.Sprintf("item %d: %v", i, err), http.StatusUnprocessableEntity)
-			return
+			msg, _ := json.Marshal(err.Error())
+			out.WriteString(`{"error":`)
+			out.Write(msg)
+			out.WriteByte('}')
+			continue
 		}
+		out.WriteString(`{"object":`)
+		out.Write(bytes.TrimRight(one.Bytes(), "\n"))
+		out.WriteByte('}')
 	}
 	out.WriteByte(']')
 	w.Header().Set("Content-Type", "application/json")

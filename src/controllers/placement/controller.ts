@@ -35,7 +35,7 @@ import type { StatusSources } from '../status/controller.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
 import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';
 import { CLEANUP_FINALIZER } from './policy-status.js';
-import { Reconciler } from './reconcile.js';
+import { Reconciler, type DenaturedValidator } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
 import { slimWork, WORK_INDEXERS } from './works.js';
 import { workChangeConcernsObject } from './apply-failures.js';
@@ -56,6 +56,8 @@ export interface PlacementOptions {
   cats: KindCategories;
   /** Go's text/template for objects asking for template expansion (../template-expander.ts). */
   templates?: Expander;
+  /** Kubernetes' validation of denatured objects before they are sent (./reconcile.ts). */
+  validate?: DenaturedValidator;
   workers?: number;
   log: (msg: string) => void;
 }
@@ -178,7 +180,7 @@ export class PlacementController {
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
-      templates: o.templates,
+      templates: o.templates, validate: o.validate,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
     });
     // A Binding that may have changed (its objects, its clusters, how they fare): its policy's

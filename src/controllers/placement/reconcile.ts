@@ -6,7 +6,10 @@
 // cluster (./expansion-failures.ts); report to the selecting policies what they should know
 // (expansion and wrap errors, WDS conflicts, manifests a cluster's agent could not apply
 // (./apply-failures.ts), more than one cluster for a singleton, an object written straight to the
-// WDS or shadowing such one); record its placement for the Bindings;
+// WDS or shadowing such one); a denatured object that is no valid object of its kind (Kubernetes'
+// validation never ran on it in the WDS: stored around the view, say before its admission webhook)
+// is held back like a frozen work — its works stay as they are, none is created — and its
+// policies say why; record its placement for the Bindings;
 // then — the leader only — apply the works that differ from what was last written and delete this
 // object's works in the clusters it no longer goes to (frozen ones stay).
 // A policy: its finalizer and status (./policy-status.ts), the leader only. Standbys resolve too,
@@ -15,8 +18,8 @@ import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
 import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
-import { manifestWorkName, policyLabel, type ManifestWork } from '../wrapping.js';
-import type { BindingPolicy, CustomTransform, ManagedCluster } from './api.js';
+import { manifestWorkName, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
+import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from './api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
@@ -42,6 +45,12 @@ export interface PlacementCaches {
   workload: WorkloadCaches;
 }
 
+/**
+ * Kubernetes' verdict on a denatured object (its stored form) before it is sent: why it is no valid
+ * object of its kind, or undefined when it is; throws when it cannot tell (tried again later).
+ */
+export type DenaturedValidator = (id: ObjectIdentity, stored: WorkloadObject) => Promise<string | undefined>;
+
 export interface ReconcilerOptions {
   wdsName: string;
   wds: Upstream;
@@ -49,6 +58,8 @@ export interface ReconcilerOptions {
   caches: PlacementCaches;
   /** Go's text/template (absent: objects asking for expansion fail to expand, and say why). */
   templates?: Expander;
+  /** Validation of denatured objects (absent: they are sent unvalidated; ksview serve always gives one). */
+  validate?: DenaturedValidator;
   /** Queues a key (after a delay, when given). */
   enqueue: (k: QueueKey, afterMs?: number) => void;
   log: (msg: string) => void;
@@ -154,8 +165,10 @@ export class Reconciler {
         for (const c of inner.clusters) clusters.add(c);
         for (const p of inner.policies) policyNames.add(p);
       }
-      // Most objects go nowhere: they are not copied and stripped for nothing.
-      const d = clusters.size > 0 ? await desiredWorks(this.sources, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly, implied) : undefined;
+      // Most objects go nowhere: they are not copied, stripped nor validated for nothing.
+      const invalid = clusters.size > 0 ? await this.invalidity(found) : undefined;
+      const d = clusters.size > 0 && invalid === undefined
+        ? await desiredWorks(this.sources, found, [...clusters].sort(), [...policyNames].sort(), resolution.createOnly, implied) : undefined;
       desired = d?.works ?? desired;
       for (const [cluster, message] of d?.wrapErrors ?? []) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
       this.recordExpansion(source, resolution, d?.expansionErrors ?? new Map(), addError);
@@ -163,6 +176,10 @@ export class Reconciler {
         if (!this.frozen(cluster, workName, resolution)) continue;
         desired.delete(cluster);
         if (this.works.store.get(cluster, workName)) kept.add(cluster);
+      }
+      if (invalid !== undefined) {
+        for (const p of policyNames) addError(p, `${describe(found.id)} is not sent: ${invalid}`);
+        for (const cluster of this.works.clustersOf(workName)) if (clusters.has(cluster)) kept.add(cluster);
       }
       await this.report(found, resolution, desired, addError);
       this.reportApplyFailures(found, workName, desired, kept, resolution, policyNames, addError);
@@ -203,6 +220,13 @@ export class Reconciler {
       this.recordExpansion(source, r, d?.expansionErrors ?? new Map(), () => undefined);
       this.evaluated.add(source);
     }
+  }
+
+  /** Why a denatured object may not be sent (its stored form unreadable, or invalid for its kind), or undefined. */
+  private async invalidity(found: SentObject): Promise<string | undefined> {
+    if (found.unreadable !== undefined) return `its stored form cannot be read: ${found.unreadable} (written around the view)`;
+    if (!found.denatured || !this.o.validate) return undefined;
+    return this.o.validate(found.id, found.stored);
   }
 
   /** What an object (not reconciled since the records were cleared) adds to its Namespace. */

@@ -7,8 +7,11 @@
 // One native identity may be listed under two resources: a denatured kind's objects through the
 // view (denatured.kubestellar.io) and written straight to the WDS (the native resource). Both keys
 // find the same object — the view's when both exist — so they reconcile to the same works.
+// A stored object whose view.kubestellar.io/native-metadata cannot be read (written around the
+// view) is still found, without that metadata, and marked unreadable: reconciliation holds it back
+// and says why, instead of failing (or sending it).
 import { byNamespace, Store } from '../../kube/informer.js';
-import { NATIVE_NAME_ANNOTATION, storedName, toNative } from '../../storage/denatured-translation.js';
+import { NATIVE_METADATA_ANNOTATION, NATIVE_NAME_ANNOTATION, storedName, toNative, TranslationError } from '../../storage/denatured-translation.js';
 import type { WorkloadRef } from '../resolution.js';
 import { isSystemObject } from '../system-objects.js';
 import type { WorkloadResource } from '../workload-resources.js';
@@ -27,6 +30,12 @@ export interface SentObject {
   bypassesView: boolean;
   /** Written through the view while an object of the same identity exists natively in the WDS (this one wins). */
   shadowsNative: boolean;
+  /** Stored as a denatured.kubestellar.io object: Kubernetes' validation of its kind never ran in the WDS. */
+  denatured: boolean;
+  /** As cached (the stored form). */
+  stored: WorkloadObject;
+  /** Why its stored form cannot be read as the native object (its native form is then shown without its native metadata). */
+  unreadable?: string;
 }
 
 export interface WorkloadEntry {
@@ -135,11 +144,27 @@ export class WorkloadCaches {
   }
 
   private sentForm(res: WorkloadResource, obj: WorkloadObject): SentObject | undefined {
-    const native = res.group === res.native.group ? obj : toNative(obj, { group: res.native.group, version: res.version });
+    const denatured = res.group !== res.native.group;
+    let native = obj;
+    let unreadable: string | undefined;
+    if (denatured) {
+      const gv = { group: res.native.group, version: res.version };
+      try {
+        native = toNative(obj, gv);
+      } catch (err) {
+        if (!(err instanceof TranslationError)) throw err;
+        unreadable = err.message;
+        // What it is without the metadata that cannot be read; a name that does not match its
+        // annotation cannot be found by its key at all (storedObject), so it never gets here.
+        const { [NATIVE_METADATA_ANNOTATION]: _bad, ...annotations } = obj.metadata.annotations ?? {};
+        native = toNative({ ...obj, metadata: { ...obj.metadata, annotations } }, gv);
+      }
+    }
     if (isSystemObject(res.native, native, res.bypassesView)) return undefined;
     const id: ObjectIdentity = { group: res.native.group, version: res.version, resource: res.native.resource, namespace: native.metadata.namespace ?? '', name: native.metadata.name };
     return {
-      key: this.keyOf(res, obj), id, native, bypassesView: res.bypassesView, shadowsNative: false,
+      key: this.keyOf(res, obj), id, native, bypassesView: res.bypassesView, shadowsNative: false, denatured, stored: obj,
+      ...(unreadable !== undefined ? { unreadable } : {}),
       ref: { group: id.group, resource: id.resource, namespace: id.namespace, name: id.name, labels: native.metadata.labels ?? {} },
     };
   }
