@@ -3,7 +3,7 @@
 // helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview). Watches need no
 // body timeout.
 import { Pool } from 'undici';
-import { loadKubeconfig, loadKubeconfigText, type LoadedKubeconfig } from './kubeconfig-file.js';
+import { loadKubeconfig, loadKubeconfigText, type FleetKubeconfigPolicy, type LoadedKubeconfig } from './kubeconfig-file.js';
 
 export interface Upstream {
   /** Origin of the kube-apiserver, e.g. https://127.0.0.1:16410 (no path). */
@@ -27,9 +27,12 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
   return upstreamFromLoaded(await loadKubeconfig(file, context));
 }
 
-/** The connection a kubeconfig held as text describes (a Secret's); `label` names it in a UserError. */
-export async function upstreamFromKubeconfigText(text: string, label: string, context?: string): Promise<Upstream> {
-  return upstreamFromLoaded(await loadKubeconfigText(text, label, context));
+/**
+ * The connection a kubeconfig held as text describes (a Secret's); `label` names it in a UserError.
+ * A fleet-supplied one passes its `policy` (KubeconfigRefused when it asks for more).
+ */
+export async function upstreamFromKubeconfigText(text: string, label: string, context?: string, policy?: FleetKubeconfigPolicy): Promise<Upstream> {
+  return upstreamFromLoaded(await loadKubeconfigText(text, label, context, policy));
 }
 
 function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubeconfig): Upstream {
