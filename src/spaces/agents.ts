@@ -1,14 +1,19 @@
-// The WEC side of the local spaces: the inventory in its1 (one accepted ManagedCluster and one
-// mailbox namespace per WEC, a `<wec>-kubeconfig` Secret in each push-served mailbox), a pull
-// `ksview agent` for wec1 and one push agent beside its1 for the other WECs. The command lines are
-// pure functions (unit-tested); starting reuses a live agent, or replaces it when `restart` is set
-// so tests run the code just built. KSVIEW_SPACES_NO_AGENTS=1 skips the agents (not the inventory).
+// The WEC side of the local spaces: the inventory in its1, written as its hub admin (one accepted
+// ManagedCluster and one mailbox namespace per WEC, a `<wec>-kubeconfig` Secret in each
+// push-served mailbox with the Role that lets the push agent read it, and the agents' shipped
+// RBAC: ./agent-identities.ts), a pull `ksview agent` for wec1 and one push agent beside its1 for
+// the other WECs, each with its own ITS identity. The command lines are pure functions
+// (unit-tested); starting reuses a live agent, or replaces it when `restart` is set so tests run
+// the code just built. KSVIEW_SPACES_NO_AGENTS=1 skips the agents (not the inventory).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Progress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
 import { serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
 import { waitFor } from '../kube/wait.js';
+import {
+  agentKubeconfigPath, agentRbacObjects, itsOf, LOCAL_FLEET_ID, pullAgentIdentity, pullWecs, pushAgentIdentity, pushWecs, rbacPath,
+} from './agent-identities.js';
 import { probeHttp } from './health.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { portFree } from './ports.js';
@@ -16,8 +21,7 @@ import { isRunning, logTail, startDetached, stopAll, waitReady } from './process
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
-/** The fleet ID the push agent writes into each WEC's lease ConfigMap. */
-export const LOCAL_FLEET_ID = 'ksview-local-spaces';
+export { LOCAL_FLEET_ID, pullWecs, pushWecs };
 export const INVENTORY_FIELD_MANAGER = 'ksview-spaces';
 
 /**
@@ -44,15 +48,6 @@ export interface AgentCommand {
 
 const kubeconfigOf = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
 const wecsOf = (layout: SpacesLayout) => layout.spaces.filter((s) => s.role === 'wec');
-const itsOf = (layout: SpacesLayout) => layout.spaces.find((s) => s.role === 'its')!;
-
-/** wec1 is pulled by its own agent; every other WEC is pushed to by one agent beside its1. */
-export function pullWecs(layout: SpacesLayout): SpaceLayout[] {
-  return wecsOf(layout).slice(0, 1);
-}
-export function pushWecs(layout: SpacesLayout): SpaceLayout[] {
-  return wecsOf(layout).slice(1);
-}
 
 export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoot(), 'bin', 'ksview.js')): AgentCommand[] {
   const its = itsOf(layout);
@@ -60,7 +55,7 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   for (const wec of pullWecs(layout)) {
     out.push({
       name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name],
-      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', agentKubeconfigPath(layout, pullAgentIdentity(wec.name)),
         '--wec-kubeconfig', kubeconfigOf(wec), '--port', String(layout.pullAgentPort)],
     });
   }
@@ -68,14 +63,17 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   if (pushed.length > 0) {
     out.push({
       name: `${its.name}/ksview-agent-push`, port: layout.pushAgentPort, wecs: pushed.map((s) => s.name),
-      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', agentKubeconfigPath(layout, pushAgentIdentity()),
         '--fleet-id', LOCAL_FLEET_ID, '--port', String(layout.pushAgentPort)],
     });
   }
   return out;
 }
 
-/** The objects `up` writes into the ITS: per WEC its accepted ManagedCluster and mailbox; Secrets for pushed WECs. */
+/**
+ * The objects `up` writes into the ITS as its hub admin: per WEC its accepted ManagedCluster and
+ * mailbox; for pushed WECs their Secrets; then the agents' RBAC (a mailbox's Role after the mailbox).
+ */
 export function inventoryObjects(layout: SpacesLayout, readKubeconfig = (s: SpaceLayout) => readFileSync(kubeconfigOf(s), 'utf8')): Array<{ path: string; obj: object }> {
   const out: Array<{ path: string; obj: object }> = [];
   for (const wec of wecsOf(layout)) {
@@ -105,6 +103,7 @@ export function inventoryObjects(layout: SpacesLayout, readKubeconfig = (s: Spac
       },
     });
   }
+  for (const obj of agentRbacObjects(layout)) out.push({ path: rbacPath(obj), obj });
   return out;
 }
 

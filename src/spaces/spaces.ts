@@ -13,6 +13,7 @@ import {
 import type { ProbeResult } from '../kube/wait.js';
 import { probeApiserver, probeComponent, probeEtcd, probeHttp } from './health.js';
 import { agentCommands } from './agents.js';
+import { ensureAgentIdentities } from './agent-identities.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
@@ -160,6 +161,8 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   await Promise.all(layout.spaces.map((s) => ensureSpacePki(s.name, s.dir)));
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
+  // Each agent's own client certificate of its1 (never the admin's).
+  await ensureAgentIdentities(layout);
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
 
   await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout.etcdClientPort), timeout);
