@@ -32,7 +32,11 @@ import type { CreateWorker, RegistrationLike } from './worker-factory.js';
 export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
 
-interface Secret extends KubeObject { data?: Record<string, string> }
+export interface KubeconfigSecret extends KubeObject { data?: Record<string, string> }
+type Secret = KubeconfigSecret;
+
+/** Follows one cluster's kubeconfig Secret (the default: an Informer with a field selector on its name). */
+export type WatchSecret = (cluster: string, onChange: (type: ChangeType, s: KubeconfigSecret) => void, onError: (err: Error) => void) => { start(): void; stop(): void };
 
 export interface PushSupervisorOptions {
   its: Upstream;
@@ -50,6 +54,7 @@ export interface PushSupervisorOptions {
   /** Test seams. */
   wecFromKubeconfig?: (text: string, label: string, policy: FleetKubeconfigPolicy) => Promise<Upstream>;
   createRegistration?: (o: RegistrationOptions) => RegistrationLike;
+  watchSecret?: WatchSecret;
 }
 
 /** The cluster a Secret serves, when it is a `<namespace>-kubeconfig` Secret with a kubeconfig. */
@@ -194,7 +199,7 @@ export class PushSupervisor {
   private readonly chains = new Map<string, Promise<void>>();
   private clusters: Informer<ManagedCluster> | undefined;
   /** The watch of each accepted cluster's kubeconfig Secret (by cluster). */
-  private readonly secretWatches = new Map<string, Informer<Secret>>();
+  private readonly secretWatches = new Map<string, { stop(): void }>();
   /** The last error reading each cluster's Secret, logged once (a 403: not this agent's to serve). */
   private readonly secretErrors = new Map<string, string>();
 
@@ -216,14 +221,9 @@ export class PushSupervisor {
     const want = type !== 'DELETED' && mc.spec?.hubAcceptsClient === true;
     const watch = this.secretWatches.get(cluster);
     if (want && !watch) {
-      const informer = new Informer<Secret>(this.o.its, {
-        path: `/api/v1/namespaces/${encodeURIComponent(cluster)}/secrets`,
-        fieldSelector: `metadata.name=${kubeconfigSecretName(cluster)}`,
-        onChange: (t, s) => this.secretChanged(t, s),
-        onError: (err) => this.secretError(cluster, err),
-      });
-      this.secretWatches.set(cluster, informer);
-      informer.start();
+      const w = (this.o.watchSecret ?? this.informerOfSecret)(cluster, (t, s) => this.secretChanged(t, s), (err) => this.secretError(cluster, err));
+      this.secretWatches.set(cluster, w);
+      w.start();
     } else if (!want && watch) {
       watch.stop();
       this.secretWatches.delete(cluster);
@@ -237,6 +237,12 @@ export class PushSupervisor {
       });
     }
   }
+
+  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<Secret>(this.o.its, {
+    path: `/api/v1/namespaces/${encodeURIComponent(cluster)}/secrets`,
+    fieldSelector: `metadata.name=${kubeconfigSecretName(cluster)}`,
+    onChange, onError,
+  });
 
   private secretError(cluster: string, err: Error): void {
     // A 403 is the usual case (a pull-mode cluster, or one handed to another fleet): said shortly.
