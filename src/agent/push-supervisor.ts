@@ -33,7 +33,6 @@ export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
 
 export interface KubeconfigSecret extends KubeObject { data?: Record<string, string> }
-type Secret = KubeconfigSecret;
 
 /** Follows one cluster's kubeconfig Secret (the default: an Informer with a field selector on its name). */
 export type WatchSecret = (cluster: string, onChange: (type: ChangeType, s: KubeconfigSecret) => void, onError: (err: Error) => void) => { start(): void; stop(): void };
@@ -58,7 +57,7 @@ export interface PushSupervisorOptions {
 }
 
 /** The cluster a Secret serves, when it is a `<namespace>-kubeconfig` Secret with a kubeconfig. */
-export function clusterOfSecret(s: Secret): string | undefined {
+export function clusterOfSecret(s: KubeconfigSecret): string | undefined {
   const ns = s.metadata?.namespace;
   return ns && s.metadata?.name === `${ns}${KUBECONFIG_SECRET_SUFFIX}` ? ns : undefined;
 }
@@ -238,7 +237,7 @@ export class PushSupervisor {
     }
   }
 
-  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<Secret>(this.o.its, {
+  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<KubeconfigSecret>(this.o.its, {
     path: `/api/v1/namespaces/${encodeURIComponent(cluster)}/secrets`,
     fieldSelector: `metadata.name=${kubeconfigSecretName(cluster)}`,
     onChange, onError,
@@ -253,7 +252,7 @@ export class PushSupervisor {
   }
 
   /** Reacts to one Secret event of an accepted cluster's watch (tests call it directly). */
-  secretChanged(type: ChangeType, s: Secret): void {
+  secretChanged(type: ChangeType, s: KubeconfigSecret): void {
     const cluster = clusterOfSecret(s);
     // Only the Secret of a cluster the hub accepts, whatever a watch might deliver.
     if (!cluster || !this.secretWatches.has(cluster)) return;
