@@ -109,7 +109,11 @@ export function pushMailboxRbac(cluster: string, id = pushAgentIdentity()): Mani
   return renderRbac('agent/push-mailbox/rbac.yaml', cluster, userSubject(id));
 }
 
-/** Every RBAC object the local agents' identities are bound by in its1. */
+/**
+ * Every RBAC object the local agents' identities are bound by in its1: the shipped files, nothing
+ * added here. A right the agents come to need (e.g. TokenReview/SubjectAccessReview for delegated
+ * authentication of their endpoints) goes into those manifests, and so reaches these agents too.
+ */
 export function agentRbacObjects(layout: SpacesLayout): Manifest[] {
   const out: Manifest[] = [];
   for (const wec of pullWecs(layout)) out.push(...renderRbac('agent/its/rbac.yaml', wec.name));
