@@ -92,7 +92,7 @@ class ClusterSlot {
     const policy: FleetKubeconfigPolicy = { allowCredentialPlugins: this.o.allowCredentialPlugins === true };
     const label = `secret ${this.cluster}/${kubeconfigSecretName(this.cluster)}`;
     try {
-      this.wec = await (this.o.wecFromKubeconfig ?? ((text, l, p) => upstreamFromKubeconfigText(text, l, undefined, p)))(this.kubeconfig, label, policy);
+      this.wec = await (this.o.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, label, policy);
     } catch (err) {
       this.problem = errorLine(err);
       this.log(`cannot serve: ${this.problem}`);

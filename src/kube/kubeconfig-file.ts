@@ -238,10 +238,10 @@ export async function loadKubeconfig(file: string, context?: string): Promise<Lo
 }
 
 /**
- * A kubeconfig held as text (e.g. the `kubeconfig` key of a Secret), with the same checks and
- * one-line UserErrors as a file; `label` names it in messages (e.g. `secret wec2/wec2-kubeconfig`).
- * With a `policy` it is a fleet-supplied kubeconfig: plugins and local files are refused as that says.
+ * A kubeconfig held as text: the fleet's (the `kubeconfig` key of a push agent's Secret), so loaded
+ * under a FleetKubeconfigPolicy, with the same checks and one-line UserErrors as a file; `label`
+ * names it in messages (e.g. `secret wec2/wec2-kubeconfig`).
  */
-export async function loadKubeconfigText(text: string, label: string, context?: string, policy?: FleetKubeconfigPolicy): Promise<LoadedKubeconfig> {
+export async function loadKubeconfigText(text: string, label: string, policy: FleetKubeconfigPolicy, context?: string): Promise<LoadedKubeconfig> {
   return load(label, text, undefined, context, policy);
 }

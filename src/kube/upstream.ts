@@ -28,11 +28,11 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
 }
 
 /**
- * The connection a kubeconfig held as text describes (a Secret's); `label` names it in a UserError.
- * A fleet-supplied one passes its `policy` (KubeconfigRefused when it asks for more).
+ * The connection a kubeconfig held as text describes (a Secret's: the fleet's, loaded under
+ * `policy`, KubeconfigRefused when it asks for more); `label` names it in a UserError.
  */
-export async function upstreamFromKubeconfigText(text: string, label: string, context?: string, policy?: FleetKubeconfigPolicy): Promise<Upstream> {
-  return upstreamFromLoaded(await loadKubeconfigText(text, label, context, policy));
+export async function upstreamFromKubeconfigText(text: string, label: string, policy: FleetKubeconfigPolicy, context?: string): Promise<Upstream> {
+  return upstreamFromLoaded(await loadKubeconfigText(text, label, policy, context));
 }
 
 function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubeconfig): Upstream {

@@ -122,7 +122,7 @@ t.test('a kubeconfig from the fleet runs no plugin and reads no local file; noth
   const fleet = { allowCredentialPlugins: false };
   const refusal = async (kc: object, policy = fleet): Promise<KubeconfigRefused> => {
     try {
-      await loadKubeconfigText(YAML.stringify(kc), 'secret wec9/wec9-kubeconfig', undefined, policy);
+      await loadKubeconfigText(YAML.stringify(kc), 'secret wec9/wec9-kubeconfig', policy);
     } catch (err) {
       if (err instanceof KubeconfigRefused) return err;
       throw err;
@@ -149,9 +149,9 @@ t.test('a kubeconfig from the fleet runs no plugin and reads no local file; noth
     t.match((await refusal(kubeconfig(edit), { allowCredentialPlugins: true })).message, field, `${where}, even with plugins allowed`);
   }
 
-  const allowed = await loadKubeconfigText(YAML.stringify(execKc), 'secret wec9/wec9-kubeconfig', undefined, { allowCredentialPlugins: true });
+  const allowed = await loadKubeconfigText(YAML.stringify(execKc), 'secret wec9/wec9-kubeconfig', { allowCredentialPlugins: true });
   t.equal((allowed.https.headers as Record<string, string>).Authorization, 'Bearer from-exec', 'plugins run when the operator allows them');
   t.ok(existsSync(marker));
-  const embedded = await loadKubeconfigText(YAML.stringify(kubeconfig()), 'secret wec9/wec9-kubeconfig', undefined, fleet);
+  const embedded = await loadKubeconfigText(YAML.stringify(kubeconfig()), 'secret wec9/wec9-kubeconfig', fleet);
   t.equal((embedded.https.headers as Record<string, string>).Authorization, 'Bearer secret', 'embedded credentials are fine');
 });
