@@ -38,6 +38,22 @@ t.test('an agent identity with the shipped RBAC cannot accept itself, register a
   t.equal(managedClusterObj(c)?.spec?.hubAcceptsClient, true, 'the hub admin accepts it');
 });
 
+t.test('a cluster may join with the ManagedClusterSet label an OCM hub adds only where it may join that set (OCM\'s rule)', async (t) => {
+  const c = uniqueName('clusterset');
+  const agent = shippedAgent(t, c);
+  const inSet = managedClusterYaml(c, { hubAcceptsClient: false }, { 'cluster.open-cluster-management.io/clusterset': 'default' });
+  t.match(refused(kc('its1', [...agent.as, 'create', '-f', '-'], inSet)), /only as a request to join/, 'without the join right: refused');
+  const role = `ksview-test-join:${c}`;
+  const group = agent.as[agent.as.indexOf('--as-group') + 1] ?? agent.user;
+  // (As YAML: kubectl create clusterrole refuses a resource the ITS does not serve, and ManagedClusterSets are OCM's.)
+  kcOk('its1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: role },
+    rules: [{ apiGroups: ['cluster.open-cluster-management.io'], resources: ['managedclustersets/join'], resourceNames: ['default'], verbs: ['create'] }] }));
+  kcOk('its1', ['create', 'clusterrolebinding', role, `--clusterrole=${role}`, agent.as.includes('--as-group') ? `--group=${group}` : `--user=${group}`]);
+  t.teardown(() => { kc('its1', ['delete', 'clusterrolebinding,clusterrole', role, '--ignore-not-found']); });
+  kcOk('its1', [...agent.as, 'create', '-f', '-'], inSet);
+  t.equal(managedClusterObj(c)?.metadata?.labels?.['cluster.open-cluster-management.io/clusterset'], 'default', 'with it (as OCM\'s bootstrap identity has): created in the set');
+});
+
 t.test('with the shipped RBAC an agent cannot relabel its ManagedCluster, change its spec or read another mailbox; it writes its status', async (t) => {
   const c = uniqueName('relabel');
   const agent = shippedAgent(t, c);
