@@ -21,7 +21,6 @@ import { isRunning, logTail, startDetached, stopAll, waitReady } from './process
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
-export { LOCAL_FLEET_ID, pullWecs, pushWecs };
 export const INVENTORY_FIELD_MANAGER = 'ksview-spaces';
 
 /**
