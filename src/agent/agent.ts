@@ -1,7 +1,7 @@
 // The process wiring of `ksview agent` (the CLI parses flags; src/cli/agent.ts):
 // - runPullAgent: one cluster; the agent opens every connection itself (ITS and WEC); Registration
 //   runs, and the ClusterWorker starts once the hub accepts the cluster (and stops if it stops).
-// - runPushAgent: a PushSupervisor serves every cluster with a `<cluster>-kubeconfig` Secret.
+// - runPushAgent: a PushSupervisor serves every accepted cluster with a `<cluster>-kubeconfig` Secret.
 // Both serve the endpoints and keep readiness current with a periodic probe of the ITS (and, in
 // pull mode, the WEC): wrong or expired credentials are one log line and /readyz false, never a
 // crash; everything keeps retrying. `close()` stops all.
@@ -53,6 +53,8 @@ export interface PullAgentOptions extends CommonAgentOptions {
 export interface PushAgentOptions extends CommonAgentOptions {
   fleetID: string;
   healthIntervalMs?: number;
+  /** Run credential plugins of the Secrets' kubeconfigs (--insecure-kubeconfig-exec). */
+  allowCredentialPlugins?: boolean;
 }
 
 export interface RunningAgent {
@@ -165,9 +167,10 @@ export async function runPullAgent(o: PullAgentOptions): Promise<RunningAgent> {
 export async function runPushAgent(o: PushAgentOptions): Promise<RunningAgent> {
   const sup = new PushSupervisor({
     its: o.its, fleetID: o.fleetID, agentID: o.agentID, hubHash: hubHash(o.itsServer),
-    createWorker: o.createWorker, log: o.log, healthIntervalMs: o.healthIntervalMs,
+    createWorker: o.createWorker, log: o.log, healthIntervalMs: o.healthIntervalMs, allowCredentialPlugins: o.allowCredentialPlugins,
   });
-  const itsProbe = new Probe('ITS', () => checkIts(o.its, '/api/v1/secrets?limit=1'), o.probeMs ?? 5000, o.log);
+  // What the agent reads cluster-wide: the ManagedClusters (Secrets only in the mailboxes it is granted).
+  const itsProbe = new Probe('ITS', () => checkIts(o.its, `${MANAGEDCLUSTERS_PATH}?limit=1`), o.probeMs ?? 5000, o.log);
   // Push readiness is the ITS only: one bad WEC must not make the whole fleet agent unready.
   const readiness = () => (itsProbe.last ? [itsProbe.last] : []);
   // Beside the ITS: the ITS says who callers are and what they may.

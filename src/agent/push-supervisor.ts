@@ -1,27 +1,41 @@
-// Push mode: one process beside the ITS serves every cluster whose mailbox namespace holds a Secret
-// `<cluster>-kubeconfig` (key `kubeconfig`). Per cluster (a ClusterSlot), independently of all
-// others — no await is shared across clusters, so a slow or dead WEC stalls only its own slot:
+// Push mode: one process beside the ITS serves every cluster the hub accepts whose mailbox
+// namespace holds a Secret `<cluster>-kubeconfig` (key `kubeconfig`). The edge is less trusted than
+// the center, and that Secret is the fleet's input, not the operator's:
+// - Secrets are read only in the mailbox namespaces of accepted ManagedClusters: one watch of
+//   ManagedClusters, and per accepted cluster a watch of its one Secret (field selector on its
+//   name, which RBAC grants per mailbox: manifests/agent/push-mailbox/). A cluster no longer
+//   accepted (or deleted) stops being served; a Secret anywhere else is never asked for.
+// - Its kubeconfig may not run a credential plugin (exec, auth-provider) unless the operator said
+//   so (--insecure-kubeconfig-exec), nor name a local file; refused, nothing of it is used, and the
+//   slot's problem and the ManagedCluster's Available condition (reason KubeconfigRefused) say why.
+// Per cluster (a ClusterSlot), independently of all others — no await is shared across clusters,
+// so a slow or dead WEC stalls only its own slot:
 // - the fleet lease (kube-system/kubestellar-fleet in the WEC) is claimed and renewed every quarter
 //   of its duration; held by another fleet → no worker, and the ManagedCluster says so;
-// - Registration (ManagedCluster, Lease, status) runs; the ClusterWorker runs only while the hub
-//   accepts the cluster and the lease is ours;
+// - Registration (Lease, status; never a create: the hub admin made the cluster) runs; the
+//   ClusterWorker runs only while the hub accepts the cluster and the lease is ours;
 // - /readyz of the WEC is checked every health interval; the worker and the ManagedCluster hear
 //   when it stops or resumes answering.
 // A Secret added starts its slot, deleted stops it, changed (other kubeconfig) restarts it.
 import { Informer, type ChangeType } from '../kube/informer.js';
+import { KubeconfigRefused, type FleetKubeconfigPolicy } from '../kube/kubeconfig-file.js';
 import type { KubeObject } from '../kube/objects.js';
-import { closeUpstream, upstreamFromKubeconfigText, type Upstream } from '../kube/upstream.js';
+import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../kube/ocm-api.js';
+import { closeUpstream, upstreamFromKubeconfigText, UpstreamError, type Upstream } from '../kube/upstream.js';
 import type { ClusterWorker, PlacedResource } from './contract.js';
 import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './fleet-lease.js';
 import { errorLine, type AgentLog } from './log.js';
-import { Registration, type RegistrationOptions } from './registration.js';
+import { Registration, reportClusterCondition, REASON_KUBECONFIG_INVALID, REASON_KUBECONFIG_REFUSED, type RegistrationOptions } from './registration.js';
 import { checkWec } from './wec-health.js';
 import type { CreateWorker, RegistrationLike } from './worker-factory.js';
 
 export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
 
-interface Secret extends KubeObject { data?: Record<string, string> }
+export interface KubeconfigSecret extends KubeObject { data?: Record<string, string> }
+
+/** Follows one cluster's kubeconfig Secret (the default: an Informer with a field selector on its name). */
+export type WatchSecret = (cluster: string, onChange: (type: ChangeType, s: KubeconfigSecret) => void, onError: (err: Error) => void) => { start(): void; stop(): void };
 
 export interface PushSupervisorOptions {
   its: Upstream;
@@ -34,16 +48,22 @@ export interface PushSupervisorOptions {
   healthIntervalMs?: number;
   healthTimeoutMs?: number;
   fleetLeaseSeconds?: number;
+  /** Run exec and auth-provider plugins of the Secrets' kubeconfigs (the operator's --insecure-kubeconfig-exec); refused otherwise. */
+  allowCredentialPlugins?: boolean;
   /** Test seams. */
-  wecFromKubeconfig?: (text: string, label: string) => Promise<Upstream>;
+  wecFromKubeconfig?: (text: string, label: string, policy: FleetKubeconfigPolicy) => Promise<Upstream>;
   createRegistration?: (o: RegistrationOptions) => RegistrationLike;
+  watchSecret?: WatchSecret;
 }
 
 /** The cluster a Secret serves, when it is a `<namespace>-kubeconfig` Secret with a kubeconfig. */
-export function clusterOfSecret(s: Secret): string | undefined {
+export function clusterOfSecret(s: KubeconfigSecret): string | undefined {
   const ns = s.metadata?.namespace;
   return ns && s.metadata?.name === `${ns}${KUBECONFIG_SECRET_SUFFIX}` ? ns : undefined;
 }
+
+/** The one Secret of a cluster's mailbox the push agent reads. */
+export const kubeconfigSecretName = (cluster: string): string => `${cluster}${KUBECONFIG_SECRET_SUFFIX}`;
 
 export interface SlotState {
   cluster: string;
@@ -69,15 +89,21 @@ class ClusterSlot {
   private log(line: string): void { this.o.log(`[${this.cluster}] ${line}`); }
 
   async start(): Promise<void> {
+    const policy: FleetKubeconfigPolicy = { allowCredentialPlugins: this.o.allowCredentialPlugins === true };
+    const label = `secret ${this.cluster}/${kubeconfigSecretName(this.cluster)}`;
     try {
-      this.wec = await (this.o.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, `secret ${this.cluster}/${this.cluster}${KUBECONFIG_SECRET_SUFFIX}`);
+      this.wec = await (this.o.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, label, policy);
     } catch (err) {
       this.problem = errorLine(err);
       this.log(`cannot serve: ${this.problem}`);
+      // The hub admin reads it where they look at clusters: Available=False with the reason.
+      const reason = err instanceof KubeconfigRefused ? REASON_KUBECONFIG_REFUSED : REASON_KUBECONFIG_INVALID;
+      await reportClusterCondition(this.o.its, this.cluster, { type: ClusterCondition.Available, status: 'False', reason, message: this.problem })
+        .catch((e: unknown) => this.log(`cannot report the refused kubeconfig on the ManagedCluster: ${errorLine(e)}`));
       return;
     }
     if (this.stopped) return;
-    const regOpts: RegistrationOptions = { cluster: this.cluster, its: this.o.its, wec: this.wec, log: this.o.log, onAccepted: () => this.reconcileWorker() };
+    const regOpts: RegistrationOptions = { cluster: this.cluster, its: this.o.its, wec: this.wec, log: this.o.log, create: false, onAccepted: () => this.reconcileWorker() };
     this.reg = (this.o.createRegistration ?? ((ro) => new Registration(ro)))(regOpts);
     const leaseMs = (this.o.fleetLeaseSeconds ?? DEFAULT_FLEET_LEASE_SECONDS) * 1000;
     await this.claim();
@@ -170,25 +196,70 @@ export class PushSupervisor {
   private readonly slots = new Map<string, ClusterSlot>();
   /** Per-cluster chain of slot starts/stops: a Secret's changes are handled in order. */
   private readonly chains = new Map<string, Promise<void>>();
-  private informer: Informer<Secret> | undefined;
+  private clusters: Informer<ManagedCluster> | undefined;
+  /** The watch of each accepted cluster's kubeconfig Secret (by cluster). */
+  private readonly secretWatches = new Map<string, { stop(): void }>();
+  /** The last error reading each cluster's Secret, logged once (a 403: not this agent's to serve). */
+  private readonly secretErrors = new Map<string, string>();
 
   constructor(private readonly o: PushSupervisorOptions) {}
 
   start(): void {
-    this.informer = new Informer<Secret>(this.o.its, {
-      path: '/api/v1/secrets',
-      onChange: (type, s) => this.secretChanged(type, s),
-      onError: (err) => this.o.log(`push: watching Secrets in the ITS: ${errorLine(err)}`),
+    this.clusters = new Informer<ManagedCluster>(this.o.its, {
+      path: MANAGEDCLUSTERS_PATH,
+      onChange: (type, mc) => this.clusterChanged(type, mc),
+      onError: (err) => this.o.log(`push: watching ManagedClusters in the ITS: ${errorLine(err)}`),
     });
-    this.informer.start();
+    this.clusters.start();
   }
 
-  /** Reacts to one Secret event (the informer's handler; tests call it directly). */
-  secretChanged(type: ChangeType, s: Secret): void {
-    const cluster = clusterOfSecret(s);
+  /** Reacts to one ManagedCluster event: its kubeconfig Secret is watched while the hub accepts it. */
+  clusterChanged(type: ChangeType, mc: ManagedCluster): void {
+    const cluster = mc.metadata?.name;
     if (!cluster) return;
+    const want = type !== 'DELETED' && mc.spec?.hubAcceptsClient === true;
+    const watch = this.secretWatches.get(cluster);
+    if (want && !watch) {
+      const w = (this.o.watchSecret ?? this.informerOfSecret)(cluster, (t, s) => this.secretChanged(t, s), (err) => this.secretError(cluster, err));
+      this.secretWatches.set(cluster, w);
+      w.start();
+    } else if (!want && watch) {
+      watch.stop();
+      this.secretWatches.delete(cluster);
+      this.secretErrors.delete(cluster);
+      this.enqueue(cluster, async () => {
+        const cur = this.slots.get(cluster);
+        if (!cur) return;
+        this.slots.delete(cluster);
+        this.o.log(`[${cluster}] ${type === 'DELETED' ? 'ManagedCluster deleted' : 'no longer accepted by the hub'}: stopping`);
+        await cur.stop();
+      });
+    }
+  }
+
+  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<KubeconfigSecret>(this.o.its, {
+    path: `/api/v1/namespaces/${encodeURIComponent(cluster)}/secrets`,
+    fieldSelector: `metadata.name=${kubeconfigSecretName(cluster)}`,
+    onChange, onError,
+  });
+
+  private secretError(cluster: string, err: Error): void {
+    // A 403 is the usual case (a pull-mode cluster, or one handed to another fleet): said shortly.
+    const line = err instanceof UpstreamError && err.upstreamStatus === 403 ? 'forbidden (403)' : errorLine(err);
+    if (this.secretErrors.get(cluster) === line) return;
+    this.secretErrors.set(cluster, line);
+    this.o.log(`[${cluster}] cannot read Secret ${cluster}/${kubeconfigSecretName(cluster)} (a cluster this agent may not read is not its to serve): ${line}`);
+  }
+
+  /** Reacts to one Secret event of an accepted cluster's watch (tests call it directly). */
+  secretChanged(type: ChangeType, s: KubeconfigSecret): void {
+    const cluster = clusterOfSecret(s);
+    // Only the Secret of a cluster the hub accepts, whatever a watch might deliver.
+    if (!cluster || !this.secretWatches.has(cluster)) return;
+    this.secretErrors.delete(cluster);
     const text = s.data?.[KUBECONFIG_SECRET_KEY] ? Buffer.from(s.data[KUBECONFIG_SECRET_KEY], 'base64').toString('utf8') : undefined;
     this.enqueue(cluster, async () => {
+      if (!this.secretWatches.has(cluster)) return;
       const cur = this.slots.get(cluster);
       if (type !== 'DELETED' && text !== undefined && cur?.kubeconfig === text) return;
       if (cur) {
@@ -198,7 +269,7 @@ export class PushSupervisor {
       }
       if (type === 'DELETED') return;
       if (text === undefined) {
-        this.o.log(`[${cluster}] Secret ${cluster}/${cluster}${KUBECONFIG_SECRET_SUFFIX} has no key ${KUBECONFIG_SECRET_KEY}: not served`);
+        this.o.log(`[${cluster}] Secret ${cluster}/${kubeconfigSecretName(cluster)} has no key ${KUBECONFIG_SECRET_KEY}: not served`);
         return;
       }
       const slot = new ClusterSlot(cluster, text, this.o);
@@ -237,7 +308,9 @@ export class PushSupervisor {
   }
 
   async stop(): Promise<void> {
-    this.informer?.stop();
+    this.clusters?.stop();
+    for (const w of this.secretWatches.values()) w.stop();
+    this.secretWatches.clear();
     const all = [...this.slots.values()];
     this.slots.clear();
     await Promise.all(all.map((s) => s.stop()));

@@ -1,10 +1,14 @@
 // Registration of one cluster with the ITS, as OCM's registration agent does it (pull and push
-// alike): create the ManagedCluster if missing, never accepting it ourselves (hubAcceptsClient
-// is the hub admin's half of the double opt-in); poll it and report acceptance (`onAccepted`),
-// so the front starts the ClusterWorker only then; renew the cluster Lease once accepted; and
-// keep status current: ManagedClusterJoined, ManagedClusterConditionAvailable (OCM's reasons),
-// capacity/allocatable summed from the WEC's Nodes, version from /version, clusterClaims from
-// ClusterClaim objects. The status subresource is written only when what we compute differs.
+// alike): create the ManagedCluster if missing (pull mode only; push-served clusters are created
+// and accepted by the hub admin), with only what OCM's agent sets on create — never accepting it
+// ourselves (hubAcceptsClient is the hub admin's half of the double opt-in, and the ITS's admission
+// policy refuses it to us), never labels, taints or lease settings (what the cluster receives is
+// the hub's to say); poll it and report acceptance (`onAccepted`), so the front starts the
+// ClusterWorker only then; renew the cluster Lease once accepted; and keep status current:
+// ManagedClusterJoined, ManagedClusterConditionAvailable (OCM's reasons), capacity/allocatable
+// summed from the WEC's Nodes, version from /version, clusterClaims from ClusterClaim objects.
+// After the create, only the status subresource is ever written (the agent's RBAC grants no more),
+// and only when what we compute differs.
 import { CLUSTER_GROUP, ClusterCondition, MANAGEDCLUSTERS_PATH, type Condition, type ManagedCluster } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { ClusterLeaseRenewer } from './cluster-lease.js';
@@ -18,6 +22,10 @@ const SPOKE_ONLY_LABEL = 'open-cluster-management.io/spoke-only';
 export const REASON_HELD_BY_ANOTHER_FLEET = 'HeldByAnotherFleet';
 /** Reason of Available=Unknown while the WEC does not answer. */
 export const REASON_WEC_UNREACHABLE = 'ManagedClusterWecUnreachable';
+/** Reason of Available=False on a push-served cluster whose kubeconfig Secret asks for what the agent refuses (a plugin, a local file). */
+export const REASON_KUBECONFIG_REFUSED = 'KubeconfigRefused';
+/** Reason of Available=False on a push-served cluster whose kubeconfig Secret cannot be used (not YAML, no context...). */
+export const REASON_KUBECONFIG_INVALID = 'KubeconfigInvalid';
 
 export interface RegistrationOptions {
   cluster: string;
@@ -26,6 +34,11 @@ export interface RegistrationOptions {
   log: AgentLog;
   /** Called when spec.hubAcceptsClient turns true or false. */
   onAccepted: (accepted: boolean) => void;
+  /**
+   * Create the ManagedCluster when missing (default true: pull mode, OCM's agent). Push mode serves
+   * only clusters the hub admin created and accepted, and its RBAC has no `create`.
+   */
+  create?: boolean;
   /** How often the ManagedCluster is read and status refreshed (default 5 s). */
   syncMs?: number;
   now?: () => number;
@@ -97,6 +110,35 @@ export async function observeWec(wec: Upstream): Promise<{ available: Omit<Condi
     available: { type: ClusterCondition.Available, status: 'True', reason: 'ManagedClusterAvailable', message: 'Managed cluster is available' },
     rest: { ...nodeResources(nodes?.items ?? []), version: { kubernetes: version?.gitVersion ?? '' }, ...(claims ? { clusterClaims } : {}) },
   };
+}
+
+/**
+ * The ManagedCluster an agent creates: what OCM's registration agent sets on create (its name; OCM
+ * adds client configs and `agent.open-cluster-management.io/` annotations, which we have none of)
+ * and an explicit `hubAcceptsClient: false`. No labels, taints or lease duration (the CRD defaults
+ * it): those are the hub admin's, and the ITS's admission policy refuses them from a non-admin.
+ */
+export function registrationRequest(cluster: string): ManagedCluster {
+  return { apiVersion: `${CLUSTER_GROUP}/v1`, kind: 'ManagedCluster', metadata: { name: cluster }, spec: { hubAcceptsClient: false } };
+}
+
+/**
+ * Sets one condition on a ManagedCluster's status (for a push-served cluster the agent cannot
+ * reach, e.g. its kubeconfig refused), writing only when it differs; a conflict is read again.
+ */
+export async function reportClusterCondition(its: Upstream, cluster: string, c: Omit<Condition, 'lastTransitionTime'>, now = Date.now()): Promise<void> {
+  const path = `${MANAGEDCLUSTERS_PATH}/${cluster}`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const mc = await getJson<ManagedCluster>(its, path, `get managedcluster ${cluster}`);
+    const cur = mc?.status?.conditions ?? [];
+    const old = cur.find((x) => x.type === c.type);
+    if (!mc || (old && old.status === c.status && old.reason === c.reason && old.message === c.message)) return;
+    const res = await upstreamRequest(its, 'PATCH', `${path}/status`, {
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: { metadata: { resourceVersion: mc.metadata.resourceVersion }, status: { conditions: setCondition(cur, c, now) } },
+    });
+    if (res.status !== 409) { expectOk(res, `update managedcluster ${cluster} status`); return; }
+  }
 }
 
 export class Registration {
@@ -186,12 +228,8 @@ export class Registration {
   private async ensure(): Promise<ManagedCluster> {
     const got = await getJson<ManagedCluster>(this.o.its, this.path, `get managedcluster ${this.o.cluster}`, [404]);
     if (got) return got;
-    const mc: ManagedCluster = {
-      apiVersion: `${CLUSTER_GROUP}/v1`, kind: 'ManagedCluster',
-      metadata: { name: this.o.cluster },
-      spec: { hubAcceptsClient: false, leaseDurationSeconds: DEFAULT_LEASE_DURATION_SECONDS },
-    };
-    const res = await upstreamRequest(this.o.its, 'POST', MANAGEDCLUSTERS_PATH, { body: mc });
+    if (this.o.create === false) throw new Error(`ManagedCluster ${this.o.cluster} not found: the hub admin creates and accepts the clusters a push agent serves`);
+    const res = await upstreamRequest(this.o.its, 'POST', MANAGEDCLUSTERS_PATH, { body: registrationRequest(this.o.cluster) });
     if (res.status === 409) return (await getJson<ManagedCluster>(this.o.its, this.path, `get managedcluster ${this.o.cluster}`))!;
     this.o.log(`[${this.o.cluster}] created ManagedCluster ${this.o.cluster}`);
     return JSON.parse(expectOk(res, `create managedcluster ${this.o.cluster}`).body.toString('utf8')) as ManagedCluster;

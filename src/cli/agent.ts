@@ -34,6 +34,8 @@ export interface AgentFlags {
   tlsPrivateKeyFile?: string;
   /** Client CAs for client certificates (PEM file); default: the delegate's extension-apiserver-authentication ConfigMap. */
   clientCaFile?: string;
+  /** Push mode: run exec/auth-provider plugins of the kubeconfigs in the fleet's Secrets. */
+  insecureKubeconfigExec?: boolean;
 }
 
 export interface AgentInvocation {
@@ -51,6 +53,7 @@ export function checkAgentFlags(f: AgentFlags): AgentInvocation {
     if (f.wecKubeconfig) throw new UserError("--wec-kubeconfig is for pull mode: with --push each WEC's kubeconfig is read from its Secret <cluster>-kubeconfig in the ITS");
     return { mode: 'push', agentID: f.agentId ?? `ksview-push-${f.fleetId}-${hostname()}`, fleetID: f.fleetId };
   }
+  if (f.insecureKubeconfigExec) throw new UserError('--insecure-kubeconfig-exec is for push mode: in pull mode the WEC kubeconfig is your own file, and its plugins run');
   if (!f.cluster) throw new UserError("required option '--cluster <name>' not specified (or --push for push mode)");
   if (!f.wecKubeconfig) throw new UserError("required option '--wec-kubeconfig <file>' not specified (pull mode; or --push)");
   return { mode: 'pull', cluster: f.cluster, agentID: f.agentId ?? `ksview-agent-${f.cluster}`, fleetID: f.fleetId };
@@ -112,7 +115,7 @@ export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; cre
   try {
     agent = inv.mode === 'pull'
       ? await runPullAgent({ ...common, cluster: inv.cluster!, wec: wec! })
-      : await runPushAgent({ ...common, fleetID: inv.fleetID, healthIntervalMs: f.healthInterval });
+      : await runPushAgent({ ...common, fleetID: inv.fleetID, healthIntervalMs: f.healthInterval, allowCredentialPlugins: f.insecureKubeconfigExec === true });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') throw new UserError(`port ${f.port} on ${f.bindAddress} is already in use`);

@@ -223,7 +223,7 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   process.stdout.write('\nalice is no admin in wds1, the webhook rejects nothing, the quota limits nothing: they exist there only as denatured.kubestellar.io objects\n');
 
   progress.step(`7/${STEPS} placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1`);
-  // `spaces up` accepted its own clusters (hubAcceptsClient: true) and the agents registered them.
+  // `spaces up` created and accepted its own clusters (hubAcceptsClient: true), as their hub admin; the agents report their status.
   show(['--context', 'its1', 'get', 'managedclusters', '--show-labels']);
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_BINDING_POLICY);
   const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);

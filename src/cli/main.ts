@@ -194,7 +194,7 @@ function buildProgram(): Command {
   program.command('agent')
     .description('the WEC side: apply the ManifestWorks of a cluster\'s mailbox (pull, default) or of every cluster with a <cluster>-kubeconfig Secret (--push)')
     // Required per mode, checked in the action (see checkAgentFlags).
-    .option('--push', 'push mode: run beside the ITS and serve every cluster whose mailbox holds a Secret <cluster>-kubeconfig')
+    .option('--push', 'push mode: run beside the ITS and serve every accepted cluster whose mailbox holds a Secret <cluster>-kubeconfig')
     .option('--cluster <name>', 'pull mode: the cluster served (its ManagedCluster and mailbox namespace)', dnsLabel)
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS (required)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
@@ -208,6 +208,7 @@ function buildProgram(): Command {
     .option('--tls-private-key-file <file>', 'its private key, PEM')
     .option('--client-ca-file <file>', 'CAs whose client certificates the endpoints accept, PEM (default: the client-ca-file of kube-system/extension-apiserver-authentication in the WEC (pull) or the ITS (push))')
     .option('--health-interval <duration>', 'push mode: how often each WEC\'s /readyz is checked', durationOption(100, 3_600_000), 5000)
+    .option('--insecure-kubeconfig-exec', 'push mode: run the exec and auth-provider credential plugins of the kubeconfigs in <cluster>-kubeconfig Secrets (refused by default: whoever writes such a Secret would run commands in this agent)')
     .action(async (flags: AgentFlags) => {
       const { runAgentCommand } = await import('./agent.js');
       const close = await runAgentCommand(flags);

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { retryUntilDone } from '../kube/wait.js';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
+import { ensureItsAdmission } from '../controllers/its-admission.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
 import { StatusController } from '../controllers/status/controller.js';
@@ -155,7 +156,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await ensureCRDs(up, WDS_CRD_FILES);
     // The ITS may be restarting while this server starts: placement waits for it, the view does not.
     let lastError = '';
-    await retryUntilDone(() => ensureCRDs(its, ITS_CRD_FILES), (err) => {
+    // With the CRDs, the ManagedCluster admission policy: no agent accepts or relabels itself.
+    await retryUntilDone(async () => { await ensureCRDs(its, ITS_CRD_FILES); await ensureItsAdmission(its); }, (err) => {
       const line = (err as Error).message.split('\n')[0]!;
       if (line !== lastError) process.stderr.write(`ksview serve: ITS CRDs not ensured yet (retrying): ${line}\n`);
       lastError = line;

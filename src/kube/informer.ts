@@ -102,6 +102,8 @@ export interface InformerOptions<T extends KubeObject> {
   onError?: (err: Error) => void;
   /** Label selector applied to list and watch. */
   labelSelector?: string;
+  /** Field selector applied to list and watch (e.g. `metadata.name=x`: one object, which RBAC can grant by name). */
+  fieldSelector?: string;
   indexers?: Readonly<Record<string, Indexer<T>>>;
   /** Cache metadata only (PartialObjectMetadata): for informers that only need to hear of changes. */
   metadataOnly?: boolean;
@@ -164,6 +166,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private query(extra: Record<string, string>): string {
     const q = new URLSearchParams(extra);
     if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
+    if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
     return `${this.o.path}?${q.toString()}`;
   }
 

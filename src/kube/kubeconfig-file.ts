@@ -9,6 +9,13 @@
 // process about 75 MB of memory (it loads its whole generated API), which the agent cannot afford
 // (issue 11: RSS ≤ 150 MB). A user with an `exec` or `auth-provider` credential plugin still gets
 // client-node, which runs those plugins, loaded only then.
+//
+// A kubeconfig the fleet supplies (the push agent's `<cluster>-kubeconfig` Secrets) is not the
+// operator's own: whoever wrote it must not run code in, or read files of, the process that loads
+// it (Flux's CVE-2022-24817). Loaded with a FleetKubeconfigPolicy it is refused (KubeconfigRefused)
+// when any user has an `exec` or `auth-provider` plugin, unless the operator allowed plugins, and
+// always when it names a local file instead of embedding the data (a `tokenFile` would send the
+// agent's own token wherever the kubeconfig points) — as Flux's kubeconfig sanitising does.
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import path from 'node:path';
@@ -22,6 +29,20 @@ export interface KubeconfigCluster {
   skipTLSVerify: boolean;
   /** `tls-server-name`: the name to verify the server's certificate against, if not the URL's host. */
   tlsServerName?: string;
+}
+
+/** What a kubeconfig supplied by the fleet (not the operator) may hold. */
+export interface FleetKubeconfigPolicy {
+  /** `user.exec` and `user.auth-provider` are run (the operator's --insecure-kubeconfig-exec). */
+  allowCredentialPlugins: boolean;
+}
+
+/** A fleet-supplied kubeconfig that asks for what the policy refuses (nothing of it was used). */
+export class KubeconfigRefused extends UserError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KubeconfigRefused';
+  }
 }
 
 export interface LoadedKubeconfig {
@@ -158,8 +179,38 @@ async function pluginCredentials(label: string, text: string, baseDir: string | 
   return opts;
 }
 
-async function load(label: string, text: string, baseDir: string | undefined, context: string | undefined): Promise<LoadedKubeconfig> {
-  const sel = select(label, parse(label, text), context);
+/** The local files a kubeconfig's clusters and users name instead of embedding the data (as client-go names the fields). */
+const FILE_FIELDS = { clusters: ['certificate-authority'], users: ['client-certificate', 'client-key', 'tokenFile'] } as const;
+const PLUGIN_FIELDS = ['exec', 'auth-provider'] as const;
+const shown = (v: unknown): string => JSON.stringify(String(v).slice(0, 100));
+
+/** Refuses, before anything of it is used, a fleet-supplied kubeconfig that would run code or read local files. */
+function checkFleetPolicy(label: string, doc: Fields, policy: FleetKubeconfigPolicy): void {
+  for (const list of ['clusters', 'users'] as const) {
+    for (const e of entries(label, doc, list)) {
+      for (const field of FILE_FIELDS[list]) {
+        if (str(e.fields[field]) === undefined) continue;
+        const data = field === 'tokenFile' ? 'token' : `${field}-data`;
+        throw new KubeconfigRefused(`kubeconfig ${label}: ${list.slice(0, -1)} ${JSON.stringify(e.name)} names the local file ${field} ${shown(e.fields[field])}; a kubeconfig from the fleet must embed it (${data})`);
+      }
+    }
+  }
+  if (policy.allowCredentialPlugins) return;
+  for (const u of entries(label, doc, 'users')) {
+    for (const field of PLUGIN_FIELDS) {
+      const plugin = u.fields[field];
+      if (plugin === undefined || plugin === null) continue;
+      const what = isObject(plugin) && field === 'exec' ? `an exec credential plugin (command ${shown(plugin.command)})`
+        : isObject(plugin) ? `an auth-provider credential plugin (${shown(plugin.name)})` : `an ${field} field`;
+      throw new KubeconfigRefused(`kubeconfig ${label}: user ${JSON.stringify(u.name)} has ${what}; a kubeconfig from the fleet runs no plugin (the operator's --insecure-kubeconfig-exec allows it)`);
+    }
+  }
+}
+
+async function load(label: string, text: string, baseDir: string | undefined, context: string | undefined, policy?: FleetKubeconfigPolicy): Promise<LoadedKubeconfig> {
+  const doc = parse(label, text);
+  if (policy) checkFleetPolicy(label, doc, policy);
+  const sel = select(label, doc, context);
   const c = sel.cluster.fields;
   const serverText = str(c.server)!.replace(/\/$/, '');
   const cluster: KubeconfigCluster = {
@@ -187,10 +238,10 @@ export async function loadKubeconfig(file: string, context?: string): Promise<Lo
 }
 
 /**
- * A kubeconfig held as text (e.g. the `kubeconfig` key of a Secret), with the same checks and
- * one-line UserErrors as a file; `label` names it in messages (e.g. `secret wec2/wec2-kubeconfig`).
- * Relative credential paths are left as they are: a Secret's kubeconfig should embed its data.
+ * A kubeconfig held as text: the fleet's (the `kubeconfig` key of a push agent's Secret), so loaded
+ * under a FleetKubeconfigPolicy, with the same checks and one-line UserErrors as a file; `label`
+ * names it in messages (e.g. `secret wec2/wec2-kubeconfig`).
  */
-export async function loadKubeconfigText(text: string, label: string, context?: string): Promise<LoadedKubeconfig> {
-  return load(label, text, undefined, context);
+export async function loadKubeconfigText(text: string, label: string, policy: FleetKubeconfigPolicy, context?: string): Promise<LoadedKubeconfig> {
+  return load(label, text, undefined, context, policy);
 }

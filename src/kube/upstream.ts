@@ -6,7 +6,7 @@
 // requests always find a connection (how many each user may open is bounded where they come in:
 // src/apiserver/request-limits.ts).
 import { Pool } from 'undici';
-import { loadKubeconfig, loadKubeconfigText, type LoadedKubeconfig } from './kubeconfig-file.js';
+import { loadKubeconfig, loadKubeconfigText, type FleetKubeconfigPolicy, type LoadedKubeconfig } from './kubeconfig-file.js';
 
 export interface Upstream {
   /** Origin of the kube-apiserver, e.g. https://127.0.0.1:16410 (no path). */
@@ -33,9 +33,12 @@ export async function upstreamFromKubeconfig(file: string, context?: string): Pr
   return upstreamFromLoaded(await loadKubeconfig(file, context));
 }
 
-/** The connection a kubeconfig held as text describes (a Secret's); `label` names it in a UserError. */
-export async function upstreamFromKubeconfigText(text: string, label: string, context?: string): Promise<Upstream> {
-  return upstreamFromLoaded(await loadKubeconfigText(text, label, context));
+/**
+ * The connection a kubeconfig held as text describes (a Secret's: the fleet's, loaded under
+ * `policy`, KubeconfigRefused when it asks for more); `label` names it in a UserError.
+ */
+export async function upstreamFromKubeconfigText(text: string, label: string, policy: FleetKubeconfigPolicy, context?: string): Promise<Upstream> {
+  return upstreamFromLoaded(await loadKubeconfigText(text, label, policy, context));
 }
 
 function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubeconfig): Upstream {

@@ -1,8 +1,10 @@
-// The WEC side of the local spaces: the inventory in its1 (one accepted ManagedCluster and one
-// mailbox namespace per WEC, a `<wec>-kubeconfig` Secret in each push-served mailbox), a pull
-// `ksview agent` for wec1 and one push agent beside its1 for the other WECs. The command lines are
-// pure functions (unit-tested); starting reuses a live agent, or replaces it when `restart` is set
-// so tests run the code just built. KSVIEW_SPACES_NO_AGENTS=1 skips the agents (not the inventory).
+// The WEC side of the local spaces: the inventory in its1, written as its hub admin (one accepted
+// ManagedCluster and one mailbox namespace per WEC, a `<wec>-kubeconfig` Secret in each
+// push-served mailbox with the Role that lets the push agent read it, and the agents' shipped
+// RBAC: ./agent-identities.ts), a pull `ksview agent` for wec1 and one push agent beside its1 for
+// the other WECs, each with its own ITS identity. The command lines are pure functions
+// (unit-tested); starting reuses a live agent, or replaces it when `restart` is set so tests run
+// the code just built. KSVIEW_SPACES_NO_AGENTS=1 skips the agents (not the inventory).
 // Each agent serves its endpoints over HTTPS with a certificate from the CA of the space it
 // delegates their authentication to (pull: its WEC; push: the ITS; component-certs.ts).
 import { readFileSync } from 'node:fs';
@@ -13,6 +15,9 @@ import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/
 import { waitFor, type ProbeResult } from '../kube/wait.js';
 import { probeAgent } from './agent-endpoints.js';
 import { agentServingFiles, ensureAgentServingCert } from './component-certs.js';
+import {
+  agentKubeconfigPath, agentRbacObjects, itsOf, LOCAL_FLEET_ID, pullAgentIdentity, pullWecs, pushAgentIdentity, pushWecs, rbacPath,
+} from './agent-identities.js';
 import { probeHttp } from './health.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { portFree } from './ports.js';
@@ -20,8 +25,6 @@ import { isRunning, logTail, runsWith, startDetached, stopAll, waitReady } from 
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 
-/** The fleet ID the push agent writes into each WEC's lease ConfigMap. */
-export const LOCAL_FLEET_ID = 'ksview-local-spaces';
 export const INVENTORY_FIELD_MANAGER = 'ksview-spaces';
 
 /**
@@ -52,15 +55,6 @@ export interface AgentCommand {
 
 const kubeconfigOf = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
 const wecsOf = (layout: SpacesLayout) => layout.spaces.filter((s) => s.role === 'wec');
-const itsOf = (layout: SpacesLayout) => layout.spaces.find((s) => s.role === 'its')!;
-
-/** wec1 is pulled by its own agent; every other WEC is pushed to by one agent beside its1. */
-export function pullWecs(layout: SpacesLayout): SpaceLayout[] {
-  return wecsOf(layout).slice(0, 1);
-}
-export function pushWecs(layout: SpacesLayout): SpaceLayout[] {
-  return wecsOf(layout).slice(1);
-}
 
 export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoot(), 'bin', 'ksview.js')): AgentCommand[] {
   const its = itsOf(layout);
@@ -72,7 +66,7 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   for (const wec of pullWecs(layout)) {
     out.push({
       name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name], delegate: wec, servingName: 'ksview-agent',
-      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', agentKubeconfigPath(layout, pullAgentIdentity(wec.name)),
         '--wec-kubeconfig', kubeconfigOf(wec), '--port', String(layout.pullAgentPort), ...tls(wec, 'ksview-agent')],
     });
   }
@@ -80,14 +74,17 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
   if (pushed.length > 0) {
     out.push({
       name: `${its.name}/ksview-agent-push`, port: layout.pushAgentPort, wecs: pushed.map((s) => s.name), delegate: its, servingName: 'ksview-agent-push',
-      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', kubeconfigOf(its),
+      args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--push', '--its-kubeconfig', agentKubeconfigPath(layout, pushAgentIdentity()),
         '--fleet-id', LOCAL_FLEET_ID, '--port', String(layout.pushAgentPort), ...tls(its, 'ksview-agent-push')],
     });
   }
   return out;
 }
 
-/** The objects `up` writes into the ITS: per WEC its accepted ManagedCluster and mailbox; Secrets for pushed WECs. */
+/**
+ * The objects `up` writes into the ITS as its hub admin: per WEC its accepted ManagedCluster and
+ * mailbox; for pushed WECs their Secrets; then the agents' RBAC (a mailbox's Role after the mailbox).
+ */
 export function inventoryObjects(layout: SpacesLayout, readKubeconfig = (s: SpaceLayout) => readFileSync(kubeconfigOf(s), 'utf8')): Array<{ path: string; obj: object }> {
   const out: Array<{ path: string; obj: object }> = [];
   for (const wec of wecsOf(layout)) {
@@ -117,6 +114,7 @@ export function inventoryObjects(layout: SpacesLayout, readKubeconfig = (s: Spac
       },
     });
   }
+  for (const obj of agentRbacObjects(layout)) out.push({ path: rbacPath(obj), obj });
   return out;
 }
 

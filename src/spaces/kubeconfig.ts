@@ -13,6 +13,8 @@ export interface KubeconfigEntry {
   caPem: string;
   certPem: string;
   keyPem: string;
+  /** Name of the kubeconfig user (default `<name>-admin`: the space's admin certificate). */
+  user?: string;
 }
 
 export function renderKubeconfig(entries: KubeconfigEntry[], currentContext?: string): string {
@@ -24,10 +26,10 @@ export function renderKubeconfig(entries: KubeconfigEntry[], currentContext?: st
       cluster: { server: e.server, 'certificate-authority-data': b64(e.caPem) },
     })),
     users: entries.map((e) => ({
-      name: `${e.name}-admin`,
+      name: e.user ?? `${e.name}-admin`,
       user: { 'client-certificate-data': b64(e.certPem), 'client-key-data': b64(e.keyPem) },
     })),
-    contexts: entries.map((e) => ({ name: e.name, context: { cluster: e.name, user: `${e.name}-admin` } })),
+    contexts: entries.map((e) => ({ name: e.name, context: { cluster: e.name, user: e.user ?? `${e.name}-admin` } })),
     'current-context': currentContext ?? entries[0]?.name ?? '',
     preferences: {},
   });

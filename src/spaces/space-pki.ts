@@ -1,7 +1,8 @@
 // The PKI of one space, as files in <space>/pki: cluster CA, kube-apiserver serving cert,
 // admin client cert (system:masters), service-account signing keys, and the front-proxy CA and
 // client cert the aggregation layer uses to call aggregated API servers. Made once; `up` again
-// reuses what is there, so kubeconfigs handed out stay valid.
+// reuses what is there, so kubeconfigs handed out stay valid. Other client certificates of a
+// space's CA (the agents' own identities in its1) are made the same way, once, by name.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createCA, createSigningKey, issueCert, type KeyPair } from '../kube/pki.js';
@@ -76,6 +77,26 @@ export async function ensureSpacePki(spaceName: string, spaceDir: string): Promi
     commonName: FRONT_PROXY_CLIENT_CN, usages: ['client'],
   }));
   return f;
+}
+
+/**
+ * A client certificate of the space's CA for `commonName` (the user) in `organizations` (its
+ * groups), kept as `<space>/pki/clients/<file>.crt|.key`: made once, reused after (a changed
+ * subject makes a new one).
+ */
+export async function ensureClientCert(spaceDir: string, file: string, commonName: string, organizations: string[]): Promise<KeyPair> {
+  const f = spacePkiFiles(spaceDir);
+  const dir = path.join(path.dirname(f.caCert), 'clients');
+  const certFile = path.join(dir, `${file}.crt`);
+  const keyFile = path.join(dir, `${file}.key`);
+  const subjectFile = path.join(dir, `${file}.subject`);
+  const subject = JSON.stringify({ commonName, organizations });
+  if (existsSync(keyFile) && existsSync(subjectFile) && readFileSync(subjectFile, 'utf8') === subject) return readPair(certFile, keyFile);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pair = await issueCert(readPair(f.caCert, f.caKey), { commonName, organizations, usages: ['client'] });
+  writePair(certFile, keyFile, pair);
+  write(subjectFile, subject);
+  return pair;
 }
 
 export function readAdminCredentials(spaceDir: string): { ca: string; client: KeyPair } {

@@ -16,6 +16,7 @@ import { probeApiserver, probeComponent, probeEtcd } from './health.js';
 import { agentCommands } from './agents.js';
 import { probeAgent } from './agent-endpoints.js';
 import { ensureEtcdPki } from './component-certs.js';
+import { ensureAgentIdentities } from './agent-identities.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
 import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
 import { portFree } from './ports.js';
@@ -170,6 +171,8 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
   for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, s.viewServerPort ?? layout.viewServerPort);
+  // Each agent's own client certificate of its1 (never the admin's).
+  await ensureAgentIdentities(layout);
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
 
   await launcher.ensureReady('etcd', bins.etcd, etcdArgs(layout), 'etcd', () => probeEtcd(layout), timeout);

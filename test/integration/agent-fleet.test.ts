@@ -2,11 +2,12 @@
 // names another fleet is refused by the spaces' push agent — its ManagedCluster says so and the
 // works in its mailbox are not applied — until that lease is gone, when the agent takes the WEC and
 // applies them. The WEC here is wec1 reached under a cluster name of the test's own (a Secret
-// `<cluster>-kubeconfig` in a new mailbox), so the spaces' own clusters are untouched.
+// `<cluster>-kubeconfig` in a new mailbox, readable by the push agent as the hub admin grants it),
+// so the spaces' own clusters are untouched.
 import t from 'tap';
 import { FLEET_LEASE_NAME, FLEET_LEASE_NAMESPACE } from '../../src/agent/fleet-lease.js';
 import { REASON_HELD_BY_ANOTHER_FLEET } from '../../src/agent/registration.js';
-import { managedCluster } from '../fixtures/inventory.js';
+import { managedCluster, pushMailboxAccess } from '../fixtures/inventory.js';
 import { kc, kcOk, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { condition, configMap, getWork, isTrue, live, writeWork } from '../fixtures/agent.js';
 
@@ -24,6 +25,7 @@ t.test('a WEC held by another fleet is refused with a condition saying so, and t
   t.teardown(() => { kc('wec1', ['-n', FLEET_LEASE_NAMESPACE, 'delete', 'configmap', FLEET_LEASE_NAME, '--ignore-not-found']); });
   // Accepted by the hub, so the refusal alone is what keeps the agent from applying.
   managedCluster(t, cluster, { name: cluster });
+  pushMailboxAccess(t, cluster);
   const wec1Kubeconfig = kcOk('wec1', ['config', 'view', '--minify', '--flatten', '--context', 'wec1']);
   kcOk('its1', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${cluster}-kubeconfig`, namespace: cluster }, stringData: { kubeconfig: wec1Kubeconfig } }));
   // Teardowns run last-registered first: the work (and its finalizer) goes while the agent still serves the cluster.

@@ -27,6 +27,8 @@ t.test('mode rules', async (t) => {
   t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1' }), /--wec-kubeconfig/);
   t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', cluster: 'wec1' }), /--cluster is for pull mode/);
   t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', wecKubeconfig: 'w' }), /--wec-kubeconfig is for pull mode/);
+  t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1', wecKubeconfig: 'w', insecureKubeconfigExec: true }), /--insecure-kubeconfig-exec is for push mode/);
+  t.match(checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', insecureKubeconfigExec: true }), { mode: 'push' });
   t.match(checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1', wecKubeconfig: 'w' }), { mode: 'pull', agentID: 'ksview-agent-wec1' });
   t.match(checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', fleetId: 'f1' }), { mode: 'push', fleetID: 'f1' });
 });
@@ -36,6 +38,7 @@ t.test('command line mistakes are one line and a non-zero exit', async (t) => {
     [['--cluster', 'wec1', '--wec-kubeconfig', 'w'], /--its-kubeconfig/],
     [['--its-kubeconfig', '/nonexistent/its.kubeconfig', '--cluster', 'wec1', '--wec-kubeconfig', '/nonexistent/w'], /kubeconfig \/nonexistent\/its.kubeconfig/],
     [['--push', '--its-kubeconfig', 'i', '--cluster', 'wec1'], /pull mode/],
+    [['--its-kubeconfig', 'i', '--cluster', 'wec1', '--wec-kubeconfig', 'w', '--insecure-kubeconfig-exec'], /--insecure-kubeconfig-exec is for push mode/],
     [['--cluster', 'Not_A_Label'], /--cluster/],
     [['--push', '--its-kubeconfig', 'i', '--health-interval', 'soon'], /--health-interval/],
     [['--port', '70000'], /--port/],

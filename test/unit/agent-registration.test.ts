@@ -1,9 +1,11 @@
-// Registration as OCM's agent does it: the ManagedCluster created unaccepted, nothing started until
-// the hub accepts, the Lease renewed, status (Joined, Available, capacity summed from Nodes, version,
-// claims) written only when it changed.
+// Registration as OCM's agent does it: the ManagedCluster created unaccepted with only what OCM's
+// agent sets (no labels, no lease duration), nothing started until the hub accepts, the Lease
+// renewed, status (Joined, Available, capacity summed from Nodes, version, claims) written only when
+// it changed, and after the create nothing but the status subresource is ever written. Push mode
+// never creates one.
 import t from 'tap';
 import { fakeKube } from '../fixtures/agent-fake-kube.js';
-import { Registration, nodeResources } from '../../src/agent/registration.js';
+import { Registration, nodeResources, reportClusterCondition } from '../../src/agent/registration.js';
 import { sumResources } from '../../src/agent/quantity.js';
 import { leasePath, renewClusterLease } from '../../src/agent/cluster-lease.js';
 
@@ -38,8 +40,9 @@ t.test('creates the ManagedCluster unaccepted and starts nothing until the hub a
   const reg = new Registration({ cluster: 'wec1', its: its.up, wec: wec.up, log: (l) => lines.push(l), onAccepted: (a) => accepted.push(a), syncMs: 3_600_000 });
   reg['stopped'] = false; // drive syncs by hand
   await reg.syncOnce();
-  const mc = its.get(MC) as { spec: { hubAcceptsClient: boolean }; status?: unknown };
-  t.equal(mc.spec.hubAcceptsClient, false, 'never accepts itself');
+  const mc = its.get(MC) as { metadata: Record<string, unknown>; spec: { hubAcceptsClient: boolean }; status?: unknown };
+  t.same(mc.spec, { hubAcceptsClient: false }, 'never accepts itself, and sets no lease duration (the hub\'s, defaulted by the CRD)');
+  t.notOk(mc.metadata.labels, 'no labels: what placement selects on is the hub admin\'s');
   t.same(accepted, [], 'not accepted: nothing started');
   t.equal(mc.status, undefined, 'no status written before acceptance');
   t.notOk(its.get(leasePath('wec1')), 'no lease before acceptance');
@@ -89,6 +92,32 @@ t.test('creates the ManagedCluster unaccepted and starts nothing until the hub a
   await reg.syncOnce();
   t.same(accepted, [true, false]);
   await reg.stop();
+  // What the agent's RBAC allows (manifests/agent/its): one create, then the status subresource only.
+  const writes2 = its.calls().filter((c) => c.method !== 'GET' && c.path.startsWith('/apis/cluster.open-cluster-management.io/'));
+  t.same([...new Set(writes2.map((c) => `${c.method} ${c.path.split('?')[0]}`))],
+    ['POST /apis/cluster.open-cluster-management.io/v1/managedclusters', `PATCH ${MC}/status`], 'the ManagedCluster is created once, then only its status written');
+});
+
+t.test('push mode never creates the ManagedCluster: the hub admin creates and accepts the clusters it serves', async (t) => {
+  const its = fakeKube('https://its.test:6443');
+  const lines: string[] = [];
+  const reg = new Registration({ cluster: 'wec1', its: its.up, wec: wecWithNodes().up, log: (l) => lines.push(l), onAccepted: () => t.fail('never accepted'), create: false });
+  reg['stopped'] = false;
+  await reg.syncOnce();
+  t.notOk(its.get(MC), 'not created');
+  t.notOk(its.calls().some((c) => c.method === 'POST'), 'no create asked for');
+  t.match(reg.itsError, /not found: the hub admin creates and accepts/);
+});
+
+t.test('a condition reported on a ManagedCluster is written once, with its transition time, over the others', async (t) => {
+  const its = fakeKube('https://its.test:6443');
+  its.put(MC, { metadata: { name: 'wec1' }, spec: { hubAcceptsClient: true }, status: { conditions: [
+    { type: 'ManagedClusterJoined', status: 'True', reason: 'ManagedClusterJoined', message: 'Managed cluster joined', lastTransitionTime: '2026-01-01T00:00:00Z' }] } } as never);
+  const c = { type: 'ManagedClusterConditionAvailable', status: 'False' as const, reason: 'KubeconfigRefused', message: 'refused' };
+  await reportClusterCondition(its.up, 'wec1', c, Date.parse('2026-02-01T00:00:00Z'));
+  await reportClusterCondition(its.up, 'wec1', c, Date.parse('2026-02-02T00:00:00Z'));
+  t.match((its.get(MC) as any).status.conditions, [{ type: 'ManagedClusterJoined' }, { ...c, lastTransitionTime: '2026-02-01T00:00:00Z' }]);
+  t.equal(its.calls().filter((x) => x.method === 'PATCH').length, 1, 'unchanged: not written again');
 });
 
 t.test('ITS rejecting the credentials is one log line, kept in itsError, no throw', async (t) => {

@@ -1,11 +1,13 @@
 // A kubeconfig a user names is loaded, or refused with one line that names the file and says what
 // is wrong with it (the CLI prints that line; test/integration/cli-errors.test.ts runs the command).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// One the fleet supplies (a push agent's Secret) runs no credential plugin unless the operator
+// allowed plugins, and reads no local file.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { loadKubeconfig } from '../../src/kube/kubeconfig-file.js';
+import { KubeconfigRefused, loadKubeconfig, loadKubeconfigText } from '../../src/kube/kubeconfig-file.js';
 import { UserError } from '../../src/util/user-error.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-kubeconfig-'));
@@ -111,4 +113,45 @@ t.test('an exec credential plugin is run', async (t) => {
     kc.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', `echo '${credential}'`], interactiveMode: 'Never' } };
   })));
   t.equal((loaded.https.headers as Record<string, string>).Authorization, 'Bearer from-exec');
+});
+
+t.test('a kubeconfig from the fleet runs no plugin and reads no local file; nothing of it is used', async (t) => {
+  const marker = path.join(dir, 'ran');
+  const credential = JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'from-exec' } });
+  const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', `touch ${marker}; echo '${credential}'`], interactiveMode: 'Never' };
+  const fleet = { allowCredentialPlugins: false };
+  const refusal = async (kc: object, policy = fleet): Promise<KubeconfigRefused> => {
+    try {
+      await loadKubeconfigText(YAML.stringify(kc), 'secret wec9/wec9-kubeconfig', policy);
+    } catch (err) {
+      if (err instanceof KubeconfigRefused) return err;
+      throw err;
+    }
+    throw new Error('accepted');
+  };
+  const execKc = kubeconfig((kc) => { kc.users[0].user = { exec }; });
+  const e = await refusal(execKc);
+  t.equal(e.message, 'kubeconfig secret wec9/wec9-kubeconfig: user "u" has an exec credential plugin (command "sh"); a kubeconfig from the fleet runs no plugin (the operator\'s --insecure-kubeconfig-exec allows it)');
+  t.ok(e instanceof UserError, 'a one-line UserError');
+  t.notOk(existsSync(marker), 'the command did not run');
+  // A user the context does not name is refused too: the file is refused, not a path through it.
+  t.match((await refusal(kubeconfig((kc) => { kc.users.push({ name: 'other', user: { exec } }); }))).message, /user "other" has an exec credential plugin/);
+  t.match((await refusal(kubeconfig((kc) => { kc.users[0].user = { 'auth-provider': { name: 'oidc', config: {} } }; }))).message,
+    /user "u" has an auth-provider credential plugin \("oidc"\)/);
+  t.notOk(existsSync(marker));
+
+  for (const [where, edit, field] of [
+    ['a token file', (kc: Record<string, any>) => { kc.users[0].user = { tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' }; }, /user "u" names the local file tokenFile "\/var\/run\/secrets\/kubernetes.io\/serviceaccount\/token"; a kubeconfig from the fleet must embed it \(token\)/],
+    ['a client key file', (kc: Record<string, any>) => { kc.users[0].user = { 'client-certificate-data': 'eA==', 'client-key': '/etc/ssl/private/key.pem' }; }, /names the local file client-key .*\(client-key-data\)/],
+    ['a CA file', (kc: Record<string, any>) => { kc.clusters[0].cluster = { server: 'https://127.0.0.1:6443', 'certificate-authority': '/etc/kubernetes/pki/ca.crt' }; }, /cluster "c" names the local file certificate-authority/],
+  ] as const) {
+    t.match((await refusal(kubeconfig(edit))).message, field, where);
+    t.match((await refusal(kubeconfig(edit), { allowCredentialPlugins: true })).message, field, `${where}, even with plugins allowed`);
+  }
+
+  const allowed = await loadKubeconfigText(YAML.stringify(execKc), 'secret wec9/wec9-kubeconfig', { allowCredentialPlugins: true });
+  t.equal((allowed.https.headers as Record<string, string>).Authorization, 'Bearer from-exec', 'plugins run when the operator allows them');
+  t.ok(existsSync(marker));
+  const embedded = await loadKubeconfigText(YAML.stringify(kubeconfig()), 'secret wec9/wec9-kubeconfig', fleet);
+  t.equal((embedded.https.headers as Record<string, string>).Authorization, 'Bearer secret', 'embedded credentials are fine');
 });

@@ -1,0 +1,48 @@
+// The ITS's admission policy for ManagedClusters (manifests/its/managedcluster-admission.yaml): a
+// ValidatingAdmissionPolicy and its binding that do what OCM's registration webhook does on a hub —
+// accepting a cluster takes `update` on managedclusters/accept — and keep agents to their own
+// cluster and its status. Installed with the ITS CRDs, as they are: created when absent, replaced
+// by ours when they carry our managed-by label (an unchanged spec stores nothing new), left alone
+// when someone else's (an admin who applied their own version).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { repoRoot } from '../util/repo-root.js';
+import { MANAGED_BY_LABEL } from './crds.js';
+
+export const ITS_ADMISSION_FILE = path.join('manifests', 'its', 'managedcluster-admission.yaml');
+const ADMISSION_API = '/apis/admissionregistration.k8s.io/v1';
+const COLLECTIONS: Record<string, string> = {
+  ValidatingAdmissionPolicy: `${ADMISSION_API}/validatingadmissionpolicies`,
+  ValidatingAdmissionPolicyBinding: `${ADMISSION_API}/validatingadmissionpolicybindings`,
+};
+
+interface AdmissionObject { kind: string; metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string }; spec?: unknown }
+
+/** The policy and its binding, as the manifest file holds them (policy first: the binding names it). */
+export function itsAdmissionObjects(): AdmissionObject[] {
+  return YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), ITS_ADMISSION_FILE), 'utf8')).map((d) => d.toJSON() as AdmissionObject);
+}
+
+/** Creates or updates (when ours) the policy and its binding; returns the names created. */
+export async function ensureItsAdmission(its: Upstream): Promise<string[]> {
+  const created: string[] = [];
+  for (const obj of itsAdmissionObjects()) {
+    const collection = COLLECTIONS[obj.kind];
+    if (!collection) throw new Error(`${ITS_ADMISSION_FILE}: unexpected kind ${obj.kind}`);
+    const what = `${obj.kind} ${obj.metadata.name}`;
+    const existing = await upstreamRequest(its, 'GET', `${collection}/${obj.metadata.name}`);
+    if (existing.status === 200) {
+      const current = JSON.parse(existing.body.toString('utf8')) as AdmissionObject;
+      if (current.metadata.labels?.[MANAGED_BY_LABEL] !== obj.metadata.labels?.[MANAGED_BY_LABEL]) continue;
+      const body = { ...obj, metadata: { ...current.metadata, labels: obj.metadata.labels } };
+      expectOk(await upstreamRequest(its, 'PUT', `${collection}/${obj.metadata.name}`, { body }), `update ${what}`, [409]);
+      continue;
+    }
+    expectOk(existing, `GET ${what}`, [404]);
+    expectOk(await upstreamRequest(its, 'POST', collection, { body: obj }), `create ${what}`, [409]);
+    created.push(obj.metadata.name);
+  }
+  return created;
+}
