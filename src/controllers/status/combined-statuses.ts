@@ -21,6 +21,7 @@ import { decodeKey, encodeKey, identityKey } from '../placement/keys.js';
 import type { CompiledCollector, CompileResult, RowMemo, StatusCollector, WecReport } from './collectors.js';
 import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
+import type { CachedWorkStatus } from './workstatus-cache.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
 
@@ -215,9 +216,10 @@ export class CombinedStatuses {
     if (!found || !stored) return undefined;
     const collectors = m.statusCollectors.flatMap((name) => this.compile(name)?.collector ?? []);
     const reports: WecReport[] = m.clusters.flatMap((cluster) => {
-      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
-      // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row.
-      return ws ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws), version: ws.metadata.resourceVersion }] : [];
+      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0] as CachedWorkStatus | undefined;
+      // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row. One whose
+      // status was refused (./workstatus-cache.ts) says nothing: no row, as if not reported yet.
+      return ws && !ws.refused ? [{ cluster, status: ws.status ?? {}, lastReturnedUpdateTimestamp: lastStatusUpdate(ws), version: ws.metadata.resourceVersion }] : [];
     });
     const cel = this.cel;
     let obj: unknown;
