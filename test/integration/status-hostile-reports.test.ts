@@ -163,7 +163,9 @@ t.test("20 reports of 1.2 MB and one of 3,000 conditions: refused or capped and 
   t.same(errors, [`cluster ${evil} reported a status of deployments.apps ${ns}/nginx that was capped: it has 3000 conditions; the first 32 are kept`]);
   const d = await wdsDeployment(ns, 'the combined status with both clusters', (o) => o.metadata.annotations?.['view.kubestellar.io/status-returned-from'] === `${evil},wec2`, 30_000);
   const grown = rss('VmHWM') - before;
-  t.ok(grown < 25 * 2 ** 20, `serve's peak RSS grew ${Math.round(grown / 2 ** 20)} MB for 25 MB of reports (< 25 MB)`);
+  // The peak counts the transient copies of each 1.2 MB event until V8 collects them; before, the
+  // reports were also kept (45 MB), on top of 94 MB of garbage from watch lines re-copied per chunk.
+  t.ok(grown < 50 * 2 ** 20, `serve's peak RSS grew ${Math.round(grown / 2 ** 20)} MB for 25 MB of reports (< 50 MB, the issue's bound)`);
   const types = (d.status.conditions as Obj[]).map((c) => c.type as string);
   t.ok(types.length <= 32, `${types.length} conditions in the WDS status (at most 32)`);
   t.ok(types.includes('Available') && types.includes('Progressing'), "wec2's conditions are among them");
