@@ -7,11 +7,20 @@
 // messages are Go's own, e.g. `template: $.spec.url:1:10: executing "$.spec.url" at
 // <.clusterHash>: map has no entry for key "clusterHash"`.
 //
+// Bounded, as whoever may write the object writes its templates: one destination's expansions
+// together may write at most OCM's 500 KiB (more could never be sent in a ManifestWork), which the
+// helper enforces by stopping the template as it passes the limit; an answer frame holds at most
+// 16 MiB, so destinations are asked for in batches that fit, and a bigger frame is refused unread
+// (src/kube/framed-process.ts). An object over its bound is an expansion error of that destination
+// (`template: <name>: the object's expansion is over the limit of 512000 bytes`), reported on the
+// policy's status like any other.
+//
 // templateProperties() gathers a destination's properties from KubeStellar's four sources.
 // Which objects are expanded, and what an error does to propagation, is the caller's.
 import { existsSync } from 'node:fs';
 import { FramedProcess } from '../kube/framed-process.js';
 import type { JsonObject } from '../kube/objects.js';
+import { MAX_MANIFESTS_BYTES } from './wrapping.js';
 
 /** One destination's outcome: the expanded object, or Go's messages (the first, and all in document order). */
 export type ExpansionResult = { object: JsonObject } | { error: string; errors: string[] };
@@ -20,11 +29,34 @@ export type ExpansionResult = { object: JsonObject } | { error: string; errors: 
 // for long without writing: {{range 1000000000}}{{end}}).
 const DEFAULT_TIMEOUT_MS = 20_000;
 
+/** The helper's bounds in bytes (it refuses to raise them: 500 KiB and 16 MiB are its own maxima). */
+export interface ExpansionLimits {
+  /** One destination's expanded object. */
+  object: number;
+  /** One answer frame. */
+  answer: number;
+}
+
+export const DEFAULT_EXPANSION_LIMITS: ExpansionLimits = { object: MAX_MANIFESTS_BYTES, answer: 16 << 20 };
+
+/** What the helper keeps of one destination's messages (its maxMessages), and a result's own JSON. */
+const MESSAGES_BYTES = 64 << 10;
+const RESULT_OVERHEAD = 1024;
+
 export class TemplateExpander {
   private readonly helper: FramedProcess;
+  private readonly limits: ExpansionLimits;
+  /** Destinations per request: as many as fit in an answer at their largest. */
+  private readonly batch: number;
 
-  constructor(private readonly binary: string, opts: { timeoutMs?: number } = {}) {
-    this.helper = new FramedProcess(binary, { name: 'ksview-gotemplate', timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+  constructor(private readonly binary: string, opts: { timeoutMs?: number; limits?: ExpansionLimits } = {}) {
+    this.limits = opts.limits ?? DEFAULT_EXPANSION_LIMITS;
+    this.batch = Math.max(1, Math.floor(this.limits.answer / (this.limits.object + MESSAGES_BYTES + RESULT_OVERHEAD)));
+    this.helper = new FramedProcess(binary, {
+      name: 'ksview-gotemplate', timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      // The helper never answers more; a longer frame is not read at all.
+      maxAnswerBytes: this.limits.answer,
+    });
   }
 
   /**
@@ -39,10 +71,17 @@ export class TemplateExpander {
     if (!existsSync(this.binary)) {
       throw new Error(`the template helper ksview-gotemplate is missing: ${this.binary} (it is built with the spaces' binaries; see manifests/README.md)`);
     }
-    const answer = await this.helper.requestJson<{ results?: ExpansionResult[]; error?: string }>({ object, properties, ...(names ? { names } : {}) });
-    if (answer.error !== undefined) throw new Error(`ksview-gotemplate: ${answer.error}`);
-    if (answer.results?.length !== properties.length) throw new Error(`ksview-gotemplate answered ${answer.results?.length ?? 'no'} results for ${properties.length} destinations`);
-    return answer.results;
+    const out: ExpansionResult[] = [];
+    for (let i = 0; i < properties.length; i += this.batch) {
+      const some = properties.slice(i, i + this.batch);
+      const answer = await this.helper.requestJson<{ results?: ExpansionResult[]; error?: string }>({
+        object, properties: some, ...(names ? { names: names.slice(i, i + this.batch) } : {}), limits: this.limits,
+      });
+      if (answer.error !== undefined) throw new Error(`ksview-gotemplate: ${answer.error}`);
+      if (answer.results?.length !== some.length) throw new Error(`ksview-gotemplate answered ${answer.results?.length ?? 'no'} results for ${some.length} destinations`);
+      out.push(...answer.results);
+    }
+    return out;
   }
 
   close(): void {

@@ -3,8 +3,11 @@
 // bytes), answered in order. The child is started on the first request and again on the request
 // after it died; when it dies, the requests still waiting are rejected with an Error naming the
 // helper and carrying the tail of its stderr. A request not answered within `timeoutMs` kills the
-// child (so a runaway helper cannot hold every later request). close() ends its stdin; nothing
-// pending is lost by that, the child answers what it has read before it sees EOF.
+// child (so a runaway helper cannot hold every later request). An answer frame over
+// `maxAnswerBytes` is refused as its header arrives: its bytes are skipped as they come, never
+// held, and its request is rejected with an Error saying so (the next answers are read as usual).
+// close() ends its stdin; nothing pending is lost by that, the child answers what it has read
+// before it sees EOF.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 
 export interface FramedProcessOptions {
@@ -13,6 +16,8 @@ export interface FramedProcessOptions {
   args?: readonly string[];
   /** Kill the child when one request waits longer than this (default: no limit). */
   timeoutMs?: number;
+  /** Refuse (skip unread) an answer frame longer than this (default: no limit). */
+  maxAnswerBytes?: number;
 }
 
 interface Pending {
@@ -25,6 +30,8 @@ interface Child {
   proc: ChildProcessWithoutNullStreams;
   pending: Pending[];
   buffered: Buffer;
+  /** Bytes of a refused answer frame still to skip. */
+  skipping: number;
   stderr: string;
   timer?: NodeJS.Timeout;
   done: boolean;
@@ -42,12 +49,28 @@ export class FramedProcess {
 
   private start(): Child {
     const proc = spawn(this.binary, [...(this.opts.args ?? [])], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const c: Child = { proc, pending: [], buffered: Buffer.alloc(0), stderr: '', done: false };
+    const c: Child = { proc, pending: [], buffered: Buffer.alloc(0), skipping: 0, stderr: '', done: false };
     proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { c.stderr = (c.stderr + chunk).slice(-STDERR_TAIL); });
+    const max = this.opts.maxAnswerBytes;
     proc.stdout.on('data', (chunk: Buffer) => {
+      if (c.skipping > 0) {
+        const skipped = Math.min(c.skipping, chunk.length);
+        c.skipping -= skipped;
+        chunk = chunk.subarray(skipped);
+        if (chunk.length === 0) return;
+      }
       c.buffered = c.buffered.length ? Buffer.concat([c.buffered, chunk]) : chunk;
       while (c.buffered.length >= 4) {
         const n = c.buffered.readUInt32BE(0);
+        if (max !== undefined && n > max) {
+          // Refused on its header: the frame is skipped as it arrives, never held.
+          const skipped = Math.min(n, c.buffered.length - 4);
+          c.skipping = n - skipped;
+          c.buffered = c.buffered.subarray(4 + skipped);
+          c.pending.shift()?.reject(new Error(`${this.name} answered ${n} bytes, over the limit of ${max}`));
+          this.armTimer(c);
+          continue;
+        }
         if (c.buffered.length < 4 + n) break;
         const frame = Buffer.from(c.buffered.subarray(4, 4 + n));
         c.buffered = c.buffered.subarray(4 + n);

@@ -9,7 +9,12 @@
 //   nothing is missed across reconnects.
 // - The cache is a Store (namespace/name → object, plus the indexes the caller asked for), which
 //   unit tests fill directly. Cached objects are shared: callers must not mutate them (frozen).
-// - `synced` resolves after the first complete list.
+// - One object never stops the informer: an object whose transform (or indexing) throws is
+//   skipped — not cached, an older copy of it dropped as if deleted — and a handler that throws
+//   is contained; both are reported to onError naming the object, and the stream goes on. (Before,
+//   one WorkStatus nested 6,000 levels deep threw in every relist, and the informer relisted
+//   forever: every cluster's status stopped.)
+// - `synced` resolves after the first complete list; onRelisted is called after each.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jsonLines } from './json-lines.js';
 import { deepFreeze } from './json.js';
@@ -55,16 +60,17 @@ export class Store<T extends KubeObject = KubeObject> {
     return [...(idx.get(value)?.values() ?? [])];
   }
 
-  /** Adds or replaces obj (frozen); returns the object it replaced. */
+  /** Adds or replaces obj (frozen); returns the object it replaced. An indexer that throws leaves the store as it was. */
   set(obj: T): T | undefined {
     const key = keyOf(obj);
+    const values = Object.entries(this.indexers).map(([name, fn]) => [name, fn(obj)] as const);
     const old = this.objects.get(key);
     if (old) this.unindex(key, old);
     deepFreeze(obj);
     this.objects.set(key, obj);
-    for (const [name, fn] of Object.entries(this.indexers)) {
+    for (const [name, vs] of values) {
       const idx = this.indexes.get(name)!;
-      for (const v of fn(obj)) {
+      for (const v of vs) {
         if (!idx.has(v)) idx.set(v, new Map());
         idx.get(v)!.set(key, obj);
       }
@@ -99,7 +105,10 @@ export interface InformerOptions<T extends KubeObject> {
   path: string;
   /** Called after the cache holds the change; `old` is the object an update replaced. */
   onChange: (type: ChangeType, obj: T, old?: T) => void;
+  /** A failed list or watch (retried), or one object skipped or a handler that threw (named in the message). */
   onError?: (err: Error) => void;
+  /** After each complete list (the cache then holds exactly what the server listed, less skipped objects). */
+  onRelisted?: () => void;
   /** Label selector applied to list and watch. */
   labelSelector?: string;
   /** Field selector applied to list and watch (e.g. `metadata.name=x`: one object, which RBAC can grant by name). */
@@ -110,6 +119,7 @@ export interface InformerOptions<T extends KubeObject> {
   /**
    * Applied to each object as it arrives, before the cache holds it (client-go's SetTransform):
    * to keep only what the informer's users read. Gets a freshly parsed object, which it may change.
+   * Throwing skips the object (reported to onError), as for an object that cannot be cached.
    */
   transform?: (obj: T) => T;
 }
@@ -127,6 +137,9 @@ const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.
 const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 class GoneError extends Error {}
+
+/** What Informer.cache answers for an object it could not cache. */
+const SKIPPED = Symbol('skipped');
 
 interface WatchEvent<T> {
   type: string;
@@ -204,31 +217,63 @@ export class Informer<T extends KubeObject = KubeObject> {
       const list = JSON.parse(expectOk(res, `list ${this.o.path}`).body.toString('utf8')) as
         { metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; apiVersion?: string; kind?: string };
       const itemKind = list.kind?.replace(/List$/, '');
-      for (const i of list.items ?? []) items.push(this.prepare({ apiVersion: list.apiVersion, kind: itemKind, ...i }));
+      for (const i of list.items ?? []) {
+        const obj = this.prepare({ apiVersion: list.apiVersion, kind: itemKind, ...i });
+        if (obj) items.push(obj);
+      }
       cont = list.metadata?.continue ?? '';
       rv = list.metadata?.resourceVersion ?? rv;
     } while (cont);
     const seen = new Set<string>();
     for (const obj of items) {
+      const old = this.cache(obj);
+      if (old === SKIPPED) continue;
       seen.add(keyOf(obj));
-      const old = this.store.set(obj);
-      if (!old) this.o.onChange('ADDED', obj);
-      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.o.onChange('MODIFIED', obj, old);
+      if (!old) this.notify('ADDED', obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.notify('MODIFIED', obj, old);
     }
+    // What was not listed, or was skipped this time, is gone from the cache.
     for (const old of this.store.list()) {
       if (seen.has(keyOf(old))) continue;
       this.store.delete(old);
-      this.o.onChange('DELETED', old);
+      this.notify('DELETED', old);
     }
     this.resourceVersion = rv;
+    this.contain(undefined, () => this.o.onRelisted?.(), 'onRelisted failed');
     if (!this.hasSynced) {
       this.hasSynced = true;
       this.markSynced();
     }
   }
 
-  private prepare(obj: T): T {
-    return this.o.transform ? this.o.transform(obj) : obj;
+  /** The object as the cache will hold it; undefined (reported) when the transform threw. */
+  private prepare(obj: T): T | undefined {
+    if (!this.o.transform) return obj;
+    let out: T | undefined;
+    this.contain(obj, () => { out = this.o.transform!(obj); }, 'skipped');
+    return out;
+  }
+
+  /** Caches obj; returns the object it replaced, or SKIPPED (reported) when it cannot be cached. */
+  private cache(obj: T): T | undefined | typeof SKIPPED {
+    let old: T | undefined | typeof SKIPPED = SKIPPED;
+    this.contain(obj, () => { old = this.store.set(obj); }, 'skipped');
+    return old;
+  }
+
+  /** Calls the handler; one that throws is reported, never stops the stream. */
+  private notify(type: ChangeType, obj: T, old?: T): void {
+    this.contain(obj, () => this.o.onChange(type, obj, old), `${type} handler failed`);
+  }
+
+  /** Runs fn; what it throws is reported to onError, naming the object. */
+  private contain(obj: KubeObject | undefined, fn: () => void, what = 'failed'): void {
+    try {
+      fn();
+    } catch (err) {
+      const name = obj ? ` ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? ''}` : '';
+      this.o.onError?.(new Error(`${this.o.path}${name}: ${what}: ${(err as Error)?.message ?? String(err)}`));
+    }
   }
 
   private async watch(): Promise<void> {
@@ -255,14 +300,21 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
     const rv = e.object?.metadata?.resourceVersion;
     if (typeof rv === 'string') this.resourceVersion = rv;
-    if (e.type === 'BOOKMARK') return;
-    if (e.object) e.object = this.prepare(e.object);
+    if (e.type === 'BOOKMARK' || !e.object) return;
+    const obj = this.prepare(e.object);
     if (e.type === 'DELETED') {
-      this.store.delete(e.object);
-      this.o.onChange('DELETED', deepFreeze(e.object));
+      const old = this.store.delete(e.object);
+      const last = obj ?? old;
+      if (last) this.notify('DELETED', deepFreeze(last));
     } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-      const old = this.store.set(e.object);
-      this.o.onChange(old ? 'MODIFIED' : 'ADDED', e.object, old);
+      const old = obj ? this.cache(obj) : SKIPPED;
+      if (old !== SKIPPED) {
+        this.notify(old ? 'MODIFIED' : 'ADDED', obj!, old);
+        return;
+      }
+      // Not cached: the copy held before is no longer the object, and goes.
+      const stale = this.store.delete(e.object);
+      if (stale) this.notify('DELETED', stale);
     }
   }
 }

@@ -1,7 +1,8 @@
 // FramedProcess: a helper child spoken to in length-prefixed frames. Checked against a small
 // Node child written here: answers come back in order; a child that dies rejects what it owed
 // (with its exit and stderr) and the next request starts a new one; a missing binary, a child
-// that stops answering (timeout) and close() all leave the client usable.
+// that stops answering (timeout) and close() all leave the client usable; an answer frame over
+// maxAnswerBytes is refused on its header and skipped unread, and the next answer is read as usual.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,8 @@ import t, { type Test } from 'tap';
 import { FramedProcess } from '../../src/kube/framed-process.js';
 
 // The child: answers {"pid", "echo"} per frame; "die" exits 3 after a line on stderr; "hang"
-// makes it read on but never answer again; "split" answers in two writes 20ms apart.
+// makes it read on but never answer again; "split" answers in two writes 20ms apart; "huge"
+// answers a frame of 256 MiB, written in 1 MiB pieces.
 const CHILD = `
 let buf = Buffer.alloc(0);
 let hung = false;
@@ -30,6 +32,13 @@ process.stdin.on('data', (chunk) => {
     if (msg === 'die') { process.stderr.write('dying on purpose\\n'); process.exit(3); }
     if (msg === 'hang') hung = true;
     if (hung) continue;
+    if (msg === 'huge') {
+      const n = 256 << 20;
+      const head = Buffer.alloc(4); head.writeUInt32BE(n, 0);
+      const piece = Buffer.alloc(1 << 20, 0x61);
+      out = out.then(async () => { await write(head); for (let i = 0; i < 256; i++) await write(piece); });
+      continue;
+    }
     const frame = answer({ pid: process.pid, echo: msg });
     out = msg === 'split'
       ? out.then(() => write(frame.subarray(0, 3))).then(pause).then(() => write(frame.subarray(3)))
@@ -38,11 +47,11 @@ process.stdin.on('data', (chunk) => {
 });
 `;
 
-function helper(t: Test, timeoutMs?: number): FramedProcess {
+function helper(t: Test, timeoutMs?: number, maxAnswerBytes?: number): FramedProcess {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-framed-'));
   const script = path.join(dir, 'child.cjs');
   writeFileSync(script, CHILD);
-  const p = new FramedProcess(process.execPath, { name: 'test-helper', args: [script], timeoutMs });
+  const p = new FramedProcess(process.execPath, { name: 'test-helper', args: [script], timeoutMs, maxAnswerBytes });
   t.teardown(() => { p.close(); rmSync(dir, { recursive: true, force: true }); });
   return p;
 }
@@ -92,4 +101,20 @@ t.test('close() lets the child answer what it read; a later request starts a new
   t.equal(answered.echo, 'before close');
   const after = await ask(p, 'after close');
   t.not(after.pid, answered.pid);
+});
+
+t.test('an answer over maxAnswerBytes is refused unread; the answers after it are read as usual', async (t) => {
+  const p = helper(t, undefined, 1 << 20);
+  const before = await ask(p, 'a');
+  const rss = process.memoryUsage().rss;
+  let peak = rss;
+  const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 5);
+  t.teardown(() => clearInterval(sampler));
+  const [huge, after] = [ask(p, 'huge'), ask(p, 'after')];
+  await t.rejects(huge, { message: `test-helper answered ${256 << 20} bytes, over the limit of ${1 << 20}` });
+  const next = await after;
+  clearInterval(sampler);
+  t.equal(next.echo, 'after', 'the next answer, after the skipped frame');
+  t.equal(next.pid, before.pid, 'from the same child');
+  t.ok(peak - rss < 64 << 20, `the 256 MiB frame was never held (RSS grew ${Math.round((peak - rss) / 2 ** 20)} MiB)`);
 });

@@ -2,12 +2,14 @@
 // placement reads from a work — the object's state in its cluster, what failed to apply, whether
 // a change was the agent's status only — is the same from the copy as from the work; what repeats
 // between clusters is one shared, frozen object. The same for other WDSs' works and the conflicts
-// index. And the interner under them stays bounded.
+// index. And the interner under them stays bounded, as does what is kept of an agent's status
+// whatever it writes (issue 24), and a policy's status.errors.
 import t from 'tap';
 import { applyFailures, statusOnlyChange } from '../../src/controllers/placement/apply-failures.js';
 import { conflictCopy, Conflicts } from '../../src/controllers/placement/conflicts.js';
 import { objectOutcome } from '../../src/controllers/placement/destination-state.js';
-import { slimWork } from '../../src/controllers/placement/works.js';
+import { MAX_AGENT_MESSAGE, slimWork } from '../../src/controllers/placement/works.js';
+import { boundedErrors, MAX_ERROR_LENGTH, MAX_POLICY_ERRORS } from '../../src/controllers/placement/policy-status.js';
 import { Interner } from '../../src/kube/interner.js';
 import type { Condition, ManifestWork } from '../../src/kube/ocm-api.js';
 
@@ -143,4 +145,32 @@ t.test('Interner: equal values are one instance; it forgets the least recently u
   t.not(sized.value({ n: 0, pad: 'y'.repeat(80) }), first, 'pushed out by size before the entry limit');
   t.equal(i.value(undefined), undefined);
   t.equal(i.value(3), 3, 'scalars as they are');
+});
+
+t.test("what is kept of an agent's status is bounded, whatever it writes; the answers stay the same", async (t) => {
+  const long = 'w'.repeat(32 * 1024);
+  const w = work('wec1', { work: failed, second: [c('Applied', 'False', 'AppliedManifestFailed', `Failed to apply manifest: ${long}`)] });
+  const manifests = w.status!.resourceStatus!.manifests!;
+  // 10,000 more manifest entries than the work has, and 1,000 feedback values and conditions on the first.
+  for (let i = 0; i < 10_000; i++) manifests.push({ resourceMeta: meta(2 + i, 'ConfigMap', `x${i}`), conditions: [c('Applied', 'False', 'X', long)] });
+  manifests[0]!.conditions.push(...Array.from({ length: 1000 }, () => c('Applied', 'False', 'Late', long)));
+  manifests[0]!.statusFeedback!.values!.push(...Array.from({ length: 1000 }, (_, i) => ({ name: `V${i}`, fieldValue: { type: 'String' as const, string: long } })));
+  const slim = slimWork(structuredClone(w));
+  const kept = slim.status!.resourceStatus!.manifests!;
+  t.equal(kept.length, 2, 'as many entries as the work has manifests');
+  t.same(kept[0]!.conditions.map((x) => x.reason), ['AppliedManifestComplete'], 'the first Applied condition only');
+  t.same(kept[0]!.statusFeedback!.values!.map((v) => v.name), ['AvailableReplicas'], 'the values read');
+  t.equal(kept[1]!.conditions[0]!.message!.length, MAX_AGENT_MESSAGE + 1, 'a message cut (with …)');
+  t.ok(JSON.stringify(slim).length < 8 * 1024, `${JSON.stringify(slim).length} bytes kept of ${JSON.stringify(w).length}`);
+  t.same(applyFailures(slim).map((f) => f.manifest), applyFailures(w).slice(0, 1).map((f) => f.manifest), 'the same failure read');
+  t.same(objectOutcome(slim, { ready: true }).state, objectOutcome(w, { ready: true }).state);
+});
+
+t.test("a policy's status.errors: at most 100, each cut, then how many more", async (t) => {
+  const errors = Array.from({ length: 250 }, (_, i) => `e${String(i).padStart(3, '0')} ${'x'.repeat(i === 0 ? 5000 : 10)}`);
+  const out = boundedErrors(errors);
+  t.equal(out.length, MAX_POLICY_ERRORS + 1);
+  t.equal(out[0]!.length, MAX_ERROR_LENGTH + 1, 'cut, with …');
+  t.equal(out.at(-1), '… and 150 more errors');
+  t.same(boundedErrors(['a', 'b']), ['a', 'b'], 'a short list is as it was');
 });

@@ -1,5 +1,9 @@
 // The status controller with fakes: what it decides from the caches (placement recorded, WorkStatuses
 // filled in the informer's store) and the requests it sends the WDS (recorded by a MockUpstream).
+// One cluster's bad report (issue 24, defects 13 and 14) — an overflowing count, a status nested
+// 6,000 levels deep, 3,000 conditions — never keeps the others' status from being returned, and is
+// said on the policies that send the object there; a status the WDS refuses (422) is reported, not
+// written again until it changes.
 import t from 'tap';
 import { StatusController, type StatusSources } from '../../src/controllers/status/controller.js';
 import { writeReturnedState, type StoredObject } from '../../src/controllers/status/status-writer.js';
@@ -30,7 +34,7 @@ const placement = (byPolicy: Record<string, { clusters: string[]; singleton?: bo
   }])),
 });
 
-function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkStatus[]) {
+function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkStatus[], recorded?: Map<string, ReadonlyMap<string, string[]>>) {
   const wds = mockUpstream();
   const its = mockUpstream('https://its.test:6443');
   const sources: StatusSources = {
@@ -39,21 +43,24 @@ function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkS
     placement: (s) => (s === SOURCE ? placed : undefined),
     keysFor: () => [KEY], allKeys: () => [KEY],
     onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
+    recordStatusErrors: (source, byPolicy) => recorded?.set(source, new Map(byPolicy)),
   };
   const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
-  for (const ws of statuses) c.workStatuses.store.set(ws);
+  // As the informer caches them: through the WorkStatus cache's transform.
+  for (const ws of statuses) c.workStatuses.store.set(c.intake.take(ws));
   return { c, wds };
 }
 
 t.test('singleton, one cluster: the label says 1, the status is wec1\'s, the annotation says from where', async (t) => {
-  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { readyReplicas: 2 }), workStatus('wec2', { readyReplicas: 9 })]);
-  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec1', status: { readyReplicas: 2 } });
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { replicas: 2, readyReplicas: 2 }), workStatus('wec2', { replicas: 9, readyReplicas: 9 })]);
+  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec1', status: { replicas: 2, readyReplicas: 2 } });
 });
 
 t.test('multi-WEC over two clusters: the combination; a policy without the flag adds no cluster', async (t) => {
   const { c } = harness(deployment(), placement({ p: { clusters: ['wec1', 'wec2'], multi: true }, q: { clusters: ['wec3'] } }),
-    [workStatus('wec1', { availableReplicas: 2 }), workStatus('wec2', { availableReplicas: 2 }), workStatus('wec3', { availableReplicas: 5 })]);
-  t.same(c.desired(SOURCE)?.want, { executingCount: undefined, returnedFrom: 'wec1,wec2', status: { availableReplicas: 4 } });
+    [workStatus('wec1', { replicas: 2, readyReplicas: 2, availableReplicas: 2 }), workStatus('wec2', { replicas: 2, readyReplicas: 2, availableReplicas: 2 }),
+      workStatus('wec3', { replicas: 5, readyReplicas: 5, availableReplicas: 5 })]);
+  t.same(c.desired(SOURCE)?.want, { executingCount: undefined, returnedFrom: 'wec1,wec2', status: { replicas: 4, readyReplicas: 4, availableReplicas: 4 } });
 });
 
 t.test('an object no policy asks status for is left alone; one whose status was returned before is cleared', async (t) => {
@@ -104,4 +111,58 @@ t.test('a write that meets a change (409) or a deleted object (404) stops quietl
   t.equal(wds.calls().length, 1);
   wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(403, { kind: 'Status', code: 403 });
   await t.rejects(writeReturnedState(wds.up, target(deployment()), { executingCount: '1', returnedFrom: undefined, status: undefined }), /403/);
+});
+
+const reconcile = (c: StatusController, source: string) => (c as unknown as { reconcile(s: string): Promise<void> }).reconcile(source);
+const healthy = (n: number) => ({ replicas: n, readyReplicas: n, availableReplicas: n, updatedReplicas: n });
+
+t.test("the issue's overflow: wec1 reports availableReplicas 2147483647; wec2's status is returned, the policy is told", async (t) => {
+  const recorded = new Map<string, ReadonlyMap<string, string[]>>();
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1', 'wec2'], multi: true } }),
+    [workStatus('wec1', { replicas: 1, readyReplicas: 1, availableReplicas: 2147483647 }), workStatus('wec2', healthy(2))], recorded);
+  t.same(c.desired(SOURCE)?.want, { executingCount: undefined, returnedFrom: 'wec2', status: healthy(2) }, 'wec1 counts as not reported');
+  await reconcile(c, SOURCE);
+  t.same(recorded.get(SOURCE), new Map([['p', [
+    'cluster wec1 reported a status of deployments.apps demo/web that is not returned: it is not a valid Deployment status: status.availableReplicas: Invalid value: 2147483647: cannot be greater than status.replicas; status.availableReplicas: Invalid value: 2147483647: cannot be greater than status.readyReplicas',
+  ]]]));
+});
+
+t.test("a report nested 6,000 levels deep, or with 3,000 conditions: refused or capped, said on the policies sending the object there; the others' status returned", async (t) => {
+  const recorded = new Map<string, ReadonlyMap<string, string[]>>();
+  const deepStatus = JSON.parse(`${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`) as Record<string, unknown>;
+  const conditions = Array.from({ length: 3000 }, (_, i) => ({ type: `T${i}`, status: 'True' }));
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1', 'wec2', 'wec3'], multi: true }, q: { clusters: ['wec1'] } }),
+    [workStatus('wec1', deepStatus), workStatus('wec2', healthy(2)), workStatus('wec3', { ...healthy(1), conditions })], recorded);
+  const want = c.desired(SOURCE)!.want;
+  t.equal(want.returnedFrom, 'wec2,wec3');
+  t.same([want.status?.replicas, (want.status?.conditions as unknown[]).length], [3, 32], 'wec2 and wec3 combined, wec3 with its first 32 conditions');
+  await reconcile(c, SOURCE);
+  const deepError = 'cluster wec1 reported a status of deployments.apps demo/web that was refused: its status is nested more than 64 levels deep';
+  t.same(recorded.get(SOURCE), new Map([
+    ['p', [deepError, 'cluster wec3 reported a status of deployments.apps demo/web that was capped: it has 3000 conditions; the first 32 are kept']],
+    ['q', [deepError]],
+  ]), 'each policy sending the object to the cluster');
+});
+
+t.test('a status the WDS refuses (422) is reported and not written again while it is the same; a new one is written', async (t) => {
+  const recorded = new Map<string, ReadonlyMap<string, string[]>>();
+  const statuses = [workStatus('wec1', healthy(2))];
+  const { c, wds } = harness(deployment({ annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' }, labels: { 'kubestellar.io/executing-count': '1' } }),
+    placement({ p: { clusters: ['wec1'], singleton: true } }), statuses, recorded);
+  c.setLeading(true);
+  const invalid = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 422, reason: 'Invalid', message: 'Deployment.apps "web" is invalid: status.x: Invalid value' };
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(422, invalid);
+  await t.resolves(reconcile(c, SOURCE), 'no error thrown: no retry with the same content');
+  t.equal(wds.calls().length, 1);
+  await reconcile(c, SOURCE);
+  t.equal(wds.calls().length, 1, 'the same state is not sent again');
+  t.same(recorded.get(SOURCE), new Map([['p', [
+    'the WDS refused the status of deployments.apps demo/web returned from wec1: PATCH /apis/apps/v1/namespaces/demo/deployments/web/status: 422 Deployment.apps "web" is invalid: status.x: Invalid value',
+  ]]]));
+  // wec1 reports anew: written again.
+  c.workStatuses.store.set(c.intake.take(workStatus('wec1', healthy(3))));
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, { metadata: { resourceVersion: '9' } });
+  await reconcile(c, SOURCE);
+  t.equal(wds.calls().length, 2, 'a different status is written');
+  t.same(recorded.get(SOURCE), new Map(), 'and the error is gone');
 });

@@ -2,8 +2,10 @@
 // KubeStellar's template expansion by Go's text/template — actions, pipelines, functions; every
 // leaf string and never a key; Go's own messages for a missing property or a bad template, named
 // by place (and in KubeStellar's form with templateName); several destinations per request; a
-// helper that dies or runs away is replaced; a missing helper is a clear error. Also
-// templateProperties (KubeStellar's four sources, Go identifiers only) and templateName.
+// helper that dies or runs away is replaced; a missing helper is a clear error; the bounds (a
+// template bomb refused at the object's limit, destinations asked for in batches that fit the
+// answer's, and the helper's own Go tests of them). Also templateProperties (KubeStellar's four
+// sources, Go identifiers only) and templateName.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -156,9 +158,37 @@ t.test('a helper killed mid-request fails that request; the next one gets a new 
 t.test('a template that runs away is stopped: by the size limit, or by the timeout', async (t) => {
   const e = expander(t, 1500);
   const [big] = await e.expand({ a: '{{ range 100000000 }}0123456789{{ end }}' }, [{}]);
-  t.match(big, { error: /^template: \$\.a: the expansion is over \d+ bytes$/ });
+  t.match(big, { error: "template: $.a: the object's expansion is over the limit of 512000 bytes" });
   await t.rejects(e.expand({ a: '{{ range 2000000000 }}{{ end }}' }, [{}]), { message: 'ksview-gotemplate did not answer within 1500ms (killed)' });
   t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]), [{ object: { a: 'wec1' } }]);
+});
+
+t.test("the issue's template bomb: every destination refused at the object's limit, with Go's words; the answer stays small", async (t) => {
+  const e = expander(t);
+  const data: Record<string, string> = {};
+  for (let i = 0; i < 10; i++) data[`k${i}`] = `{{range 8000}}${'x'.repeat(1000)}{{end}}`;
+  const obj: JsonObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bomb', namespace: 'ns' }, data };
+  const names = ['wec1', 'wec2'].map((c) => templateName(c, obj));
+  const started = process.memoryUsage().rss;
+  const results = await e.expand(obj, [{ clusterName: 'wec1' }, { clusterName: 'wec2' }], names);
+  t.same(results.map((r) => 'error' in r && r.error), names.map((n) => `template: ${n}.data.k0: the object's expansion is over the limit of 512000 bytes`));
+  t.ok(process.memoryUsage().rss - started < 32 << 20, 'no expansion reached this process');
+});
+
+t.test('destinations are asked for in batches that fit the answer: 60 objects of 400 KB (24 MB) all expand', async (t) => {
+  const e = expander(t);
+  const props = Array.from({ length: 60 }, (_, i) => ({ clusterName: `c${i}` }));
+  const results = await e.expand({ a: `{{ .clusterName }}{{ range 400 }}${'y'.repeat(1000)}{{ end }}` }, props);
+  t.equal(results.length, 60);
+  t.same(results.map((r) => ('object' in r ? (r.object.a as string).slice(0, 4) : r.error)), props.map((p) => p.clusterName.padEnd(4, 'y')));
+});
+
+t.test("the helper's own Go tests of its bounds pass (go test ./ksview-gotemplate)", async (t) => {
+  const { stdout } = await promisify(execFile)('go', ['test', '-count=1', './ksview-gotemplate'], {
+    cwd: path.join(repoRoot(), 'build', 'kubernetes'),
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+  });
+  t.match(stdout, /^ok\s+kubestellar-view\/build\/kubernetes\/ksview-gotemplate/);
 });
 
 t.test('the helper answers a malformed request with an error and keeps serving', async (t) => {

@@ -17,6 +17,19 @@
 // destination in the same order: {"object": <expanded JSON>} or {"error": "<first message>",
 // "errors": ["<every message, in document order>"]}. A request that cannot be read is answered
 // {"error": "<message>"}. Object key order is kept. EOF on stdin ends the program.
+//
+// Bounds (a template is written by whoever may write the object, and may ask for any amount of
+// output: {{range 8000}}…{{end}}, or a variable doubled by printf in a loop): a request may lower
+// them with "limits": {"object": <bytes>, "answer": <bytes>}, never raise them.
+//   - Per object: one destination's expansions together (the sum over its leaves) may write at
+//     most "object" bytes, 500 KiB by default (OCM's limit on a ManifestWork's manifests: a bigger
+//     object could never be sent); the writer stops the template the moment it passes the limit,
+//     and the expanded object as encoded must fit too. The functions that can grow a string
+//     (print, printf, println, html, js, urlquery) refuse arguments over that bound, so no
+//     variable grows past it unwritten.
+//   - Per answer: the whole answer frame stays under "answer" bytes, 16 MiB by default; a
+//     destination whose result would not fit is answered with an error instead. Each
+//     destination's messages are kept to 64 KiB ("… and N more errors").
 package main
 
 import (
@@ -35,9 +48,15 @@ import (
 // maxFrame bounds a request; a bigger one is skipped and answered with an error.
 const maxFrame = 64 << 20
 
-// maxExpansion bounds what one string may expand to: no Kubernetes object holds more, and a
-// template such as {{range 1000000000}} must not exhaust memory.
-const maxExpansion = 8 << 20
+// maxObject bounds one destination's expanded object: OCM refuses a ManifestWork whose manifests
+// are over 500 KiB (src/controllers/wrapping.ts MAX_MANIFESTS_BYTES), so more is never useful.
+const maxObject = 500 * 1024
+
+// maxAnswer bounds one answer frame (what ksview serve reads at once).
+const maxAnswer = 16 << 20
+
+// maxMessages bounds the messages kept for one destination.
+const maxMessages = 64 << 10
 
 func main() {
 	if err := frames.Serve(os.Stdin, os.Stdout, maxFrame, handle); err != nil {
@@ -49,6 +68,23 @@ type request struct {
 	Object     json.RawMessage     `json:"object"`
 	Properties []map[string]string `json:"properties"`
 	Names      []string            `json:"names"`
+	Limits     limits              `json:"limits"`
+}
+
+// limits are the request's bounds in bytes; zero (or more than the defaults) is the default.
+type limits struct {
+	Object int `json:"object"`
+	Answer int `json:"answer"`
+}
+
+func (l limits) orDefaults() limits {
+	if l.Object <= 0 || l.Object > maxObject {
+		l.Object = maxObject
+	}
+	if l.Answer <= 0 || l.Answer > maxAnswer {
+		l.Answer = maxAnswer
+	}
+	return l
 }
 
 type result struct {
@@ -78,29 +114,80 @@ func handle(body []byte) (answer []byte) {
 	if err != nil {
 		return frames.ErrorAnswer(fmt.Errorf("malformed request: object: %w", err))
 	}
+	lim := req.Limits.orDefaults()
+	name := func(i int) string {
+		if req.Names != nil {
+			return req.Names[i]
+		}
+		return "$"
+	}
 	results := make([]result, len(req.Properties))
+	// What the answer's results may still take: the frame's bound less its wrapping.
+	room := lim.Answer - len(`{"results":[]}`)
+	var plain []byte
 	if !root.templated {
 		// Nothing to expand: every destination gets the object as it is.
 		var buf bytes.Buffer
 		root.write(&buf, nil)
-		for i := range results {
-			results[i].Object = buf.Bytes()
+		plain = buf.Bytes()
+	}
+	parsed := map[templateKey]parsedTemplate{}
+	for i, props := range req.Properties {
+		var r result
+		switch {
+		case plain != nil && len(plain) > lim.Object:
+			r = failure([]string{fmt.Sprintf("template: %s: the object is %d bytes, over the limit of %d", name(i), len(plain), lim.Object)})
+		case plain != nil:
+			r = result{Object: plain}
+		default:
+			r = expandFor(root, name(i), props, parsed, lim.Object)
 		}
-	} else {
-		parsed := map[templateKey]parsedTemplate{}
-		for i, props := range req.Properties {
-			name := "$"
-			if req.Names != nil {
-				name = req.Names[i]
+		if size := r.size(); size+1 > room {
+			r = failure([]string{fmt.Sprintf("template: %s: not expanded: the answer to this request would be over %d bytes", name(i), lim.Answer)})
+			if r.size()+1 > room {
+				// Not even the message fits: the answer would be malformed; this cannot happen with
+				// any answer bound over a few hundred bytes, and is reported as the request's error.
+				return frames.ErrorAnswer(fmt.Errorf("the answer limit of %d bytes is too small", lim.Answer))
 			}
-			results[i] = expandFor(root, name, props, parsed)
 		}
+		room -= r.size() + 1
+		results[i] = r
 	}
 	b, err := json.Marshal(map[string]any{"results": results})
 	if err != nil {
 		return frames.ErrorAnswer(err)
 	}
 	return b
+}
+
+// failure is a destination's result for its messages, kept to maxMessages bytes in all.
+func failure(errs []string) result {
+	kept, total := errs, 0
+	for i, e := range errs {
+		total += len(e)
+		if total > maxMessages && i > 0 {
+			kept = append(errs[:i:i], fmt.Sprintf("… and %d more errors", len(errs)-i))
+			break
+		}
+	}
+	return result{Error: kept[0], Errors: kept}
+}
+
+// size is what the result takes in the answer (its JSON, as json.Marshal writes it).
+func (r result) size() int {
+	if r.Object != nil {
+		return len(`{"object":}`) + len(r.Object)
+	}
+	n := len(`{"error":,"errors":[]}`) + jsonLen(r.Error)
+	for _, e := range r.Errors {
+		n += jsonLen(e) + 1
+	}
+	return n
+}
+
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s) // a string always marshals
+	return len(b)
 }
 
 // node is one JSON value of the object, in document order.
@@ -232,13 +319,16 @@ type parsedTemplate struct {
 }
 
 // expandFor expands every templated string for one destination. Templates are parsed once per
-// name (destinations that share a name root share them).
-func expandFor(root *node, nameRoot string, props map[string]string, parsed map[templateKey]parsedTemplate) result {
+// name (destinations that share a name root share them). All its expansions together may write at
+// most limit bytes (one budget, shared by the leaves), and the object as encoded must fit in it too.
+func expandFor(root *node, nameRoot string, props map[string]string, parsed map[templateKey]parsedTemplate, limit int) result {
 	var errs []string
 	expanded := map[*node]string{}
+	budget := &budget{left: limit, limit: limit}
 	var walk func(n *node, name string)
 	walk = func(n *node, name string) {
-		if !n.templated {
+		// Past the budget every later leaf would fail the same way: one message says it.
+		if !n.templated || budget.spent {
 			return
 		}
 		switch n.kind {
@@ -251,7 +341,7 @@ func expandFor(root *node, nameRoot string, props map[string]string, parsed map[
 				walk(kid, name+"["+strconv.Itoa(i)+"]")
 			}
 		case 's':
-			s, err := expandString(name, n.str, props, parsed)
+			s, err := expandString(name, n.str, props, parsed, budget)
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
@@ -260,15 +350,24 @@ func expandFor(root *node, nameRoot string, props map[string]string, parsed map[
 	}
 	walk(root, nameRoot)
 	if len(errs) > 0 {
-		return result{Error: errs[0], Errors: errs}
+		return failure(errs)
 	}
 	var buf bytes.Buffer
 	root.write(&buf, func(n *node) string { return expanded[n] })
+	if buf.Len() > limit {
+		return failure([]string{fmt.Sprintf("template: %s: the expanded object is %d bytes, over the limit of %d", nameRoot, buf.Len(), limit)})
+	}
 	return result{Object: buf.Bytes()}
 }
 
+// budget is what one destination's expansions may still write.
+type budget struct {
+	left, limit int
+	spent       bool // a write was refused
+}
+
 // expandString is one leaf string's expansion; a failed parse yields "" (as in KubeStellar).
-func expandString(name, input string, props map[string]string, parsed map[templateKey]parsedTemplate) (out string, err error) {
+func expandString(name, input string, props map[string]string, parsed map[templateKey]parsedTemplate, b *budget) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("template: %s: %v", name, r)
@@ -277,13 +376,13 @@ func expandString(name, input string, props map[string]string, parsed map[templa
 	key := templateKey{name, input}
 	p, ok := parsed[key]
 	if !ok {
-		p.tmpl, p.err = template.New(name).Option("missingkey=error").Parse(input)
+		p.tmpl, p.err = template.New(name).Option("missingkey=error").Funcs(boundedFuncs(b.limit)).Parse(input)
 		parsed[key] = p
 	}
 	if p.err != nil {
 		return "", p.err
 	}
-	w := &limitedWriter{limit: maxExpansion, name: name}
+	w := &limitedWriter{budget: b, name: name}
 	err = p.tmpl.Execute(w, props)
 	var execErr template.ExecError
 	if errors.As(err, &execErr) {
@@ -293,17 +392,83 @@ func expandString(name, input string, props map[string]string, parsed map[templa
 	return w.buf.String(), err
 }
 
+// limitedWriter writes into buf what the budget allows; the write that would pass it fails, which
+// stops the template there (text/template ends execution on a write error).
 type limitedWriter struct {
-	buf   bytes.Buffer
-	limit int
-	name  string
+	buf    bytes.Buffer
+	budget *budget
+	name   string
 }
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
-	if w.buf.Len()+len(p) > w.limit {
-		return 0, fmt.Errorf("template: %s: the expansion is over %d bytes", w.name, w.limit)
+	if len(p) > w.budget.left {
+		w.budget.left, w.budget.spent = 0, true
+		return 0, fmt.Errorf("template: %s: the object's expansion is over the limit of %d bytes", w.name, w.budget.limit)
 	}
+	w.budget.left -= len(p)
 	return w.buf.Write(p)
+}
+
+// boundedFuncs are text/template's builtins that can make a string longer than their arguments,
+// unchanged except that they refuse arguments over limit bytes in all: without it a variable
+// doubled in a loop ({{$x = printf "%s%s" $x $x}}) grows without writing anything.
+func boundedFuncs(limit int) template.FuncMap {
+	check := func(fn string, args []any) error {
+		n := 0
+		for _, a := range args {
+			switch v := a.(type) {
+			case string:
+				n += len(v)
+			case []byte:
+				n += len(v)
+			case fmt.Stringer, error:
+				// Not reachable from the properties (strings) or literals; counted by their text.
+				n += len(fmt.Sprint(v))
+			}
+		}
+		if n > limit {
+			return fmt.Errorf("the arguments of %s are over the limit of %d bytes", fn, limit)
+		}
+		return nil
+	}
+	return template.FuncMap{
+		"print": func(args ...any) (string, error) {
+			if err := check("print", args); err != nil {
+				return "", err
+			}
+			return fmt.Sprint(args...), nil
+		},
+		"printf": func(format string, args ...any) (string, error) {
+			if err := check("printf", append([]any{format}, args...)); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf(format, args...), nil
+		},
+		"println": func(args ...any) (string, error) {
+			if err := check("println", args); err != nil {
+				return "", err
+			}
+			return fmt.Sprintln(args...), nil
+		},
+		"html": func(args ...any) (string, error) {
+			if err := check("html", args); err != nil {
+				return "", err
+			}
+			return template.HTMLEscaper(args...), nil
+		},
+		"js": func(args ...any) (string, error) {
+			if err := check("js", args); err != nil {
+				return "", err
+			}
+			return template.JSEscaper(args...), nil
+		},
+		"urlquery": func(args ...any) (string, error) {
+			if err := check("urlquery", args); err != nil {
+				return "", err
+			}
+			return template.URLQueryEscaper(args...), nil
+		},
+	}
 }
 
 func fatal(err error) {

@@ -25,9 +25,13 @@ export function applyFailureError(cluster: string, what: string, message: string
   return `cluster ${cluster} did not apply ${what}: ${wecWords(message)}`;
 }
 
-/** Whether an error of a policy's status is one of those: a WEC's, not the policy's reconciliation's. */
+/**
+ * Whether an error of a policy's status is a WEC's, not the policy's reconciliation's: one of
+ * those, or a cluster's status report that was refused or capped (`cluster <c> reported …`,
+ * src/controllers/status/controller.ts).
+ */
 export function isApplyFailureError(error: string): boolean {
-  return /^cluster \S+ did not apply /.test(error);
+  return /^cluster \S+ (did not apply|reported) /.test(error);
 }
 
 /** The manifests of a work that its cluster did not apply, in manifest order. */

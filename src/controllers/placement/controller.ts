@@ -264,6 +264,7 @@ export class PlacementController {
       keysFor: (native, namespace, name) => this.workload.keysFor(native, namespace, name),
       allKeys: () => this.workload.allKeys(),
       policy: (name) => this.policies.get('', name),
+      recordStatusErrors: (source, byPolicy) => this.reconciler.recordStatusErrors(source, byPolicy),
       onPlacementChange: (cb) => this.reconciler.bindings.onPlacementChange(cb),
       onObjectChange: (cb) => {
         this.objectListeners.add(cb);

@@ -11,6 +11,10 @@
 //   Available in every destination; else False, Unavailable, saying which — ./destination-state.ts),
 //   each with the generation it speaks of and the time its status last changed; and `clusters`,
 //   each destination's counts per state (the broken objects themselves are in the Binding).
+// The errors come from every object and every cluster (a cluster's agent writes the words of what
+// it could not apply, and its reports): the stored list is bounded, as KubeStellar's seed asks of
+// such lists — at most MAX_POLICY_ERRORS, each cut at MAX_ERROR_LENGTH characters, then
+// `… and N more errors` — so no cluster can make the policy's status too large to be written.
 import { isDeepStrictEqual } from 'node:util';
 import type { Store } from '../../kube/informer.js';
 import { setCondition } from '../../kube/conditions.js';
@@ -27,6 +31,17 @@ import { isApplyFailureError } from './apply-failures.js';
 
 /** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
 export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';
+
+/** The errors kept in a policy's status.errors, and the characters kept of each. */
+export const MAX_POLICY_ERRORS = 100;
+export const MAX_ERROR_LENGTH = 1024;
+
+/** A policy's errors as stored: sorted, bounded in number and length. */
+export function boundedErrors(errors: readonly string[]): string[] {
+  const clipped = errors.slice(0, MAX_POLICY_ERRORS).map((e) => (e.length > MAX_ERROR_LENGTH ? `${e.slice(0, MAX_ERROR_LENGTH)}…` : e));
+  if (errors.length > MAX_POLICY_ERRORS) clipped.push(`… and ${errors.length - MAX_POLICY_ERRORS} more errors`);
+  return clipped;
+}
 
 /** How soon a deleting policy whose works are not all gone is looked at again. */
 const CLEANUP_RECHECK_MS = 500;
@@ -101,19 +116,20 @@ export class PolicyStatus {
       return;
     }
     if (!finalizers.includes(CLEANUP_FINALIZER)) await this.setFinalizers(p, [...finalizers, CLEANUP_FINALIZER]);
-    const errors = [...selectorErrors({ name, spec: p.spec ?? {} })];
-    for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) errors.push(...list);
-    errors.sort();
+    const all = [...selectorErrors({ name, spec: p.spec ?? {} })];
+    for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) all.push(...list);
+    all.sort();
+    const errors = boundedErrors(all);
     const status = p.status ?? {};
     const started = performance.now();
     const dests = this.bindings.destinations(name, this.bindings.policyDestinations(p));
     const generation = p.metadata.generation ?? 0;
     const ready = readyCondition(dests);
     // What a WEC could not apply is delivery, said by Ready; Synced is about this controller's own work.
-    const own = errors.filter((e) => !isApplyFailureError(e));
+    const own = all.filter((e) => !isApplyFailureError(e));
     const synced = own.length === 0
       ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} acted on without errors` }
-      : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${own[0]}` };
+      : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${boundedErrors([own[0]!])[0]}` };
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const conditions = [{ type: 'Ready', ...ready }, { type: 'Synced', ...synced }]
       .reduce((list, c) => setCondition(list, { ...c, observedGeneration: generation }, now), (status.conditions ?? []) as unknown as Condition[])

@@ -26,7 +26,7 @@ import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, typ
 import { ObjectEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
 import { applyFailureError, applyFailures } from './apply-failures.js';
-import { encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
+import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
@@ -65,8 +65,7 @@ export interface ReconcilerOptions {
   log: (msg: string) => void;
 }
 
-/** How an object is named in messages: `deployments.apps demo/web`. */
-const describe = (id: SentObject['id']): string => `${id.resource}${id.group ? `.${id.group}` : ''} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
+const describe = describeObject;
 
 export class Reconciler {
   readonly works: Works;
@@ -111,6 +110,15 @@ export class Reconciler {
       this.status.forgetWrites();
     }
     this.leader = leading;
+  }
+
+  /**
+   * What returning an object's status found wrong, per selecting policy (the status controller's:
+   * a cluster's report refused or capped, the WDS refusing the status returned), shown in those
+   * policies' status.errors beside what placing it found.
+   */
+  recordStatusErrors(source: string, byPolicy: ReadonlyMap<string, string[]>): void {
+    this.status.recordErrors(`status ${source}`, byPolicy);
   }
 
   async reconcile(k: QueueKey): Promise<void> {

@@ -20,6 +20,32 @@ export const WORK_INDEXERS = {
 
 /** The work conditions whose state ./destination-state.ts reads. */
 const WORK_CONDITIONS = new Set(['Applied', 'Available', 'Degraded']);
+const APPLIED = new Set(['Applied']);
+
+/** The status feedback values ./destination-state.ts reads (the well-known health of four kinds). */
+const FEEDBACK_NAMES = new Set(['AvailableReplicas', 'NumberAvailable', 'DesiredNumberScheduled', 'PodReady', 'PodPhase', 'JobComplete']);
+
+/**
+ * How much of an agent's message is kept (it reaches the policies' status.errors and the Bindings):
+ * an agent writes up to 32 KiB per condition (OCM's schema), for any number of manifests.
+ */
+export const MAX_AGENT_MESSAGE = 1024;
+
+/** The first item of each key in `keys`, in order (O(n): an agent's list may be long). */
+function firstOfEach<T>(items: readonly T[] | undefined, key: (x: T) => string, keys: ReadonlySet<string>): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const x of items ?? []) {
+    const k = key(x);
+    if (!keys.has(k) || seen.has(k)) continue;
+    seen.add(k);
+    out.push(x);
+    if (seen.size === keys.size) break;
+  }
+  return out;
+}
+
+const clip = (s: string | undefined): string | undefined => (s !== undefined && s.length > MAX_AGENT_MESSAGE ? `${s.slice(0, MAX_AGENT_MESSAGE)}…` : s);
 
 /** The values works share: one object's works in all its clusters, the agents' usual words. */
 const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
@@ -31,6 +57,9 @@ const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
  * identity and Applied, and the first manifest's status feedback — with every repeated part
  * shared (../../kube/interner.ts). A fleet of 1,000 clusters keeps 100,000 works here; the rest
  * (manifests, managedFields, timestamps, other conditions) and the copies were most of each.
+ * The status is the cluster's agent's, so what is kept of it is bounded whatever it writes: as many
+ * manifest entries as the work has manifests, the feedback values that are read, and each message
+ * cut at MAX_AGENT_MESSAGE characters.
  * The spec needs no copy to tell a spec change: kube-apiserver bumps the generation of a
  * ManifestWork on every change of its spec.
  */
@@ -39,13 +68,16 @@ export function slimWork(w: ManifestWork): ManifestWork {
   const first = w.spec?.workload?.manifests?.[0] as { kind?: unknown; spec?: { replicas?: unknown } } | undefined;
   const replicas = first?.spec?.replicas;
   const keep = (c: Condition): Condition => shared.value({
-    type: c.type, status: c.status, reason: c.reason, message: c.message,
+    type: c.type, status: c.status, reason: clip(c.reason), message: clip(c.message),
     ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
   } as Condition);
-  const manifests = w.status?.resourceStatus?.manifests?.map((m, i): ManifestCondition => ({
+  const feedback = (f: NonNullable<ManifestCondition['statusFeedback']>) => shared.value({
+    values: firstOfEach(f.values, (v) => v.name, FEEDBACK_NAMES).map((v) => (typeof v.fieldValue?.string === 'string' ? { ...v, fieldValue: { ...v.fieldValue, string: clip(v.fieldValue.string)! } } : v)),
+  });
+  const manifests = w.status?.resourceStatus?.manifests?.slice(0, w.spec?.workload?.manifests?.length ?? 0).map((m, i): ManifestCondition => ({
     resourceMeta: shared.value(m.resourceMeta),
-    conditions: (m.conditions ?? []).filter((c) => c.type === 'Applied').map(keep),
-    ...(i === 0 && m.statusFeedback ? { statusFeedback: shared.value(m.statusFeedback) } : {}),
+    conditions: firstOfEach(m.conditions, (c) => c.type, APPLIED).map(keep),
+    ...(i === 0 && m.statusFeedback ? { statusFeedback: feedback(m.statusFeedback) } : {}),
   }));
   return {
     apiVersion: w.apiVersion, kind: w.kind,
@@ -55,7 +87,7 @@ export function slimWork(w: ManifestWork): ManifestWork {
     },
     ...(first ? { spec: shared.value({ workload: { manifests: [{ kind: first.kind, ...(replicas !== undefined ? { spec: { replicas } } : {}) }] } }) } : {}),
     ...(w.status ? { status: {
-      conditions: (w.status.conditions ?? []).filter((c) => WORK_CONDITIONS.has(c.type)).map(keep),
+      conditions: firstOfEach(w.status.conditions, (c) => c.type, WORK_CONDITIONS).map(keep),
       ...(manifests ? { resourceStatus: { manifests } } : {}),
     } } : {}),
   } as ManifestWork;

@@ -28,6 +28,7 @@ import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
+import type { CachedWorkStatus } from './workstatus-cache.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
 
@@ -267,9 +268,10 @@ export class CombinedStatuses {
     const stored = this.o.sources.stored(k);
     if (!found || !stored) return undefined;
     const reports: Report[] = m.clusters.flatMap((cluster) => {
-      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0];
-      if (!ws) return [];
-      // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row.
+      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0] as CachedWorkStatus | undefined;
+      // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row. One whose
+      // status was refused (./workstatus-cache.ts) says nothing: no row, as if not reported yet.
+      if (!ws || ws.refused) return [];
       const status = ws.status ?? {};
       const time = lastStatusUpdate(ws);
       return [{ cluster, status, lastReturnedUpdateTimestamp: time, version: ws.metadata.resourceVersion ?? JSON.stringify([status, time]) }];

@@ -10,17 +10,27 @@
 // — and a full pass every RESYNC_MS is only the backstop. The queue coalesces: a key queued many
 // times while waiting is reconciled once, with the latest state. Reads are the informers' caches;
 // only the elected leader writes, and only what differs (./status-writer.ts).
+//
+// One cluster's report never stops another's (the edge is less trusted than the center): what is
+// cached of a report is bounded (./workstatus-cache.ts, ./report-bounds.ts: depth, size,
+// conditions, per mailbox), a report that is not a valid status of its kind is not returned
+// (./combine.ts invalidStatus), and a status the WDS refuses (400, 413, 422) is not written again
+// until it changes. Each is said where KubeStellar users look: in the status.errors of the
+// policies that send the object to that cluster (`cluster wec1 reported a status of
+// deployments.apps demo/web that was refused: its status is nested more than 64 levels deep`),
+// and in the log.
 import { Informer, type ChangeType } from '../../kube/informer.js';
-import { slimWorkStatus } from './workstatus-cache.js';
+import { WorkStatusIntake, type CachedWorkStatus } from './workstatus-cache.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import type { Placement } from '../placement/bindings.js';
-import { decodeKey, encodeKey, identityKey, type ObjectKey } from '../placement/keys.js';
+import { decodeKey, describeObject, encodeKey, identityKey, type ObjectKey } from '../placement/keys.js';
 import type { SentObject } from '../placement/workload.js';
+import { invalidStatus } from './combine.js';
 import { RETURNED_FROM_ANNOTATION, returnedState, returnPlan, returnRequest, statusInWdsTerms, type ReturnedState } from './returned-state.js';
-import { writeReturnedState, type StoredObject } from './status-writer.js';
+import { writeReturnedState, WriteRefused, type StoredObject } from './status-writer.js';
 
 const RESYNC_MS = 5 * 60_000;
 
@@ -40,6 +50,8 @@ export interface StatusSources {
   onObjectChange(cb: (k: ObjectKey) => void): () => void;
   /** A BindingPolicy by name (its uid names CombinedStatuses). */
   policy(name: string): (KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } }) | undefined;
+  /** Errors returning an object's status found, per selecting policy (shown in their status.errors). */
+  recordStatusErrors?(source: string, byPolicy: ReadonlyMap<string, string[]>): void;
 }
 
 export interface StatusOptions {
@@ -53,7 +65,12 @@ export interface StatusOptions {
 const WORKSTATUS_INDEXERS = {
   /** `<cluster>|<group>|<resource>|<namespace>|<name>` of the object a WorkStatus reports. */
   identity: (ws: WorkStatus) => [identityKey(ws.metadata.namespace, ws.spec?.sourceRef ?? {})],
+  /** `|<group>|<resource>|<namespace>|<name>` of the object, for reports the bounds refused or capped (few). */
+  bounded: (ws: CachedWorkStatus) => (ws.refused || ws.capped ? [identityKey('', ws.spec?.sourceRef ?? {})] : []),
 };
+
+/** What returning one object's status found wrong: policy → messages. */
+type StatusErrors = Map<string, string[]>;
 
 export class StatusController {
   private readonly queue = new WorkQueue();
@@ -65,15 +82,26 @@ export class StatusController {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private workersDone: Promise<void> | undefined;
+  /** What is taken from each report, and each mailbox's totals (the informer's transform). */
+  readonly intake = new WorkStatusIntake();
+  /** source → the state the WDS refused to store (JSON), not written again while unchanged, and why. */
+  private readonly refused = new Map<string, { want: string; message: string }>();
+  /** The sources whose status errors are recorded (the others need no call to clear). */
+  private readonly withErrors = new Set<string>();
 
   constructor(private readonly o: StatusOptions) {
     this.workStatuses = new Informer<WorkStatus>(o.its, {
-      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: slimWorkStatus,
-      onChange: (_type: ChangeType, ws) => {
+      path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: (ws) => this.intake.take(ws),
+      onChange: (type: ChangeType, ws: CachedWorkStatus, old?: CachedWorkStatus) => {
+        if (type === 'DELETED') this.intake.release(ws);
+        else if ((ws.refused || ws.capped) && (ws.refused !== old?.refused || ws.capped !== old?.capped)) {
+          o.log(`status: workstatus ${ws.metadata.namespace}/${ws.metadata.name}: the report of ${describeObject(ws.spec?.sourceRef ?? {})} was ${ws.refused ? `refused: ${ws.refused}` : `capped: ${ws.capped}`}`);
+        }
         const ref = ws.spec?.sourceRef;
         if (!ref?.resource || !ref.name) return;
         for (const k of o.sources.keysFor({ group: ref.group ?? '', resource: ref.resource }, ref.namespace ?? '', ref.name)) this.enqueue(k);
       },
+      onRelisted: () => this.intake.retain(this.workStatuses.store),
       onError: (err) => o.log(`status: workstatuses: ${err.message}`),
     });
   }
@@ -106,8 +134,11 @@ export class StatusController {
     await this.workersDone;
   }
 
-  /** The state an object should show now (reads caches only; undefined when it is not ours to touch). */
-  desired(source: string): { target: StoredObject; want: ReturnedState } | undefined {
+  /**
+   * The state an object should show now (reads caches only; undefined when it is not ours to
+   * touch), and what is wrong with its clusters' reports, per policy sending it there.
+   */
+  desired(source: string): { target: StoredObject; want: ReturnedState; errors: StatusErrors; what: string } | undefined {
     const k = decodeKey(source);
     if (k?.kind !== 'object') return undefined;
     const found = this.o.sources.find(k);
@@ -115,8 +146,19 @@ export class StatusController {
     // A twin (the same identity through the view and natively) is handled under the key that wins.
     if (!found || !target || encodeKey(found.key) !== source) return undefined;
     const objectKind = { group: found.id.group, kind: found.native.kind ?? target.res.kind };
-    const req = returnRequest(this.o.sources.placement(source)?.modulations);
+    const modulations = this.o.sources.placement(source)?.modulations;
+    const req = returnRequest(modulations);
     const plan = returnPlan(req, objectKind);
+    const errors: StatusErrors = new Map();
+    const what = describeObject(found.id);
+    const tell = (cluster: string, message: string) => {
+      for (const [policy, m] of Object.entries(modulations ?? {})) {
+        if (m.clusters.includes(cluster)) errors.set(policy, [...(errors.get(policy) ?? []), `cluster ${cluster} reported a status of ${what} that ${message}`]);
+      }
+    };
+    for (const ws of this.workStatuses.store.byIndex('bounded', identityKey('', found.id)) as CachedWorkStatus[]) {
+      tell(ws.metadata.namespace, ws.refused ? `was refused: ${ws.refused}` : `was capped: ${ws.capped}`);
+    }
     const reported = new Map<string, JsonObject>();
     const clusters = plan.kind === 'copy' ? [plan.cluster] : plan.kind === 'combine' ? plan.clusters : [];
     for (const c of clusters) {
@@ -124,17 +166,51 @@ export class StatusController {
       // A kind without a status subresource: its status is written with the object, which moves its
       // generation, which would move the works' source generation and so the mapped value again.
       const status = ws && (target.res.hasStatus ? statusInWdsTerms(ws) : ws.status);
-      if (status) reported.set(c, status);
+      if (!status) continue;
+      const invalid = invalidStatus(objectKind, status);
+      if (invalid) tell(c, `is not returned: it is not a valid ${objectKind.kind} status: ${invalid}`);
+      else reported.set(c, status);
     }
     const returnedBefore = target.obj.metadata?.annotations?.[RETURNED_FROM_ANNOTATION] !== undefined;
-    return { target, want: returnedState(req, plan, reported, objectKind, returnedBefore) };
+    return { target, want: returnedState(req, plan, reported, objectKind, returnedBefore), errors, what };
   }
 
   private async reconcile(source: string): Promise<void> {
-    if (!this.leading) return;
     const d = this.desired(source);
-    if (!d) return;
-    await writeReturnedState(this.o.wds, d.target, d.want);
+    const errors: StatusErrors = d?.errors ?? new Map();
+    if (d && this.leading) {
+      const want = JSON.stringify(d.want);
+      const refused = this.refused.get(source);
+      if (refused?.want !== want) {
+        this.refused.delete(source);
+        try {
+          await writeReturnedState(this.o.wds, d.target, d.want);
+        } catch (err) {
+          if (!(err instanceof WriteRefused)) throw err;
+          // The same content would be refused again: it waits for a change, and is reported.
+          this.refused.set(source, { want, message: err.message });
+          this.o.log(`status: ${source}: the WDS refused the status returned from ${d.want.returnedFrom ?? 'no cluster'}: ${err.message}`);
+        }
+      }
+    }
+    if (!d) this.refused.delete(source);
+    const refusal = d && this.refused.get(source);
+    if (refusal) {
+      const m = this.o.sources.placement(source)?.modulations ?? {};
+      const message = `the WDS refused the status of ${d.what} returned from ${d.want.returnedFrom ?? 'no cluster'}: ${refusal.message}`;
+      for (const [policy, p] of Object.entries(m)) {
+        if (p.wantSingletonReportedState || p.wantMultiWECReportedState) errors.set(policy, [...(errors.get(policy) ?? []), message]);
+      }
+    }
+    this.recordErrors(source, errors);
+  }
+
+  /** Hands an object's status errors to the policies' status (a call only when there are or were some). */
+  private recordErrors(source: string, errors: StatusErrors): void {
+    if (errors.size === 0 && !this.withErrors.has(source)) return;
+    if (errors.size > 0) this.withErrors.add(source);
+    else this.withErrors.delete(source);
+    this.o.sources.recordStatusErrors?.(source, errors);
   }
 
   /**

@@ -4,7 +4,9 @@
 // Order keeps the annotation a true record of what was returned: it is set before a status is
 // returned and removed after the status is cleared, so a crash in between never leaves a returned
 // status unmarked (which would never be cleared). A 404 (the object went) or 409 (it changed:
-// the informer brings the new one and the key comes back) ends the write quietly.
+// the informer brings the new one and the key comes back) ends the write quietly. A write the WDS
+// refuses for its content (400, 413, 422: the same content would be refused again) is a
+// WriteRefused with the WDS's message, which the caller reports instead of retrying.
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { objectPath } from '../../kube/resource-path.js';
@@ -13,6 +15,14 @@ import type { WorkloadResource } from '../workload-resources.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION, type ReturnedState } from './returned-state.js';
 
 export const STATUS_FIELD_MANAGER = 'kubestellar-view-status';
+
+/** The WDS refused what was written, for what it is (its Status message). */
+export class WriteRefused extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+    this.name = 'WriteRefused';
+  }
+}
 
 /** The object as stored in the WDS and the resource it is listed under. */
 export interface StoredObject {
@@ -57,7 +67,17 @@ export async function writeReturnedState(wds: Upstream, target: StoredObject, wa
 
 /** The object as written; undefined when it went or changed under us (404, 409: the informer queues it again). */
 async function send(wds: Upstream, method: string, path: string, contentType: string, body: unknown): Promise<KubeObject | undefined> {
-  const res = expectOk(await upstreamRequest(wds, method, `${path}?fieldManager=${STATUS_FIELD_MANAGER}`, { headers: { 'content-type': contentType }, body }), `${method} ${path}`, [404, 409]);
+  const sent = await upstreamRequest(wds, method, `${path}?fieldManager=${STATUS_FIELD_MANAGER}`, { headers: { 'content-type': contentType }, body });
+  if (sent.status === 400 || sent.status === 413 || sent.status === 422) {
+    const text = sent.body.toString('utf8');
+    let message = text;
+    try {
+      message = String((JSON.parse(text) as { message?: unknown }).message ?? text);
+    } catch { /* not a Status: its text */ }
+    message = message.slice(0, 1000);
+    throw new WriteRefused(sent.status, `${method} ${path}: ${sent.status} ${message}`);
+  }
+  const res = expectOk(sent, `${method} ${path}`, [404, 409]);
   if (res.status === 404 || res.status === 409) return undefined;
   return JSON.parse(res.body.toString('utf8') || '{}') as KubeObject;
 }
