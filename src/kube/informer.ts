@@ -291,7 +291,12 @@ export class Informer<T extends KubeObject = KubeObject> {
       expectOk({ status: res.statusCode, headers: res.headers, body }, `watch ${this.o.path}`);
       throw new Error(`watch ${this.o.path}: unexpected status ${res.statusCode}`);
     }
-    for await (const e of jsonLines(res.body)) this.apply(e as WatchEvent<T>);
+    const started = Date.now();
+    let events = 0;
+    for await (const e of jsonLines(res.body)) { events++; this.apply(e as WatchEvent<T>); }
+    // As client-go's reflector: a watch closed within a second with nothing on it is a fault of the
+    // path (a proxy, a misbehaving server), and is retried with backoff, not in a tight loop.
+    if (events === 0 && Date.now() - started < 1000) throw new Error(`watch ${this.o.path}: very short watch: closed within a second with no events`);
   }
 
   private apply(e: WatchEvent<T>): void {

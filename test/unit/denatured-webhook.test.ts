@@ -27,7 +27,7 @@ async function webhook(t: Test, o: { synced?: boolean } = {}) {
     await registry.sync();
   }
   const logs: string[] = [];
-  const app = await testApp({ denatured: registry, log: (l) => logs.push(l) });
+  const app = await testApp({ denatured: registry, log: (l) => logs.push(l), kubeApiserver: true });
   t.teardown(async () => { await app.close(); await m.close(); });
   const review = async (request: Record<string, unknown>) => {
     const res = await app.app.inject({ method: 'POST', url: DENATURED_ADMISSION_PATH, payload: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-1', ...request } } });
