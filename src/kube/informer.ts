@@ -146,6 +146,9 @@ interface WatchEvent<T> {
   object: T & { code?: number; message?: string };
 }
 
+/** What a watch stream may carry; anything else is a broken stream (retried with backoff, not skipped). */
+const WATCH_EVENT_TYPES: ReadonlySet<unknown> = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']);
+
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
   private resourceVersion = '';
@@ -300,6 +303,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private apply(e: WatchEvent<T>): void {
+    if (!WATCH_EVENT_TYPES.has(e?.type)) throw new Error(`watch ${this.o.path}: not a watch event (type ${JSON.stringify(e?.type)?.slice(0, 64)})`);
     if (e.type === 'ERROR') {
       throw e.object?.code === 410 ? new GoneError(String(e.object?.message)) : new Error(`watch ${this.o.path}: ${String(e.object?.message)}`);
     }

@@ -93,11 +93,18 @@ export function parseRequestInfo(path: string): RequestInfo {
 /** Subresources kube-apiserver serves as long-running (its BasicLongRunningRequestCheck). */
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
-/** A `watch` query parameter that makes a list a watch: any value but `0` and `false`, as kube-apiserver reads it. */
+/**
+ * The `watch` values that leave a list a list both for kube-apiserver's RequestInfo
+ * (strconv.ParseBool) and for its handler (Convert_Slice_string_To_bool: `0`, or `false` in any
+ * case): anything else may be served as a watch, and counts as one.
+ */
+const NOT_A_WATCH = new Set(['0', 'false', 'FALSE', 'False']);
+
+/** A `watch` query parameter that makes a list a watch, read as kube-apiserver reads it (decoded: `%77atch=1` is one). */
 function watchParam(query: string): boolean {
-  if (!query.includes('watch')) return false;
+  if (!query.includes('watch') && !query.includes('%')) return false;
   const v = new URLSearchParams(query).get('watch');
-  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+  return v !== null && !NOT_A_WATCH.has(v);
 }
 
 /**

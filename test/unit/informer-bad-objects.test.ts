@@ -99,3 +99,23 @@ t.test('the cache freezes objects at any depth; an indexer that throws leaves th
   t.equal(store.get('ns', 'a')?.metadata?.resourceVersion, '1', 'the old copy is still there');
   t.same(store.byIndex('byData', '3').map((x) => x.metadata?.resourceVersion), ['1'], 'and still indexed');
 });
+
+t.test('a watch that closes at once, or carries something other than events, is retried with backoff, not in a tight loop', async (t) => {
+  for (const [what, body] of [['closed at once, empty', ''], ['a list where events belong', JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [] })]]) {
+    const m = mockUpstream();
+    m.pool.intercept({ path: (p) => !p.includes('watch'), method: 'GET' })
+      .reply(200, JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [] })).persist();
+    m.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, body).persist();
+    const errors: string[] = [];
+    const inf = new Informer(m.up, { path: '/api/v1/configmaps', onError: (e) => errors.push(e.message) });
+    inf.start();
+    await inf.synced;
+    await until(t, `${what}: the fault reported`, () => errors.length > 0);
+    // The first retry comes after the 1 s backoff: within 500 ms, one watch only (a tight loop makes thousands).
+    await new Promise((r) => setTimeout(r, 500));
+    t.equal(m.calls().filter((c) => c.path.includes('watch=1')).length, 1, `${what}: one watch in 500 ms`);
+    t.match(errors[0], /^watch \/api\/v1\/configmaps: (very short watch|not a watch event)/);
+    inf.stop();
+    await m.close();
+  }
+});

@@ -63,6 +63,13 @@ t.test('long-running as kube-apiserver counts it: watch, logs, exec, attach, por
   t.notOk(lr('/api/v1/namespaces/a/configmaps', 'watch=false'));
   t.notOk(lr('/api/v1/namespaces/a/configmaps', 'watch=0'));
   t.notOk(lr('/api/v1/namespaces/a/configmaps', 'labelSelector=watch'));
+  // The key and value as kube-apiserver decodes them: a spelling that hides `watch` is still one.
+  t.ok(lr('/api/v1/namespaces/a/configmaps', '%77atch=1'), 'a percent-encoded key is a watch');
+  t.ok(lr('/api/v1/namespaces/a/configmaps', 'watch=%31'), 'a percent-encoded value');
+  t.ok(lr('/api/v1/namespaces/a/configmaps', 'watch=f'), 'kube-apiserver\'s handler watches on `f`');
+  t.ok(lr('/api/v1/namespaces/a/configmaps', 'watch=fAlse'), 'and RequestInfo calls `fAlse` a watch');
+  t.notOk(lr('/api/v1/namespaces/a/configmaps', 'watch=FALSE'));
+  t.notOk(lr('/api/v1/namespaces/a/configmaps', 'w%61tch=0'));
   t.ok(lr('/api/v1/watch/namespaces/a/configmaps'));
   t.ok(lr('/api/v1/namespaces/a/pods/p/log', 'follow=true'));
   t.ok(lr('/api/v1/namespaces/a/pods/p/exec'));
