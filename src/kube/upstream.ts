@@ -1,7 +1,8 @@
 // A connection to one kube-apiserver (the WDS) from a kubeconfig: base URL, TLS material and
-// credentials, two undici pools (the view's passthrough dispatches on them directly), and small
+// credentials, three undici pools (the view's passthrough dispatches on them directly), and small
 // JSON helpers for the server's own calls (discovery, TokenReview, SubjectAccessReview).
-// Long-running requests (watches, logs, ...: request-info.ts isLongRunning) hold a connection for
+// Users' ordinary requests and the server's own go on pools of their own (users cannot starve the
+// reviews that admit them, nor the controllers). Long-running requests (watches, logs, ...: request-info.ts isLongRunning) hold a connection for
 // as long as they last, so they go on a pool of their own: however many are open, ordinary
 // requests always find a connection (how many each user may open is bounded where they come in:
 // src/apiserver/request-limits.ts).
@@ -16,8 +17,13 @@ export interface Upstream {
   tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean; servername?: string };
   /** Authorization header of the server's own identity, when a token is used. */
   authorization?: string;
-  /** Ordinary requests: each holds its connection only until answered. */
+  /** Ordinary requests made for users (impersonating them): each holds its connection only until answered. */
   pool: Pool;
+  /**
+   * Ordinary requests of the server's own identity (TokenReviews, SubjectAccessReviews, the
+   * controllers' reads and writes): never queued behind users' requests, however many users hold.
+   */
+  ownPool: Pool;
   /** Long-running requests (watches, logs, ...): each holds a connection of its own for its life. */
   longPool: Pool;
 }
@@ -50,8 +56,11 @@ function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubecon
   // No pipelining: a slow LIST at the head of a pipeline would hold every request queued behind
   // it on that connection; concurrency comes from connections instead.
   const common = { pipelining: 1, headersTimeout: 120_000, connect: tls };
-  // Ordinary requests of every user and the server's own calls: bounded, reused.
+  // Ordinary requests of users: bounded, reused.
   const pool = new Pool(url.origin, { ...common, connections: 256, keepAliveTimeout: 60_000, bodyTimeout: 0 });
+  // The server's own: a pool of their own, so that users who fill theirs (slow readers of large
+  // lists) cannot hold back the reviews that admit or refuse every request, nor the controllers.
+  const ownPool = new Pool(url.origin, { ...common, connections: 64, keepAliveTimeout: 60_000, bodyTimeout: 0 });
   // Long-running requests: a connection each, as many as are open (their number is bounded where
   // they come in); watches may be quiet for minutes, hence no body timeout.
   const longPool = new Pool(url.origin, { ...common, connections: null, keepAliveTimeout: 10_000, bodyTimeout: 0 });
@@ -61,6 +70,7 @@ function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubecon
     tls,
     authorization: headers.Authorization ?? headers.authorization,
     pool,
+    ownPool,
     longPool,
   };
 }
@@ -68,6 +78,7 @@ function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubecon
 /**
  * A request with the server's own credential; a caller acting for an end user adds the
  * impersonation headers itself (the view's discovery reads), so the WDS authorizes that user.
+ * Those go on the users' pool, the server's own on its own pool.
  */
 export async function upstreamRequest(up: Upstream, method: string, path: string,
   opts: { headers?: Record<string, string | string[]>; body?: unknown } = {}): Promise<UpstreamResponse> {
@@ -79,7 +90,8 @@ export async function upstreamRequest(up: Upstream, method: string, path: string
     body = JSON.stringify(opts.body);
     headers['content-type'] = contentType ?? 'application/json';
   }
-  const res = await up.pool.request({ method: method as 'GET', path: up.basePath + path, headers, body });
+  const forUser = Object.keys(headers).some((h) => h.toLowerCase() === 'impersonate-user');
+  const res = await (forUser ? up.pool : up.ownPool).request({ method: method as 'GET', path: up.basePath + path, headers, body });
   const buf = Buffer.from(await res.body.arrayBuffer());
   return { status: res.statusCode, headers: res.headers, body: buf };
 }
@@ -112,12 +124,12 @@ export async function serverSideApply<T = unknown>(up: Upstream, path: string, o
 
 /** Closes both pools of `up` (waiting for what is under way). */
 export async function closeUpstream(up: Upstream): Promise<void> {
-  await Promise.all([up.pool.close(), up.longPool.close()]);
+  await Promise.all([up.pool.close(), up.ownPool.close(), up.longPool.close()]);
 }
 
-/** Destroys both pools of `up` at once. */
+/** Destroys the pools of `up` at once. */
 export async function destroyUpstream(up: Upstream): Promise<void> {
-  await Promise.all([up.pool.destroy(), up.longPool.destroy()]);
+  await Promise.all([up.pool.destroy(), up.ownPool.destroy(), up.longPool.destroy()]);
 }
 
 export class UpstreamError extends Error {

@@ -107,7 +107,7 @@ t.test('a watch that closes at once, or carries something other than events, is 
       .reply(200, JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [] })).persist();
     m.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, body).persist();
     const errors: string[] = [];
-    const inf = new Informer(m.up, { path: '/api/v1/configmaps', onError: (e) => errors.push(e.message) });
+    const inf = new Informer(m.up, { path: '/api/v1/configmaps', onChange: () => undefined, onError: (e) => errors.push(e.message) });
     inf.start();
     await inf.synced;
     await until(t, `${what}: the fault reported`, () => errors.length > 0);
