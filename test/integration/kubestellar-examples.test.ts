@@ -72,7 +72,9 @@ async function worksIn(clusters: string[], id: Id, what: string): Promise<Obj[]>
 async function policyStatus(name: string, ok: (errors: string[]) => boolean = () => true, timeout = STATUS_WAIT): Promise<{ p: Obj; errors: string[] }> {
   return waitUntil(`the status of BindingPolicy ${name}`, () => {
     const p = processedPolicy(name);
-    const errors = (p?.status?.errors ?? []) as string[];
+    // Lines about the replicas of placement-leader.test.ts (other WDSs placing wds1's objects while
+    // it runs beside this file) are that test's business, not the example's.
+    const errors = ((p?.status?.errors ?? []) as string[]).filter((l) => !/ from WDS lewds-/.test(l));
     return p && ok(errors) ? { p, errors } : undefined;
   }, timeout);
 }
@@ -282,21 +284,23 @@ t.test('documented examples', async (t) => {
       soft(t, worksIn(both, saId('nginx-sa', 'nginx-sa'), 'the native ServiceAccount')),
       soft(t, worksIn(both, { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: 'nginx-sa', name: 'nginx-sa-view' }, 'the native RoleBinding')),
       soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa-view')) && e.some((l) => /serviceaccount/i.test(l) && l.includes('nginx-sa')), WAIT)),
-      soft(t, waitUntil('a Warning Event on the policy naming the native objects', () => {
-        const list = JSON.parse(kcOk('wds1', ['-n', 'default', 'get', 'events', '--field-selector', 'involvedObject.name=argocd-sa-bpolicy,type=Warning', '-o', 'json'])).items as Obj[];
-        return list.some((e) => /nginx-sa/.test(e.message as string)) ? list : undefined;
+      // Each object's Warning Event is in its own namespace, about it, naming the policy (issue 24, defect 11).
+      soft(t, waitUntil('a Warning Event on each native object, naming the policy', () => {
+        const list = JSON.parse(kcOk('wds1', ['-n', 'nginx-sa', 'get', 'events', '--field-selector', 'reason=WrittenToWDS,type=Warning', '-o', 'json'])).items as Obj[];
+        const mine = list.filter((e) => /BindingPolicy argocd-sa-bpolicy/.test(e.message as string));
+        return ['ServiceAccount', 'RoleBinding'].every((k) => mine.some((e) => (e.involvedObject as Obj).kind === k)) ? mine : undefined;
       }, WAIT)),
     ]);
     if (sa) t.match(manifestOf(sa[0]), { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'nginx-sa', namespace: 'nginx-sa' } }, 'in native form');
     if (rb) t.match(manifestOf(rb[0]), { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', roleRef: { name: 'view' } });
     if (st) t.ok(st.errors.every((l) => !l.includes('nginx-sa') || /view/i.test(l)), `the status suggests the view: ${st.errors.join(' | ')}`);
-    if (events) t.match(events.find((e) => /nginx-sa/.test(e.message as string)), { involvedObject: { kind: 'BindingPolicy', name: 'argocd-sa-bpolicy' }, type: 'Warning', message: /view/i });
+    if (events) t.match(events.find((e) => (e.involvedObject as Obj).kind === 'RoleBinding'), { involvedObject: { namespace: 'nginx-sa', name: 'nginx-sa-view' }, type: 'Warning', message: /view/i });
 
     // The same ServiceAccount written through the view as well: the view's one is sent.
     kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ ...app[0], automountServiceAccountToken: false }));
     t.teardown(() => { kc(VIEW, ['-n', 'nginx-sa', 'delete', 'serviceaccount', 'nginx-sa', '--ignore-not-found']); });
     await soft(t, waitUntil('the view\'s ServiceAccount in the mailbox', () => manifestOf(work(c1, saId('nginx-sa', 'nginx-sa')))?.automountServiceAccountToken === false, WAIT));
-    const conflict = await soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa') && /conflict|both|same/i.test(l))));
+    const conflict = await soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa') && /both through the view and natively/.test(l))));
     if (conflict) t.pass(`the conflict is reported: ${conflict.errors.join(' | ')}`);
   });
 
