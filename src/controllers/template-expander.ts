@@ -9,11 +9,15 @@
 //
 // Bounded, as whoever may write the object writes its templates: one destination's expansions
 // together may write at most OCM's 500 KiB (more could never be sent in a ManifestWork), which the
-// helper enforces by stopping the template as it passes the limit; an answer frame holds at most
-// 16 MiB, so destinations are asked for in batches that fit, and a bigger frame is refused unread
-// (src/kube/framed-process.ts). An object over its bound is an expansion error of that destination
-// (`template: <name>: the object's expansion is over the limit of 512000 bytes`), reported on the
-// policy's status like any other.
+// helper enforces by stopping the template as it passes the limit, and its builtins may build at
+// most 4 times that, written or not (a printf width is refused before it is built); one object's
+// expansion, for all its destinations, may take at most 2 s, which the helper checks at every range
+// iteration and template call (each request says how long the object's earlier ones took); an
+// answer frame holds at most 16 MiB, so destinations are asked for in batches that fit, and a
+// bigger frame is refused unread (src/kube/framed-process.ts). An object over a bound is an
+// expansion error of that destination (`template: <name>: the object's expansion is over the
+// limit of 512000 bytes`, `… took over 2000 ms`), reported on the policy's status like any other;
+// the helper goes on serving the next request.
 //
 // templateProperties() gathers a destination's properties from KubeStellar's four sources.
 // Which objects are expanded, and what an error does to propagation, is the caller's.
@@ -25,19 +29,21 @@ import { MAX_MANIFESTS_BYTES } from './wrapping.js';
 /** One destination's outcome: the expanded object, or Go's messages (the first, and all in document order). */
 export type ExpansionResult = { object: JsonObject } | { error: string; errors: string[] };
 
-// A helper busy longer than this with one request is killed and restarted (a template can loop
-// for long without writing: {{range 1000000000}}{{end}}).
+// A helper busy longer than this with one request is killed and restarted: the last resort, as
+// the helper stops an object's expansion itself after `millis` (2 s).
 const DEFAULT_TIMEOUT_MS = 20_000;
 
-/** The helper's bounds in bytes (it refuses to raise them: 500 KiB and 16 MiB are its own maxima). */
+/** The helper's bounds (it refuses to raise them: 500 KiB, 16 MiB and 2 s are its own maxima). */
 export interface ExpansionLimits {
-  /** One destination's expanded object. */
+  /** One destination's expanded object, in bytes. */
   object: number;
-  /** One answer frame. */
+  /** One answer frame, in bytes. */
   answer: number;
+  /** One object's expansion for all its destinations, in ms. */
+  millis: number;
 }
 
-export const DEFAULT_EXPANSION_LIMITS: ExpansionLimits = { object: MAX_MANIFESTS_BYTES, answer: 16 << 20 };
+export const DEFAULT_EXPANSION_LIMITS: ExpansionLimits = { object: MAX_MANIFESTS_BYTES, answer: 16 << 20, millis: 2000 };
 
 /** What the helper keeps of one destination's messages (its maxMessages), and a result's own JSON. */
 const MESSAGES_BYTES = 64 << 10;
@@ -72,14 +78,18 @@ export class TemplateExpander {
       throw new Error(`the template helper ksview-gotemplate is missing: ${this.binary} (it is built with the spaces' binaries; see manifests/README.md)`);
     }
     const out: ExpansionResult[] = [];
+    // The object's time limit is for all its batches: each says how long the earlier ones took
+    // (as the helper measured it: the time spent waiting behind other objects is not counted).
+    let spentMillis = 0;
     for (let i = 0; i < properties.length; i += this.batch) {
       const some = properties.slice(i, i + this.batch);
-      const answer = await this.helper.requestJson<{ results?: ExpansionResult[]; error?: string }>({
-        object, properties: some, ...(names ? { names: names.slice(i, i + this.batch) } : {}), limits: this.limits,
+      const answer = await this.helper.requestJson<{ results?: ExpansionResult[]; error?: string; millis?: number }>({
+        object, properties: some, ...(names ? { names: names.slice(i, i + this.batch) } : {}), limits: this.limits, spentMillis,
       });
       if (answer.error !== undefined) throw new Error(`ksview-gotemplate: ${answer.error}`);
       if (answer.results?.length !== some.length) throw new Error(`ksview-gotemplate answered ${answer.results?.length ?? 'no'} results for ${some.length} destinations`);
       out.push(...answer.results);
+      spentMillis += typeof answer.millis === 'number' ? answer.millis : 0;
     }
     return out;
   }

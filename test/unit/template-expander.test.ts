@@ -3,8 +3,10 @@
 // leaf string and never a key; Go's own messages for a missing property or a bad template, named
 // by place (and in KubeStellar's form with templateName); several destinations per request; a
 // helper that dies or runs away is replaced; a missing helper is a clear error; the bounds (a
-// template bomb refused at the object's limit, destinations asked for in batches that fit the
-// answer's, and the helper's own Go tests of them). Also templateProperties (KubeStellar's four
+// template bomb refused at the object's limit, printf's widths refused before they are built and a
+// loop that writes nothing stopped at the object's time limit, by the same helper that then serves
+// the next request, one time limit for all the batches of an object, destinations asked for in
+// batches that fit the answer's, and the helper's own Go tests of them). Also templateProperties (KubeStellar's four
 // sources, Go identifiers only) and templateName.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { TemplateExpander, templateName, templateProperties, isGoIdentifier } from '../../src/controllers/template-expander.js';
+import { TemplateExpander, templateName, templateProperties, isGoIdentifier, type ExpansionLimits } from '../../src/controllers/template-expander.js';
 import { FramedProcess } from '../../src/kube/framed-process.js';
 import type { JsonObject } from '../../src/kube/objects.js';
 import { repoRoot } from '../../src/util/repo-root.js';
@@ -25,8 +27,8 @@ await promisify(execFile)('go', ['build', '-trimpath', '-o', binary, './ksview-g
   env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
 });
 
-function expander(t: Test, timeoutMs?: number): TemplateExpander {
-  const e = new TemplateExpander(binary, { timeoutMs });
+function expander(t: Test, timeoutMs?: number, limits?: ExpansionLimits): TemplateExpander {
+  const e = new TemplateExpander(binary, { timeoutMs, limits });
   t.teardown(() => e.close());
   return e;
 }
@@ -163,6 +165,39 @@ t.test('a template that runs away is stopped: by the size limit, or by the timeo
   t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]), [{ object: { a: 'wec1' } }]);
 });
 
+/** The peak resident memory of process `pid` (VmHWM), in bytes. */
+const peakRss = (pid: number) => Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+
+t.test('bombs that write nothing are refused on their own, soon, and the same helper serves the next request', async (t) => {
+  const e = expander(t);
+  t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec1' }]), [{ object: { a: 'wec1' } }]);
+  const pid = helperPid()!;
+  // The finding's 2.2 KB template: 200 widths of 999,999 kept in a variable (the old helper built 1.4 GB).
+  const widths = `{{$x := printf "${'%0999999d'.repeat(200)}"${' 0'.repeat(200)}}}ok`;
+  const [memory] = await e.expand({ a: widths }, [{ clusterName: 'wec1' }]);
+  t.match(memory, { error: /^template: \$\.a:1:8: executing "\$\.a" at <printf .*>: error calling printf: the object's expansion would build strings over the limit of 2048000 bytes$/ });
+  t.ok(peakRss(pid) < 64 << 20, `the helper's peak memory stays under 64 MB (${peakRss(pid)} bytes)`);
+  // A loop that writes nothing: a billion squared iterations, for two destinations.
+  const started = Date.now();
+  const looped = await e.expand({ a: '{{range 1000000000}}{{range 1000000000}}{{end}}{{end}}' }, [{ clusterName: 'wec1' }, { clusterName: 'wec2' }]);
+  const took = Date.now() - started;
+  t.same(looped, ['wec1', 'wec2'].map(() => ({ error: "template: $.a: the object's expansion took over 2000 ms", errors: ["template: $.a: the object's expansion took over 2000 ms"] })));
+  t.ok(took < 6000, `answered in ${took} ms, well within the 20 s after which the helper is killed`);
+  t.same(await e.expand({ a: '{{ .clusterName }}' }, [{ clusterName: 'wec2' }]), [{ object: { a: 'wec2' } }]);
+  t.equal(helperPid(), pid, 'the same helper');
+});
+
+t.test("an object's batches share one time limit: a loop for 8 destinations asked one at a time stops once", async (t) => {
+  // An answer of 3,000 bytes holds one destination: 8 requests.
+  const e = expander(t, undefined, { object: 1000, answer: 3000, millis: 500 });
+  const props = Array.from({ length: 8 }, (_, i) => ({ clusterName: `c${i}` }));
+  const started = Date.now();
+  const results = await e.expand({ a: '{{range 1000000000}}{{end}}' }, props);
+  const took = Date.now() - started;
+  t.same(results.map((r) => 'error' in r && r.error), props.map(() => "template: $.a: the object's expansion took over 500 ms"));
+  t.ok(took < 2500, `all 8 answered in ${took} ms (one time limit, not 8 × 500 ms)`);
+});
+
 t.test("the issue's template bomb: every destination refused at the object's limit, with Go's words; the answer stays small", async (t) => {
   const e = expander(t);
   const data: Record<string, string> = {};
@@ -198,7 +233,7 @@ t.test('the helper answers a malformed request with an error and keeps serving',
   t.match(JSON.parse((await p.request(Buffer.from('not json'))).toString()), { error: /^malformed request: invalid character/ });
   t.match(await p.requestJson({ object: {}, properties: [{ clusterName: 1 }] }), { error: /^malformed request: json: cannot unmarshal number/ });
   t.match(await p.requestJson({ object: {}, properties: [{}], names: [] }), { error: 'malformed request: 0 names for 1 property maps' });
-  t.same(await p.requestJson({ object: '{{ .a }}', properties: [{ a: 'top' }] }), { results: [{ object: 'top' }] });
+  t.match(await p.requestJson({ object: '{{ .a }}', properties: [{ a: 'top' }] }), { results: [{ object: 'top' }], millis: Number });
 });
 
 t.test("templateProperties: KubeStellar's four sources in decreasing precedence", async (t) => {

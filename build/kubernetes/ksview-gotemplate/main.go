@@ -10,26 +10,35 @@
 // Protocol, on stdin and stdout, one request at a time, in order: a frame is a 4-byte big-endian
 // length and that many bytes. A request frame holds JSON
 //
-//	{"object": <any JSON>, "properties": [{"clusterName": "wec1", ...}, ...], "names": ["$", ...]}
+//	{"object": <any JSON>, "properties": [{"clusterName": "wec1", ...}, ...], "names": ["$", ...], "spentMillis": 0}
 //
 // with one property map per destination; "names" (optional, default "$" for each) gives each
-// destination's name root. The answer frame holds JSON {"results": [...]}, one result per
+// destination's name root; "spentMillis" (optional) is how long the same object's earlier requests
+// took (a caller asks for many destinations in several requests). The answer frame holds JSON
+// {"results": [...], "millis": <how long this request's expansions took>}, one result per
 // destination in the same order: {"object": <expanded JSON>} or {"error": "<first message>",
 // "errors": ["<every message, in document order>"]}. A request that cannot be read is answered
 // {"error": "<message>"}. Object key order is kept. EOF on stdin ends the program.
 //
 // Bounds (a template is written by whoever may write the object, and may ask for any amount of
-// output: {{range 8000}}…{{end}}, or a variable doubled by printf in a loop): a request may lower
-// them with "limits": {"object": <bytes>, "answer": <bytes>}, never raise them.
-//   - Per object: one destination's expansions together (the sum over its leaves) may write at
-//     most "object" bytes, 500 KiB by default (OCM's limit on a ManifestWork's manifests: a bigger
-//     object could never be sent); the writer stops the template the moment it passes the limit,
-//     and the expanded object as encoded must fit too. The functions that can grow a string
-//     (print, printf, println, html, js, urlquery) refuse arguments over that bound, so no
-//     variable grows past it unwritten.
+// output, memory or time: {{range 8000}}…{{end}}, {{$x := printf "%0999999d" 0}},
+// {{range 1000000000}}{{end}}): a request may lower them with
+// "limits": {"object": <bytes>, "answer": <bytes>, "millis": <ms>}, never raise them. Reaching one
+// is the destination's error, never the helper's end: the next request is served as usual.
+//   - Per object and destination (budget.go): its expansions together (the sum over its leaves)
+//     may write at most "object" bytes, 500 KiB by default (OCM's limit on a ManifestWork's
+//     manifests: a bigger object could never be sent), and the expanded object as encoded must
+//     fit too; the builtins that make strings (funcs.go: print, printf, println, html, js,
+//     urlquery) may build at most 4 times that, written or kept in variables, and refuse a result
+//     that could pass it before building any of it (fmt builds its whole output first).
+//   - Per object, for all its destinations: its expansion may take at most "millis", 2 s by
+//     default (less "spentMillis"), checked at every range iteration and template call; past it
+//     every destination not expanded yet fails ("the object's expansion took over 2000 ms").
 //   - Per answer: the whole answer frame stays under "answer" bytes, 16 MiB by default; a
 //     destination whose result would not fit is answered with an error instead. Each
 //     destination's messages are kept to 64 KiB ("… and N more errors").
+//   - The process: a soft memory limit (memoryLimit, unless GOMEMLIMIT says otherwise) makes Go's
+//     collector work harder before the helper grows past it.
 package main
 
 import (
@@ -38,9 +47,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"text/template"
+	"time"
 
 	"kubestellar-view/build/kubernetes/internal/frames"
 )
@@ -58,7 +69,18 @@ const maxAnswer = 16 << 20
 // maxMessages bounds the messages kept for one destination.
 const maxMessages = 64 << 10
 
+// maxMillis bounds one object's expansion, for all its destinations: well under the 20 s after
+// which ksview serve kills a helper that does not answer (src/controllers/template-expander.ts).
+const maxMillis = 2000
+
+// memoryLimit is the helper's soft memory limit: a request of 64 MiB, its tree and an answer of
+// 16 MiB fit under it.
+const memoryLimit = 512 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	if err := frames.Serve(os.Stdin, os.Stdout, maxFrame, handle); err != nil {
 		fatal(err)
 	}
@@ -69,12 +91,14 @@ type request struct {
 	Properties []map[string]string `json:"properties"`
 	Names      []string            `json:"names"`
 	Limits     limits              `json:"limits"`
+	Spent      int                 `json:"spentMillis"`
 }
 
-// limits are the request's bounds in bytes; zero (or more than the defaults) is the default.
+// limits are the request's bounds in bytes and ms; zero (or more than the defaults) is the default.
 type limits struct {
 	Object int `json:"object"`
 	Answer int `json:"answer"`
+	Millis int `json:"millis"`
 }
 
 func (l limits) orDefaults() limits {
@@ -83,6 +107,9 @@ func (l limits) orDefaults() limits {
 	}
 	if l.Answer <= 0 || l.Answer > maxAnswer {
 		l.Answer = maxAnswer
+	}
+	if l.Millis <= 0 || l.Millis > maxMillis {
+		l.Millis = maxMillis
 	}
 	return l
 }
@@ -95,6 +122,7 @@ type result struct {
 
 // handle answers one request; whatever goes wrong inside becomes a top-level error.
 func handle(body []byte) (answer []byte) {
+	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			answer = frames.ErrorAnswer(fmt.Errorf("internal error: %v", r))
@@ -115,6 +143,7 @@ func handle(body []byte) (answer []byte) {
 		return frames.ErrorAnswer(fmt.Errorf("malformed request: object: %w", err))
 	}
 	lim := req.Limits.orDefaults()
+	deadline := start.Add(time.Duration(lim.Millis-max(req.Spent, 0)) * time.Millisecond)
 	name := func(i int) string {
 		if req.Names != nil {
 			return req.Names[i]
@@ -123,7 +152,7 @@ func handle(body []byte) (answer []byte) {
 	}
 	results := make([]result, len(req.Properties))
 	// What the answer's results may still take: the frame's bound less its wrapping.
-	room := lim.Answer - len(`{"results":[]}`)
+	room := lim.Answer - len(`{"millis":2147483647,"results":[]}`)
 	var plain []byte
 	if !root.templated {
 		// Nothing to expand: every destination gets the object as it is.
@@ -132,6 +161,7 @@ func handle(body []byte) (answer []byte) {
 		plain = buf.Bytes()
 	}
 	parsed := map[templateKey]parsedTemplate{}
+	ref := &budgetRef{}
 	for i, props := range req.Properties {
 		var r result
 		switch {
@@ -140,7 +170,8 @@ func handle(body []byte) (answer []byte) {
 		case plain != nil:
 			r = result{Object: plain}
 		default:
-			r = expandFor(root, name(i), props, parsed, lim.Object)
+			ref.b = newBudget(lim.Object, deadline, lim.Millis)
+			r = expandFor(root, name(i), props, parsed, ref)
 		}
 		if size := r.size(); size+1 > room {
 			r = failure([]string{fmt.Sprintf("template: %s: not expanded: the answer to this request would be over %d bytes", name(i), lim.Answer)})
@@ -153,7 +184,9 @@ func handle(body []byte) (answer []byte) {
 		room -= r.size() + 1
 		results[i] = r
 	}
-	b, err := json.Marshal(map[string]any{"results": results})
+	// Rounded up: a caller adding the requests' times never counts less than they took.
+	took := (time.Since(start) + time.Millisecond - 1) / time.Millisecond
+	b, err := json.Marshal(map[string]any{"results": results, "millis": int64(took)})
 	if err != nil {
 		return frames.ErrorAnswer(err)
 	}
@@ -318,17 +351,17 @@ type parsedTemplate struct {
 	err  error
 }
 
-// expandFor expands every templated string for one destination. Templates are parsed once per
-// name (destinations that share a name root share them). All its expansions together may write at
-// most limit bytes (one budget, shared by the leaves), and the object as encoded must fit in it too.
-func expandFor(root *node, nameRoot string, props map[string]string, parsed map[templateKey]parsedTemplate, limit int) result {
+// expandFor expands every templated string for one destination, within ref's budget (one for all
+// its leaves), and the object as encoded must fit in its limit too. Templates are parsed once per
+// name (destinations that share a name root share them).
+func expandFor(root *node, nameRoot string, props map[string]string, parsed map[templateKey]parsedTemplate, ref *budgetRef) result {
 	var errs []string
 	expanded := map[*node]string{}
-	budget := &budget{left: limit, limit: limit}
+	b := ref.b
 	var walk func(n *node, name string)
 	walk = func(n *node, name string) {
-		// Past the budget every later leaf would fail the same way: one message says it.
-		if !n.templated || budget.spent {
+		// Past a limit every later leaf would fail the same way: one message says it.
+		if !n.templated || b.stopped {
 			return
 		}
 		switch n.kind {
@@ -341,7 +374,7 @@ func expandFor(root *node, nameRoot string, props map[string]string, parsed map[
 				walk(kid, name+"["+strconv.Itoa(i)+"]")
 			}
 		case 's':
-			s, err := expandString(name, n.str, props, parsed, budget)
+			s, err := expandString(name, n.str, props, parsed, ref)
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
@@ -354,20 +387,14 @@ func expandFor(root *node, nameRoot string, props map[string]string, parsed map[
 	}
 	var buf bytes.Buffer
 	root.write(&buf, func(n *node) string { return expanded[n] })
-	if buf.Len() > limit {
-		return failure([]string{fmt.Sprintf("template: %s: the expanded object is %d bytes, over the limit of %d", nameRoot, buf.Len(), limit)})
+	if buf.Len() > b.limit {
+		return failure([]string{fmt.Sprintf("template: %s: the expanded object is %d bytes, over the limit of %d", nameRoot, buf.Len(), b.limit)})
 	}
 	return result{Object: buf.Bytes()}
 }
 
-// budget is what one destination's expansions may still write.
-type budget struct {
-	left, limit int
-	spent       bool // a write was refused
-}
-
 // expandString is one leaf string's expansion; a failed parse yields "" (as in KubeStellar).
-func expandString(name, input string, props map[string]string, parsed map[templateKey]parsedTemplate, b *budget) (out string, err error) {
+func expandString(name, input string, props map[string]string, parsed map[templateKey]parsedTemplate, ref *budgetRef) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("template: %s: %v", name, r)
@@ -376,99 +403,23 @@ func expandString(name, input string, props map[string]string, parsed map[templa
 	key := templateKey{name, input}
 	p, ok := parsed[key]
 	if !ok {
-		p.tmpl, p.err = template.New(name).Option("missingkey=error").Funcs(boundedFuncs(b.limit)).Parse(input)
+		p.tmpl, p.err = template.New(name).Option("missingkey=error").Funcs(boundedFuncs(ref)).Parse(input)
+		if p.err == nil {
+			addSteps(p.tmpl)
+		}
 		parsed[key] = p
 	}
 	if p.err != nil {
 		return "", p.err
 	}
-	w := &limitedWriter{budget: b, name: name}
+	w := &limitedWriter{budget: ref.b, name: name}
 	err = p.tmpl.Execute(w, props)
 	var execErr template.ExecError
 	if errors.As(err, &execErr) {
 		// KubeStellar reports the wrapped error; its text is the same.
 		err = execErr.Err
 	}
-	return w.buf.String(), err
-}
-
-// limitedWriter writes into buf what the budget allows; the write that would pass it fails, which
-// stops the template there (text/template ends execution on a write error).
-type limitedWriter struct {
-	buf    bytes.Buffer
-	budget *budget
-	name   string
-}
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if len(p) > w.budget.left {
-		w.budget.left, w.budget.spent = 0, true
-		return 0, fmt.Errorf("template: %s: the object's expansion is over the limit of %d bytes", w.name, w.budget.limit)
-	}
-	w.budget.left -= len(p)
-	return w.buf.Write(p)
-}
-
-// boundedFuncs are text/template's builtins that can make a string longer than their arguments,
-// unchanged except that they refuse arguments over limit bytes in all: without it a variable
-// doubled in a loop ({{$x = printf "%s%s" $x $x}}) grows without writing anything.
-func boundedFuncs(limit int) template.FuncMap {
-	check := func(fn string, args []any) error {
-		n := 0
-		for _, a := range args {
-			switch v := a.(type) {
-			case string:
-				n += len(v)
-			case []byte:
-				n += len(v)
-			case fmt.Stringer, error:
-				// Not reachable from the properties (strings) or literals; counted by their text.
-				n += len(fmt.Sprint(v))
-			}
-		}
-		if n > limit {
-			return fmt.Errorf("the arguments of %s are over the limit of %d bytes", fn, limit)
-		}
-		return nil
-	}
-	return template.FuncMap{
-		"print": func(args ...any) (string, error) {
-			if err := check("print", args); err != nil {
-				return "", err
-			}
-			return fmt.Sprint(args...), nil
-		},
-		"printf": func(format string, args ...any) (string, error) {
-			if err := check("printf", append([]any{format}, args...)); err != nil {
-				return "", err
-			}
-			return fmt.Sprintf(format, args...), nil
-		},
-		"println": func(args ...any) (string, error) {
-			if err := check("println", args); err != nil {
-				return "", err
-			}
-			return fmt.Sprintln(args...), nil
-		},
-		"html": func(args ...any) (string, error) {
-			if err := check("html", args); err != nil {
-				return "", err
-			}
-			return template.HTMLEscaper(args...), nil
-		},
-		"js": func(args ...any) (string, error) {
-			if err := check("js", args); err != nil {
-				return "", err
-			}
-			return template.JSEscaper(args...), nil
-		},
-		"urlquery": func(args ...any) (string, error) {
-			if err := check("urlquery", args); err != nil {
-				return "", err
-			}
-			return template.URLQueryEscaper(args...), nil
-		},
-	}
+	return string(w.buf), err
 }
 
 func fatal(err error) {
