@@ -10,7 +10,7 @@ import { writeReturnedState, type StoredObject } from '../../src/controllers/sta
 import type { Placement } from '../../src/controllers/placement/bindings.js';
 import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import type { WorkStatus } from '../../src/kube/ocm-api.js';
+import { WORKSTATUSES_PATH, type WorkStatus } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
@@ -165,4 +165,35 @@ t.test('a status the WDS refuses (422) is reported and not written again while i
   await reconcile(c, SOURCE);
   t.equal(wds.calls().length, 2, 'a different status is written');
   t.same(recorded.get(SOURCE), new Map(), 'and the error is gone');
+});
+
+t.test('WorkStatuses naming objects by 100 KB names (as many as a mailbox holds, 1 MB each in the issue) are not cached, each logged in one short line; wec2\'s status is still returned', async (t) => {
+  const its = mockUpstream('https://its.test:6443');
+  t.teardown(() => its.close());
+  const huge = Array.from({ length: 20 }, (_, i) => ({ ...workStatus('wec1', healthy(1)),
+    metadata: { name: `huge-${i}`, namespace: 'wec1', resourceVersion: String(10 + i) },
+    spec: { sourceRef: { ...ID, kind: 'Deployment', name: `${i}`.padEnd(100_000, 'x') } } }));
+  const good = { ...workStatus('wec2', healthy(2)), metadata: { name: 'deployment-demo-web', namespace: 'wec2', resourceVersion: '5' } };
+  its.pool.intercept({ path: (p) => p.startsWith(`${WORKSTATUSES_PATH}?`) && !p.includes('watch=1'), method: 'GET' })
+    .reply(200, { kind: 'WorkStatusList', metadata: { resourceVersion: '40' }, items: [...huge, good] });
+  its.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, '').persist();
+  const logs: string[] = [];
+  const sources: StatusSources = {
+    find: (k) => (encodeKey(k) === SOURCE ? { key: KEY, id: ID, native: deployment() as never, ref: { ...ID, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: deployment() as never } : undefined),
+    stored: (k) => (encodeKey(k) === SOURCE ? { res: DEPLOYMENTS, obj: deployment() } : undefined),
+    placement: (s) => (s === SOURCE ? placement({ p: { clusters: ['wec2'], singleton: true } }) : undefined),
+    keysFor: () => [KEY], allKeys: () => [KEY],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
+  };
+  const c = new StatusController({ wds: mockUpstream().up, its: its.up, sources, log: (m) => logs.push(m) });
+  c.workStatuses.start();
+  t.teardown(() => c.workStatuses.stop());
+  await c.workStatuses.synced;
+  t.same(c.workStatuses.store.list().map((ws) => ws.metadata.name), ['deployment-demo-web'], 'none of the 20 is cached');
+  t.same(c.intake.usage('wec1'), { reports: 0, bytes: 0 }, 'nor counted');
+  const skipped = logs.filter((m) => m.includes('wec1/huge-'));
+  t.equal(skipped.length, 20, 'each is said in the log');
+  t.ok(skipped.every((m) => m.length < 300), `in a short line: ${skipped[0]}`);
+  t.match(skipped[0], /spec\.sourceRef\.name is 100000 characters long, more than Kubernetes allows \(253\)/);
+  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec2', status: healthy(2) }, 'the other cluster\'s status is returned');
 });
