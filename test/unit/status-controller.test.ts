@@ -197,3 +197,55 @@ t.test('WorkStatuses naming objects by 100 KB names (as many as a mailbox holds,
   t.match(skipped[0], /spec\.sourceRef\.name is 100000 characters long, more than Kubernetes allows \(253\)/);
   t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec2', status: healthy(2) }, 'the other cluster\'s status is returned');
 });
+
+/** An object of `res` (cluster-scoped, named `name`) sent by a singleton policy to wec1, which reports `status`; this replica leads. */
+function wdsKept(t: { teardown(fn: () => void): void }, res: WorkloadResource, name: string, obj: KubeObject, status: Record<string, unknown>) {
+  const wds = mockUpstream();
+  const its = mockUpstream('https://its.test:6443');
+  t.teardown(() => { wds.close(); its.close(); });
+  const key = objectKey(res, '', name);
+  const source = encodeKey(key);
+  const id = { group: res.group, version: res.version, resource: res.resource, namespace: '', name };
+  const sources: StatusSources = {
+    find: (k) => (encodeKey(k) === source ? { key, id, native: obj as never, ref: { ...id, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: obj as never } : undefined),
+    stored: (k) => (encodeKey(k) === source ? { res, obj } : undefined),
+    placement: (s) => (s === source ? { ...placement({ p: { clusters: ['wec1'], singleton: true } }), id } : undefined),
+    keysFor: () => [key], allKeys: () => [key],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
+  };
+  const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
+  c.workStatuses.store.set(c.intake.take({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: `x-${name}`, namespace: 'wec1' },
+    spec: { sourceRef: { group: res.group, version: res.version, resource: res.resource, kind: res.kind, namespace: '', name } }, status }));
+  c.setLeading(true);
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, { metadata: { resourceVersion: '9' } }).persist();
+  return { c, wds, source };
+}
+
+t.test('a CRD or an APIService sent to a cluster: its status (what the WDS serves by) is never written from the cluster\'s report, not even cleared', async (t) => {
+  const CRDS: WorkloadResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
+    native: { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }, bypassesView: false, hasStatus: true };
+  const APISERVICES: WorkloadResource = { group: 'apiregistration.k8s.io', version: 'v1', resource: 'apiservices', kind: 'APIService', namespaced: false,
+    native: { group: 'apiregistration.k8s.io', resource: 'apiservices' }, bypassesView: true, hasStatus: true };
+  const crdStatus = { acceptedNames: { kind: 'Widget', plural: 'widgets' }, conditions: [{ type: 'Established', status: 'True' }] };
+  const cases = [
+    { res: CRDS, name: 'widgets.example.com', kind: 'CustomResourceDefinition', own: crdStatus,
+      hostile: { acceptedNames: { kind: 'Gadget', plural: 'gadgets' }, conditions: [{ type: 'Established', status: 'False' }, { type: 'NamesAccepted', status: 'False' }] } },
+    { res: APISERVICES, name: 'v1.metrics.example.com', kind: 'APIService', own: { conditions: [{ type: 'Available', status: 'True' }] },
+      hostile: { conditions: [{ type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck' }] } },
+  ];
+  for (const { res, name, kind, own, hostile } of cases) {
+    const obj: KubeObject = { apiVersion: `${res.group}/${res.version}`, kind, metadata: { name, resourceVersion: '7' }, status: own };
+    const { c, wds, source } = wdsKept(t, res, name, obj, hostile);
+    t.same(c.desired(source)?.want, { executingCount: '1', returnedFrom: undefined, status: undefined }, `${kind}: the label says where it runs; no status is returned`);
+    await reconcile(c, source);
+    t.notOk(wds.calls().some((call) => call.path.includes('/status') || JSON.stringify(call.body).includes('conditions')), `${kind}: no write of its status`);
+
+    // Returned before (by a version that returned it): the mark goes, the status is left to the WDS.
+    const marked: KubeObject = { ...obj, metadata: { ...obj.metadata, labels: { 'kubestellar.io/executing-count': '1' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, status: hostile };
+    const again = wdsKept(t, res, name, marked, hostile);
+    t.same(again.c.desired(again.source)?.want, { executingCount: '1', returnedFrom: undefined, status: undefined }, `${kind} returned before: not cleared to {} either`);
+    await reconcile(again.c, again.source);
+    t.same(again.wds.calls().map((call) => [call.path.split('?')[0], call.body]), [[`/apis/${res.group}/v1/${res.resource}/${name}`,
+      { metadata: { annotations: { 'view.kubestellar.io/status-returned-from': null }, resourceVersion: '7' } }]], `${kind}: only the mark is removed`);
+  }
+});
