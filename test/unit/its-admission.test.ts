@@ -4,7 +4,7 @@
 // against a real kube-apiserver: test/integration/agent-its-identity.test.ts.) Its rule that an agent
 // registers only its own cluster is also evaluated here, with a CEL library, over OCM's identities:
 // the group every agent holds (`…:managed-clusters`) names no cluster.
-import { run } from '@bufbuild/cel';
+import { run, type CelInput } from '@bufbuild/cel';
 import t from 'tap';
 import { ensureItsAdmission, itsAdmissionObjects } from '../../src/controllers/its-admission.js';
 import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
@@ -55,12 +55,12 @@ const OCM = 'system:open-cluster-management:';
 function ownCluster(user: string, groups: string[], name: string): unknown {
   const [policy] = itsAdmissionObjects() as any[];
   const plain = (e: string) => e.replaceAll('request.userInfo.?groups.orValue([])', 'request.userInfo.groups');
-  const env: Record<string, unknown> = { request: { operation: 'CREATE', userInfo: { username: user, groups } }, object: { metadata: { name }, spec: {} } };
-  const variables: Record<string, unknown> = {};
+  const env: Record<string, CelInput> = { request: { operation: 'CREATE', userInfo: { username: user, groups } }, object: { metadata: { name }, spec: {} } };
+  const variables: Record<string, CelInput> = {};
   for (const v of policy.spec.variables) {
     try {
       const out = run(plain(v.expression), { ...env, variables });
-      variables[v.name] = typeof out === 'object' && out !== null && Symbol.iterator in out ? [...(out as Iterable<unknown>)] : out;
+      variables[v.name] = (typeof out === 'object' && out !== null && Symbol.iterator in out ? [...(out as Iterable<CelInput>)] : out) as CelInput;
     } catch { /* kube's CEL only: not read by the rule */ }
   }
   const rule = policy.spec.validations.find((v: any) => /may register only its own cluster/.test(v.messageExpression));
