@@ -27,6 +27,11 @@ t.test('an agent identity with the shipped RBAC cannot accept itself, register a
   t.match(refused(leased), /only as a request to join/, 'created with its own lease duration: refused');
   const other = kc('its1', [...agent.as, 'create', '-f', '-'], managedClusterYaml(`${c}-other`, { hubAcceptsClient: false }));
   t.match(refused(other), /may register only its own cluster/, 'another cluster\'s name: refused');
+  // Every agent is in group system:open-cluster-management:managed-clusters: it names no cluster.
+  t.teardown(() => { kc('its1', ['delete', 'managedcluster', 'managed-clusters', '--ignore-not-found']); });
+  const common = kc('its1', [...agent.as, 'create', '-f', '-'], managedClusterYaml('managed-clusters', { hubAcceptsClient: false }));
+  t.match(refused(common), /may register only its own cluster/, 'a cluster named managed-clusters, the group every agent holds: refused');
+  t.notOk(managedClusterObj('managed-clusters'), 'none was made');
 
   kcOk('its1', [...agent.as, 'create', '-f', '-'], managedClusterYaml(c, { hubAcceptsClient: false }));
   t.equal(managedClusterObj(c)?.spec?.hubAcceptsClient, false, 'a request to join is created, not accepted');

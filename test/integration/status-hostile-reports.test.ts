@@ -8,7 +8,9 @@
 // - `availableReplicas: 2147483647` (the multi-WEC sum overflowed int32: a 422 retried forever), and
 //   a valid but huge report, whose sum is clamped to int32;
 // - 20 WorkStatuses of 1.2 MB (serve grew 45 MB) and one of 3,000 condition types (the WDS status
-//   became 1.36 MB with 3,002 conditions).
+//   became 1.36 MB with 3,002 conditions);
+// - a WorkStatus whose spec.sourceRef.name is 1 MB (10,000 of them would have cached GBs in serve):
+//   the ITS refuses it (the CRD's maxLength, Kubernetes' own lengths), and serve checks the same.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -177,4 +179,18 @@ t.test("20 reports of 1.2 MB and one of 3,000 conditions: refused or capped and 
   kcOk('wds1', ['-n', ns, 'scale', 'deployment', 'nginx', '--replicas=2']);
   await wdsDeployment(ns, "wec2's 2 ready replicas", (o) => o.status?.readyReplicas === 2, 120_000);
   t.pass("wec2's status still returned");
+});
+
+t.test("a WorkStatus naming its object by a 1 MB name is refused by the ITS itself; a name of Kubernetes' longest is taken", async (t) => {
+  const agent = agentIdentity(t, 'wec1');
+  const name = uniqueName('longref');
+  const ws = (refName: string) => JSON.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+    metadata: { name, namespace: 'wec1' }, spec: { sourceRef: { ...deploymentRef('demo'), name: refName } } });
+  t.teardown(() => { kc('its1', ['-n', 'wec1', 'delete', 'workstatus', name, '--ignore-not-found', '--wait=false']); });
+  const huge = kc('its1', [...agent, '-n', 'wec1', 'create', '-f', payloadFile(t, ws('x'.repeat(1_000_000)))]);
+  t.not(huge.status, 0, 'refused');
+  t.match(huge.stderr, /spec\.sourceRef\.name: Too long/, `by the CRD's schema: ${huge.stderr.slice(0, 300)}`);
+  t.notOk(get('its1', 'wec1', ['workstatus', name]), 'nothing stored');
+  kcOk('its1', [...agent, '-n', 'wec1', 'create', '-f', payloadFile(t, ws('x'.repeat(253)))]);
+  t.equal(get('its1', 'wec1', ['workstatus', name])?.spec?.sourceRef?.name?.length, 253, '253 characters, an object name\'s longest: stored');
 });

@@ -10,7 +10,7 @@ import { writeReturnedState, type StoredObject } from '../../src/controllers/sta
 import type { Placement } from '../../src/controllers/placement/bindings.js';
 import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import type { WorkStatus } from '../../src/kube/ocm-api.js';
+import { WORKSTATUSES_PATH, type WorkStatus } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
@@ -165,4 +165,87 @@ t.test('a status the WDS refuses (422) is reported and not written again while i
   await reconcile(c, SOURCE);
   t.equal(wds.calls().length, 2, 'a different status is written');
   t.same(recorded.get(SOURCE), new Map(), 'and the error is gone');
+});
+
+t.test('WorkStatuses naming objects by 100 KB names (as many as a mailbox holds, 1 MB each in the issue) are not cached, each logged in one short line; wec2\'s status is still returned', async (t) => {
+  const its = mockUpstream('https://its.test:6443');
+  t.teardown(() => its.close());
+  const huge = Array.from({ length: 20 }, (_, i) => ({ ...workStatus('wec1', healthy(1)),
+    metadata: { name: `huge-${i}`, namespace: 'wec1', resourceVersion: String(10 + i) },
+    spec: { sourceRef: { ...ID, kind: 'Deployment', name: `${i}`.padEnd(100_000, 'x') } } }));
+  const good = { ...workStatus('wec2', healthy(2)), metadata: { name: 'deployment-demo-web', namespace: 'wec2', resourceVersion: '5' } };
+  its.pool.intercept({ path: (p) => p.startsWith(`${WORKSTATUSES_PATH}?`) && !p.includes('watch=1'), method: 'GET' })
+    .reply(200, { kind: 'WorkStatusList', metadata: { resourceVersion: '40' }, items: [...huge, good] });
+  its.pool.intercept({ path: (p) => p.includes('watch=1'), method: 'GET' }).reply(200, '').persist();
+  const logs: string[] = [];
+  const sources: StatusSources = {
+    find: (k) => (encodeKey(k) === SOURCE ? { key: KEY, id: ID, native: deployment() as never, ref: { ...ID, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: deployment() as never } : undefined),
+    stored: (k) => (encodeKey(k) === SOURCE ? { res: DEPLOYMENTS, obj: deployment() } : undefined),
+    placement: (s) => (s === SOURCE ? placement({ p: { clusters: ['wec2'], singleton: true } }) : undefined),
+    keysFor: () => [KEY], allKeys: () => [KEY],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
+  };
+  const c = new StatusController({ wds: mockUpstream().up, its: its.up, sources, log: (m) => logs.push(m) });
+  c.workStatuses.start();
+  t.teardown(() => c.workStatuses.stop());
+  await c.workStatuses.synced;
+  t.same(c.workStatuses.store.list().map((ws) => ws.metadata.name), ['deployment-demo-web'], 'none of the 20 is cached');
+  t.same(c.intake.usage('wec1'), { reports: 0, bytes: 0 }, 'nor counted');
+  const skipped = logs.filter((m) => m.includes('wec1/huge-'));
+  t.equal(skipped.length, 20, 'each is said in the log');
+  t.ok(skipped.every((m) => m.length < 300), `in a short line: ${skipped[0]}`);
+  t.match(skipped[0], /spec\.sourceRef\.name is 100000 characters long, more than Kubernetes allows \(253\)/);
+  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec2', status: healthy(2) }, 'the other cluster\'s status is returned');
+});
+
+/** An object of `res` (cluster-scoped, named `name`) sent by a singleton policy to wec1, which reports `status`; this replica leads. */
+function wdsKept(t: { teardown(fn: () => void): void }, res: WorkloadResource, name: string, obj: KubeObject, status: Record<string, unknown>) {
+  const wds = mockUpstream();
+  const its = mockUpstream('https://its.test:6443');
+  t.teardown(() => { wds.close(); its.close(); });
+  const key = objectKey(res, '', name);
+  const source = encodeKey(key);
+  const id = { group: res.group, version: res.version, resource: res.resource, namespace: '', name };
+  const sources: StatusSources = {
+    find: (k) => (encodeKey(k) === source ? { key, id, native: obj as never, ref: { ...id, labels: {} }, bypassesView: false, shadowsNative: false, denatured: false, stored: obj as never } : undefined),
+    stored: (k) => (encodeKey(k) === source ? { res, obj } : undefined),
+    placement: (s) => (s === source ? { ...placement({ p: { clusters: ['wec1'], singleton: true } }), id } : undefined),
+    keysFor: () => [key], allKeys: () => [key],
+    onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
+  };
+  const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
+  c.workStatuses.store.set(c.intake.take({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus', metadata: { name: `x-${name}`, namespace: 'wec1' },
+    spec: { sourceRef: { group: res.group, version: res.version, resource: res.resource, kind: res.kind, namespace: '', name } }, status }));
+  c.setLeading(true);
+  wds.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, { metadata: { resourceVersion: '9' } }).persist();
+  return { c, wds, source };
+}
+
+t.test('a CRD or an APIService sent to a cluster: its status (what the WDS serves by) is never written from the cluster\'s report, not even cleared', async (t) => {
+  const CRDS: WorkloadResource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
+    native: { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions' }, bypassesView: false, hasStatus: true };
+  const APISERVICES: WorkloadResource = { group: 'apiregistration.k8s.io', version: 'v1', resource: 'apiservices', kind: 'APIService', namespaced: false,
+    native: { group: 'apiregistration.k8s.io', resource: 'apiservices' }, bypassesView: true, hasStatus: true };
+  const crdStatus = { acceptedNames: { kind: 'Widget', plural: 'widgets' }, conditions: [{ type: 'Established', status: 'True' }] };
+  const cases = [
+    { res: CRDS, name: 'widgets.example.com', kind: 'CustomResourceDefinition', own: crdStatus,
+      hostile: { acceptedNames: { kind: 'Gadget', plural: 'gadgets' }, conditions: [{ type: 'Established', status: 'False' }, { type: 'NamesAccepted', status: 'False' }] } },
+    { res: APISERVICES, name: 'v1.metrics.example.com', kind: 'APIService', own: { conditions: [{ type: 'Available', status: 'True' }] },
+      hostile: { conditions: [{ type: 'Available', status: 'False', reason: 'FailedDiscoveryCheck' }] } },
+  ];
+  for (const { res, name, kind, own, hostile } of cases) {
+    const obj: KubeObject = { apiVersion: `${res.group}/${res.version}`, kind, metadata: { name, resourceVersion: '7' }, status: own };
+    const { c, wds, source } = wdsKept(t, res, name, obj, hostile);
+    t.same(c.desired(source)?.want, { executingCount: '1', returnedFrom: undefined, status: undefined }, `${kind}: the label says where it runs; no status is returned`);
+    await reconcile(c, source);
+    t.notOk(wds.calls().some((call) => call.path.includes('/status') || JSON.stringify(call.body).includes('conditions')), `${kind}: no write of its status`);
+
+    // Returned before (by a version that returned it): the mark goes, the status is left to the WDS.
+    const marked: KubeObject = { ...obj, metadata: { ...obj.metadata, labels: { 'kubestellar.io/executing-count': '1' }, annotations: { 'view.kubestellar.io/status-returned-from': 'wec1' } }, status: hostile };
+    const again = wdsKept(t, res, name, marked, hostile);
+    t.same(again.c.desired(again.source)?.want, { executingCount: '1', returnedFrom: undefined, status: undefined }, `${kind} returned before: not cleared to {} either`);
+    await reconcile(again.c, again.source);
+    t.same(again.wds.calls().map((call) => [call.path.split('?')[0], call.body]), [[`/apis/${res.group}/v1/${res.resource}/${name}`,
+      { metadata: { annotations: { 'view.kubestellar.io/status-returned-from': null }, resourceVersion: '7' } }]], `${kind}: only the mark is removed`);
+  }
 });

@@ -7,6 +7,9 @@
 // A report over a bound is refused (its status is not taken at all, never a part of it shown as the
 // whole); conditions over their number are capped first (the first ones kept: a real object has a
 // handful of condition types), so a status made big by thousands of conditions is still taken.
+// What a report is of (spec.sourceRef) is taken only as its six names, each within the length
+// Kubernetes allows that name (boundSourceRef): a report naming something no API server could
+// hold is not a report of anything, and is not cached at all.
 import { jsonExtent } from '../../kube/json.js';
 import type { JsonObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
@@ -20,7 +23,7 @@ export interface ReportLimits {
   conditions: number;
   /** Reports kept per mailbox (one per object sent to the cluster; more are not cached). */
   mailboxReports: number;
-  /** The JSON length of the statuses kept per mailbox, together. */
+  /** The JSON length of the statuses and specs kept per mailbox, together. */
   mailboxBytes: number;
 }
 
@@ -31,6 +34,38 @@ export const REPORT_LIMITS: ReportLimits = {
   mailboxReports: 10_000,
   mailboxBytes: 16 * 1024 * 1024,
 };
+
+/**
+ * Kubernetes' own limits on the names a sourceRef holds (k8s.io/apimachinery validation, as
+ * kube-apiserver and apiextensions apply them): an API group is a DNS-1123 subdomain (253); a
+ * version, a resource (a CRD's plural) and a kind (lowercased) are DNS-1035 labels (63); a
+ * namespace is a DNS-1123 label (63); an object's name a DNS-1123 subdomain (253).
+ * manifests/crds/control.kubestellar.io_workstatuses.yaml says the same as maxLength.
+ */
+export const SOURCE_REF_LIMITS = { group: 253, version: 63, resource: 63, kind: 63, namespace: 63, name: 253 } as const;
+
+export type SourceRef = WorkStatus['spec']['sourceRef'];
+
+/**
+ * The spec to keep of a report: its sourceRef's six names (nothing else of the spec), each a string
+ * within SOURCE_REF_LIMITS, and its JSON length (under 1 KiB: it counts in the mailbox's bytes);
+ * or why it is refused (the message names the field and lengths, never its content).
+ */
+export function boundSourceRef(spec: unknown): { spec: WorkStatus['spec']; bytes: number } | { refused: string } {
+  const given = isObject(spec) && isObject(spec.sourceRef) ? spec.sourceRef : {};
+  const ref: Partial<SourceRef> = {};
+  for (const [field, max] of Object.entries(SOURCE_REF_LIMITS) as [keyof SourceRef, number][]) {
+    const v = given[field];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') return { refused: `its spec.sourceRef.${field} is not a string` };
+    if (v.length > max) return { refused: `its spec.sourceRef.${field} is ${v.length} characters long, more than Kubernetes allows (${max})` };
+    ref[field] = v;
+  }
+  const kept = { sourceRef: ref as SourceRef };
+  return { spec: kept, bytes: JSON.stringify(kept).length };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** What is taken from one report. */
 export interface BoundedReport {

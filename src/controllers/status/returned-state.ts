@@ -12,12 +12,22 @@
 // - The annotation view.kubestellar.io/status-returned-from names where the shown status came from
 //   (a cluster, or the clusters combined); it is also how a status returned earlier is known, so
 //   that it is cleared when return stops and a status the WDS itself keeps is never touched.
+// - Never for the kinds whose status the WDS's own control plane keeps and acts on
+//   (WDS_KEPT_STATUS): a CustomResourceDefinition's acceptedNames and conditions decide what the
+//   WDS serves, an APIService's Available condition whether the WDS proxies its group. A cluster's
+//   report written there (as the server, on the status subresource) would let a hostile WEC
+//   unserve a resource or an API group of the WDS. Their status is left as the WDS has it.
 import type { JsonObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import { combineStatuses, combinesKind } from './combine.js';
 
 export const EXECUTING_COUNT_LABEL = 'kubestellar.io/executing-count';
 export const RETURNED_FROM_ANNOTATION = 'view.kubestellar.io/status-returned-from';
+
+/** `<group>/<Kind>` of the kinds whose .status is the WDS's own: never returned from a cluster. */
+export const WDS_KEPT_STATUS: ReadonlySet<string> = new Set(['apiextensions.k8s.io/CustomResourceDefinition', 'apiregistration.k8s.io/APIService']);
+
+const keptByWds = (k: { group: string; kind: string }): boolean => WDS_KEPT_STATUS.has(`${k.group}/${k.kind}`);
 
 /** Each selecting policy's modulation of the object and the clusters it picks. */
 export type PolicyReturn = Readonly<Record<string, { wantSingletonReportedState: boolean; wantMultiWECReportedState: boolean; clusters: readonly string[] }>>;
@@ -57,6 +67,7 @@ export type ReturnPlan =
 
 export function returnPlan(req: ReturnRequest, objectKind: { group: string; kind: string }): ReturnPlan {
   if (!req.singleton && !req.multi) return { kind: 'none', why: 'not requested' };
+  if (keptByWds(objectKind)) return { kind: 'none', why: `the status of a ${objectKind.kind} is the WDS's own` };
   const qualified = [...new Set([...(req.singleton ? req.singletonClusters : []), ...(req.multi ? req.multiClusters : [])])].sort();
   if (req.multi && req.multiClusters.length > 1) {
     return combinesKind(objectKind) ? { kind: 'combine', clusters: req.multiClusters }
@@ -95,7 +106,8 @@ export interface ReturnedState {
  */
 export function returnedState(req: ReturnRequest, plan: ReturnPlan, reported: ReadonlyMap<string, JsonObject>, objectKind: { group: string; kind: string }, returnedBefore: boolean): ReturnedState {
   const executingCount = req.singleton ? String(req.singletonClusters.length) : undefined;
-  const cleared: ReturnedState = { executingCount, returnedFrom: undefined, status: returnedBefore ? {} : undefined };
+  // A status the WDS keeps is never written, not even cleared: its own controllers rewrite it.
+  const cleared: ReturnedState = { executingCount, returnedFrom: undefined, status: returnedBefore && !keptByWds(objectKind) ? {} : undefined };
   if (plan.kind === 'copy') {
     const status = reported.get(plan.cluster);
     return status ? { executingCount, returnedFrom: plan.cluster, status } : cleared;

@@ -10,12 +10,15 @@
 // says (a refused report is kept without its status and says why, in `refused`; a capped one says
 // what was left out, in `capped`), and each mailbox — the namespace a cluster's agent writes in —
 // to REPORT_LIMITS.mailboxReports reports (a new one past that is not cached: the informer skips it
-// and logs why) and REPORT_LIMITS.mailboxBytes of statuses (a report that would pass it is refused).
+// and logs why) and REPORT_LIMITS.mailboxBytes of statuses and specs (a report whose status would
+// pass it is refused). Of a report's spec only its sourceRef's six names are kept, each no longer
+// than Kubernetes allows that name (./report-bounds.ts boundSourceRef); a report naming something
+// longer is not cached (the informer skips it and logs why, without the names).
 import { Interner } from '../../kube/interner.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import type { Store } from '../../kube/informer.js';
 import { lastStatusUpdate } from './combined-status.js';
-import { boundReport, REPORT_LIMITS, type ReportLimits } from './report-bounds.js';
+import { boundReport, boundSourceRef, REPORT_LIMITS, type ReportLimits } from './report-bounds.js';
 
 const shared = new Interner({ entries: 50_000, bytes: 48_000_000 });
 
@@ -27,7 +30,7 @@ export interface CachedWorkStatus extends WorkStatus {
   capped?: string;
 }
 
-/** The slim copy of a report whose status (and statusDetails) is already bounded, or absent. */
+/** The slim copy of a report whose spec, status and statusDetails are already bounded (or absent). */
 export function slimWorkStatus(ws: WorkStatus, bounds: { refused?: string; capped?: string } = {}): CachedWorkStatus {
   const { name, namespace, resourceVersion, managedFields } = ws.metadata;
   const time = managedFields ? lastStatusUpdate(ws) : undefined;
@@ -53,10 +56,15 @@ export class WorkStatusIntake {
 
   constructor(private readonly limits: ReportLimits = REPORT_LIMITS) {}
 
-  /** The copy to cache; throws (the informer skips the report) for a new report of a full mailbox. */
+  /**
+   * The copy to cache; throws (the informer skips the report) for a new report of a full mailbox,
+   * and for one whose sourceRef names are longer than Kubernetes allows.
+   */
   take(ws: WorkStatus): CachedWorkStatus {
     const ns = ws.metadata.namespace ?? '';
     const name = ws.metadata.name ?? '';
+    const ref = boundSourceRef(ws.spec);
+    if ('refused' in ref) throw new Error(`not a report of any object: ${ref.refused}`);
     const box = this.mailboxes.get(ns);
     const had = box?.get(name);
     if (had === undefined && (box?.size ?? 0) >= this.limits.mailboxReports) {
@@ -65,13 +73,14 @@ export class WorkStatusIntake {
     const b = boundReport(ws, this.limits);
     let refused = b.refused;
     const others = (this.totals.get(ns) ?? 0) - (had ?? 0);
-    if (!refused && others + b.bytes > this.limits.mailboxBytes) {
+    if (!refused && others + ref.bytes + b.bytes > this.limits.mailboxBytes) {
       refused = `the reports of mailbox ${ns} would be over ${this.limits.mailboxBytes} bytes`;
     }
-    const kept = refused ? { ...ws, status: undefined, statusDetails: undefined } : { ...ws, status: b.status, statusDetails: b.statusDetails };
+    const kept = refused ? { ...ws, spec: ref.spec, status: undefined, statusDetails: undefined } : { ...ws, spec: ref.spec, status: b.status, statusDetails: b.statusDetails };
     const slim = slimWorkStatus(kept, { refused, capped: refused ? undefined : b.capped });
-    // Keyed by the copy's shared name: 100,000 reports add a number each, not a string.
-    this.count(slim.metadata.namespace, slim.metadata.name, refused ? 0 : b.bytes);
+    // Keyed by the copy's shared name: 100,000 reports add a number each, not a string. Its spec
+    // is kept even when its status is not, so it always counts.
+    this.count(slim.metadata.namespace, slim.metadata.name, ref.bytes + (refused ? 0 : b.bytes));
     return slim;
   }
 
