@@ -9,20 +9,19 @@
 // Both answers are cached for 10 s (Kubernetes' defaults for delegated authn/authz), tokens by
 // their hash only, and concurrent reviews of one token or question are asked once.
 //
-// The certificate check is this module's own: the leaf's signature is verified with the public key
-// of a CA of the pool, with its validity and client-auth usage. The chain the peer sent is never
+// The certificate check is ./cert-chain.ts's (the view's): the leaf's signature is verified with the
+// public key of a CA of the pool, with its validity and client-auth usage. The chain the peer sent is never
 // read, so nothing in it (order, names, extra certificates) can make a leaf trusted; a leaf must
 // be issued by a pool CA directly (Kubernetes would also follow intermediates the client sends).
 import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
+import { verifyClientChain } from './cert-chain.js';
 import type { ClientCASource } from './client-ca.js';
 import { upstreamJson, type Upstream } from './upstream.js';
 import type { UserInfo } from './user.js';
 
-const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
-const ANY_EXTENDED_KEY_USAGE = '2.5.29.37.0';
 const CACHE_TTL_MS = 10_000;
 const CACHE_ENTRIES = 4096;
 
@@ -36,27 +35,9 @@ export interface Decision {
   reason: string;
 }
 
-const validAt = (c: X509Certificate, now: number) => Date.parse(c.validFrom) <= now && now <= Date.parse(c.validTo);
-
-/** Extended key usages, when present, must allow client auth. */
-function allowsClientAuth(c: X509Certificate): boolean {
-  const ekus = c.keyUsage as string[] | undefined;
-  return !ekus || ekus.length === 0 || ekus.includes(CLIENT_AUTH) || ekus.includes(ANY_EXTENDED_KEY_USAGE);
-}
-
-/** `ca` issued `leaf`: names and key identifiers agree (OpenSSL's X509_check_issued) and the signature verifies with its key. */
-function issuedBy(leaf: X509Certificate, ca: X509Certificate): boolean {
-  try {
-    return leaf.checkIssued(ca) && leaf.verify(ca.publicKey);
-  } catch {
-    return false; // a key or signature type the runtime cannot check proves nothing
-  }
-}
-
-/** Whether `leaf` is a client certificate (not a CA), valid now, issued directly by a valid CA of `cas`. */
+/** Whether `leaf` is a client certificate (not a CA), valid now, issued directly by a valid CA of `cas` (./cert-chain.ts, no intermediates). */
 export function verifiedByPool(leaf: X509Certificate, cas: readonly X509Certificate[], now = Date.now()): boolean {
-  if (leaf.ca || !validAt(leaf, now) || !allowsClientAuth(leaf)) return false;
-  return cas.some((ca) => ca.ca && validAt(ca, now) && issuedBy(leaf, ca));
+  return !leaf.ca && verifyClientChain(leaf, [], cas.filter((ca) => ca.ca), now) !== undefined;
 }
 
 const values = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
