@@ -25,7 +25,7 @@ const review = (spec: unknown) => ({
 });
 
 t.test('the issue\'s review of 60 expressions of 4,083 characters: refused by counting, at once', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   const def = `${'obj.a + '.repeat(510)}1`.slice(0, 4083);
   const payload = JSON.stringify(review({ select: Array.from({ length: 60 }, (_, i) => ({ name: `c${i}`, def })), limit: 20 }));
@@ -44,7 +44,7 @@ t.test('the issue\'s review of 60 expressions of 4,083 characters: refused by co
 });
 
 t.test('the largest review within the bounds is compiled in a worker: the server answers other requests meanwhile', async (t) => {
-  const { app, close } = await testApp({ validateCollector });
+  const { app, close } = await testApp({ validateCollector, kubeApiserver: true });
   t.teardown(close);
   // Long chains of selects: among the slowest expressions of their length to plan (measured).
   const def = `obj${'.a'.repeat((MAX_EXPRESSION_LENGTH - 3) / 2)}`;
