@@ -10,10 +10,9 @@
 //   manager); its result is stored with the live resourceVersion as precondition, and the whole
 //   write is tried again when the WDS reports a conflict (as kube-apiserver's GuaranteedUpdate);
 // - what is read is shown as kube-apiserver shows it (ksview-native's normalize);
-// - one stored object that cannot be shown natively (its view.kubestellar.io annotations malformed,
-//   or a shape Kubernetes cannot decode: written around the view, before its admission webhook)
-//   never fails the others: a list leaves it out and names it in a Warning header, a watch skips
-//   it (a deletion of it is still sent), both log it once; a get of it is a 500 naming it and why;
+// - one stored object that cannot be shown natively (./denatured-presenter.ts: written around the
+//   view, before its admission webhook) never fails the others: a list leaves it out and names it
+//   in a Warning header, a watch skips it (a deletion of it is still sent); a get of it is a 500;
 // - writes the store makes carry the user extra VIEW_WRITE_EXTRA (./view-write-extra.ts), so
 //   the WDS's admission webhook for direct writes leaves them to the checks made here;
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
@@ -23,17 +22,17 @@ import { errors, isStatus, StatusError, statusForText, type FailureStatus, type 
 import { DENATURED_GROUP } from './crd-schema.js';
 import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
 import {
-  fieldSelectorToStored, hasNativeMetadata, listToNative, NATIVE_NAME_ANNOTATION, nativeApiVersion, statusToNative, storedName, toNative, toStored,
+  fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toStored,
   TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
 } from './denatured-translation.js';
 import type { KubeList, KubeObject } from '../kube/objects.js';
 import { ManagedFieldsShaper } from './managed-fields-shape.js';
+import { inGoOrder, shownKey, StoredObjectPresenter } from './denatured-presenter.js';
 import { FieldSelectorError } from '../kube/field-selector.js';
 import { jsonLines } from '../kube/json-lines.js';
 import type { Upstream } from '../kube/upstream.js';
 import type { NativeRegistries } from './native-code.js';
 import { isJsonObject } from '../kube/json.js';
-import { warningHeader } from '../kube/warning.js';
 import { VIEW_WRITE_HEADERS } from './view-write-extra.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
@@ -121,31 +120,6 @@ function withoutNulls(v: unknown): unknown {
   return out;
 }
 
-/** ObjectMeta's fields in the order of the Go struct, which is the order kube-apiserver writes them in. */
-const OBJECT_META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
-  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
-
-function inGoOrder(meta: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of OBJECT_META_ORDER) if (meta[k] !== undefined) out[k] = meta[k];
-  return out;
-}
-
-/** How much of the objects as shown each store keeps (they are immutable per uid and resourceVersion). */
-const SHOWN_CACHE_BYTES = 16 << 20;
-
-/** A stored object that cannot be shown natively: who it is (as far as can be told) and why. */
-export interface Unreadable {
-  /** The native name when its annotation can be trusted, else the stored name. */
-  name: string;
-  namespace: string;
-  /** The name of the denatured.kubestellar.io object in the WDS. */
-  stored: string;
-  reason: string;
-}
-
-type Shown = { object: KubeObject; unreadable?: undefined } | { unreadable: Unreadable; object?: undefined };
-
 /** A write made to the WDS around the view, as its admission sees it: the stored objects. */
 export interface StoredWrite {
   operation: 'CREATE' | 'UPDATE';
@@ -167,22 +141,18 @@ const SERVER_SET_ON_CREATE = [...SERVER_SET, 'resourceVersion', 'uid', 'creation
 /** How many objects' verdicts validate() keeps (by uid and resourceVersion). */
 const VALIDITY_CACHE_ENTRIES = 10_000;
 
-/** How many unreadable objects one answer names in Warning headers (the rest are counted). */
-const MAX_NAMED_UNREADABLE = 10;
-
 export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter, CollectionDeleter {
   readonly kind: DenaturedKind;
-  /** Objects as shown (JSON), by version, uid and resourceVersion: a read of an unchanged object needs no ksview-native. */
-  private readonly shown = new LRUCache<string, string>({ maxSize: SHOWN_CACHE_BYTES, sizeCalculation: (s) => s.length || 1 });
+  /** How stored objects are shown natively (and which cannot be). */
+  private readonly presenter: StoredObjectPresenter;
 
   /** validate()'s verdicts: '' for valid, else why not. */
   private readonly validity = new LRUCache<string, string>({ max: VALIDITY_CACHE_ENTRIES });
-  /** Unreadable objects already logged (by uid and resourceVersion): each is logged once. */
-  private readonly logged = new LRUCache<string, true>({ max: 1000 });
 
   constructor(private readonly up: Upstream, readonly strategy: KindStrategy, private readonly native: NativeRegistries,
-    private readonly log: (msg: string) => void = () => undefined) {
+    log: (msg: string) => void = () => undefined) {
     this.kind = strategy.kind;
+    this.presenter = new StoredObjectPresenter(strategy, native, log);
   }
 
   private gvr(version: string): NativeGroupVersionResource {
@@ -254,118 +224,6 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     return new StatusError(statusForText(code, text));
   }
 
-  /**
-   * A stored object in native form (names, apiVersion, native managedFields), not yet normalized;
-   * TranslationError when its annotations are not the view's.
-   */
-  private translate(obj: unknown, version: string): KubeObject {
-    if (!isJsonObject(obj)) throw new TranslationError('the WDS answered without an object');
-    const out = toNative(obj as KubeObject, { group: this.kind.group, version });
-    if (!hasNativeMetadata(obj as KubeObject) && out.metadata?.managedFields) {
-      out.metadata.managedFields = this.strategy.shaper(version).entries(out.metadata.managedFields);
-    }
-    return out;
-  }
-
-  /** As translate, an untranslatable object being a 500 that names it. */
-  private translated(obj: unknown, version: string): KubeObject {
-    try {
-      return this.translate(obj, version);
-    } catch (err) {
-      if (err instanceof TranslationError) throw errors.internal(this.unreadableMessage(this.unreadable(obj, err.message)));
-      throw err;
-    }
-  }
-
-  /** Who an unreadable stored object is: its native name only when the name annotation matches. */
-  private unreadable(obj: unknown, reason: string): Unreadable {
-    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : {};
-    const stored = typeof meta.name === 'string' ? meta.name : '';
-    const annotated = isJsonObject(meta.annotations) ? meta.annotations[NATIVE_NAME_ANNOTATION] : undefined;
-    const name = typeof annotated === 'string' && storedName(annotated) === stored ? annotated : stored;
-    return { name, namespace: typeof meta.namespace === 'string' ? meta.namespace : '', stored, reason };
-  }
-
-  /** `<resource>.<group> "<name>" [in namespace "<ns>"] cannot be read: <why> (stored as ...)`. */
-  private unreadableMessage(u: Unreadable): string {
-    const resource = this.kind.group ? `${this.kind.plural}.${this.kind.group}` : this.kind.plural;
-    const where = u.namespace ? ` in namespace ${JSON.stringify(u.namespace)}` : '';
-    return `${resource} ${JSON.stringify(u.name)}${where} cannot be read: ${u.reason} ` +
-      `(stored in the WDS as ${this.kind.plural}.${DENATURED_GROUP} ${JSON.stringify(u.stored)}, written there around the view)`;
-  }
-
-  /** Logs an unreadable object once per version of it. */
-  private report(obj: unknown, u: Unreadable): void {
-    const key = DenaturedStore.shownKey('', obj) ?? `${u.namespace}/${u.stored}`;
-    if (this.logged.has(key)) return;
-    this.logged.set(key, true);
-    this.log(`denatured: ${this.unreadableMessage(u)}`);
-  }
-
-  /** Warning headers naming the unreadable objects of an answer (a few; the rest counted). */
-  private unreadableWarnings(us: readonly Unreadable[]): string[] {
-    const out = us.slice(0, MAX_NAMED_UNREADABLE).map((u) => warningHeader(this.unreadableMessage(u)));
-    if (us.length > MAX_NAMED_UNREADABLE) {
-      out.push(warningHeader(`${us.length - MAX_NAMED_UNREADABLE} more ${this.kind.plural} cannot be read and are left out (ksview serve's log names each)`));
-    }
-    return out;
-  }
-
-  private static shownKey(version: string, obj: unknown): string | undefined {
-    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : undefined;
-    return meta?.uid && meta.resourceVersion ? `${version}/${String(meta.uid)}/${String(meta.resourceVersion)}` : undefined;
-  }
-
-  /**
-   * Stored objects as kube-apiserver shows the native kind: translated, then normalized by
-   * Kubernetes' code; each one that cannot be is reported (logged) and answered as unreadable.
-   */
-  private async present(objs: readonly unknown[], version: string): Promise<Shown[]> {
-    const keys = objs.map((o) => DenaturedStore.shownKey(version, o));
-    const out: Shown[] = new Array<Shown>(objs.length);
-    const missing: number[] = [];
-    const translated: KubeObject[] = [];
-    const fail = (i: number, reason: string) => {
-      const u = this.unreadable(objs[i], reason);
-      this.report(objs[i], u);
-      out[i] = { unreadable: u };
-    };
-    keys.forEach((key, i) => {
-      const hit = key === undefined ? undefined : this.shown.get(key);
-      if (hit !== undefined) {
-        out[i] = { object: JSON.parse(hit) as KubeObject };
-        return;
-      }
-      try {
-        translated.push(this.translate(objs[i], version));
-        missing.push(i);
-      } catch (err) {
-        if (!(err instanceof TranslationError)) throw err;
-        fail(i, err.message);
-      }
-    });
-    if (missing.length === 0) return out;
-    const normalized = await this.native.normalize(nativeApiVersion({ group: this.kind.group, version }), translated);
-    missing.forEach((i, j) => {
-      const n = normalized[j]!;
-      if ('error' in n) {
-        fail(i, `Kubernetes cannot decode it: ${n.error}`);
-        return;
-      }
-      out[i] = { object: n.object as KubeObject };
-      const key = keys[i];
-      if (key !== undefined) this.shown.set(key, JSON.stringify(n.object));
-    });
-    return out;
-  }
-
-  /** One stored object as shown; a 500 naming it when it cannot be. */
-  private async presentOne(obj: unknown, version: string): Promise<KubeObject> {
-    const [shown] = await this.present([obj], version);
-    if (shown!.unreadable) throw errors.internal(this.unreadableMessage(shown!.unreadable));
-    return shown!.object!;
-  }
-
   private stored(obj: KubeObject, version: string): KubeObject {
     try {
       return withoutNulls(toStored(obj, { group: this.kind.group, version })) as KubeObject;
@@ -381,7 +239,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
 
   async get(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeObject>> {
     const a = await this.request(caller, 'GET', t, t.name, query);
-    return { value: await this.presentOne(a.json, t.version), warnings: a.warnings };
+    return { value: await this.presenter.presentOne(a.json, t.version), warnings: a.warnings };
   }
 
   private storedQuery(query: URLSearchParams): URLSearchParams {
@@ -404,9 +262,9 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     const { items, ...rest } = json as KubeList;
     const list = listToNative({ ...rest, items: [] } as KubeList, { group: this.kind.group, version });
     list.kind = `${this.kind.kind}List`;
-    const shown = await this.present(items, version);
+    const shown = await this.presenter.present(items, version);
     list.items = shown.flatMap((s) => (s.object ? [s.object] : []));
-    return { value: list, warnings: this.unreadableWarnings(shown.flatMap((s) => (s.unreadable ? [s.unreadable] : []))) };
+    return { value: list, warnings: this.presenter.unreadableWarnings(shown.flatMap((s) => (s.unreadable ? [s.unreadable] : []))) };
   }
 
   async list(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeList>> {
@@ -429,11 +287,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
         for await (const line of jsonLines(res.body)) {
           const e = line as WatchEvent;
           if (e.type === 'ADDED' || e.type === 'MODIFIED' || e.type === 'DELETED') {
-            const [shown] = await this.present([e.object], t.version);
+            const [shown] = await this.presenter.present([e.object], t.version);
             // An unreadable object is left out of the stream as out of lists (present logged it);
             // its deletion is still told, by identity, so no client keeps it for ever.
             if (shown!.object) onEvent({ type: e.type, object: shown!.object });
-            else if (e.type === 'DELETED') onEvent({ type: e.type, object: this.identityOnly(e.object, shown!.unreadable!, t.version) });
+            else if (e.type === 'DELETED') onEvent({ type: e.type, object: this.presenter.identityOnly(e.object, shown!.unreadable!, t.version) });
           } else {
             onEvent(watchEventToNative(e, gvr));
           }
@@ -443,15 +301,6 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
       }
     })();
     return { done };
-  }
-
-  /** What is left to show of an unreadable object: its native identity and the WDS's own metadata. */
-  private identityOnly(obj: unknown, u: Unreadable, version: string): KubeObject {
-    const meta = isJsonObject(obj) && isJsonObject(obj.metadata) ? obj.metadata : {};
-    const keep = ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'finalizers'] as const;
-    const metadata: Record<string, unknown> = { name: u.name, ...(u.namespace ? { namespace: u.namespace } : {}) };
-    for (const k of keep) if (meta[k] !== undefined) metadata[k] = meta[k];
-    return { apiVersion: nativeApiVersion({ group: this.kind.group, version }), kind: this.kind.kind, metadata: inGoOrder(metadata) as KubeObject['metadata'] };
   }
 
   /** The live stored object, or undefined when there is none. */
@@ -476,7 +325,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     let conflict: StatusError | undefined;
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const live = w.method === 'POST' ? undefined : await this.live(caller, t);
-      const liveNative = live ? Buffer.from(JSON.stringify(this.translated(live, t.version))) : undefined;
+      const liveNative = live ? Buffer.from(JSON.stringify(this.presenter.translated(live, t.version))) : undefined;
       const a = await this.native.write({ method: w.method, path, contentType: w.contentType, userAgent: w.userAgent, body: w.body, live: liveNative });
       if (a.status >= 300) {
         if (isStatus(a.json)) throw new StatusError(a.json as FailureStatus);
@@ -489,8 +338,8 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
         const meta = ((stored.json as KubeObject).metadata ?? {}) as KubeObject['metadata'] & object;
         // The registry's object with what the WDS assigned, as a read of it will show it.
         const value: KubeObject = { ...obj, metadata: inGoOrder({ ...obj.metadata, resourceVersion: meta.resourceVersion, uid: meta.uid, creationTimestamp: meta.creationTimestamp }) };
-        const key = DenaturedStore.shownKey(t.version, stored.json);
-        if (key !== undefined) this.shown.set(key, JSON.stringify(value));
+        const key = shownKey(t.version, stored.json);
+        if (key !== undefined) this.presenter.remember(key, value);
         return { value, warnings: [...a.warnings, ...stored.warnings], code: a.status };
       } catch (err) {
         // Lost a race with another write: compute it again on what is there now (as natively).
@@ -530,16 +379,16 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   async validateStored(w: StoredWrite): Promise<FailureStatus | undefined> {
     let native: KubeObject;
     try {
-      native = this.translate(w.object, w.version);
+      native = this.presenter.translate(w.object, w.version);
     } catch (err) {
       if (!(err instanceof TranslationError)) throw err;
-      const u = this.unreadable(w.object, err.message);
+      const u = this.presenter.unreadable(w.object, err.message);
       return errors.invalid({ group: DENATURED_GROUP, kind: this.kind.kind, name: u.stored }, [{ reason: 'FieldValueInvalid', field: 'metadata.annotations', message: `Invalid value: ${err.message}` }]).status;
     }
     let old: KubeObject | undefined;
     if (w.operation === 'UPDATE' && w.oldObject !== undefined) {
       try {
-        old = this.translate(w.oldObject, w.version);
+        old = this.presenter.translate(w.oldObject, w.version);
       } catch (err) {
         if (!(err instanceof TranslationError)) throw err;
       }
@@ -564,7 +413,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
    * one. Remembered per uid and resourceVersion; a failure of ksview-native itself is thrown.
    */
   async invalidity(stored: KubeObject, version: string): Promise<string | undefined> {
-    const key = DenaturedStore.shownKey(version, stored);
+    const key = shownKey(version, stored);
     const known = key === undefined ? undefined : this.validity.get(key);
     if (known !== undefined) return known || undefined;
     const why = (await this.validateStored({ operation: 'CREATE', subresource: '', version, object: stored }))?.message ?? '';
@@ -578,9 +427,9 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     if (isStatus(json)) {
       return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
     }
-    const [shown] = await this.present([json], t.version);
-    const obj = shown!.object ?? this.identityOnly(json, shown!.unreadable!, t.version);
-    const warnings = shown!.unreadable ? [...a.warnings, ...this.unreadableWarnings([shown!.unreadable])] : a.warnings;
+    const [shown] = await this.presenter.present([json], t.version);
+    const obj = shown!.object ?? this.presenter.identityOnly(json, shown!.unreadable!, t.version);
+    const warnings = shown!.unreadable ? [...a.warnings, ...this.presenter.unreadableWarnings([shown!.unreadable])] : a.warnings;
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
       // Still there (finalizers pending): kube-apiserver returns the object.
       return { value: obj, warnings };
