@@ -19,18 +19,8 @@ import YAML from 'yaml';
 import { readState } from '../../src/spaces/state.js';
 import { agentIdentity } from '../fixtures/agent-identity.js';
 import { managedCluster } from '../fixtures/inventory.js';
-import { bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
+import { bindingPolicy, deployment, get, policy, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil, type TapLike } from '../fixtures/spaces.js';
-
-const deployment = (ns: string, app: string, replicas: number) => ({
-  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nginx', namespace: ns, labels: { app } },
-  spec: { replicas, selector: { matchLabels: { app } }, template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
-});
-
-const get = (ctx: string, ns: string, what: string[]): Obj | undefined => {
-  const r = kc(ctx, ['-n', ns, 'get', ...what, '-o', 'json']);
-  return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
-};
 
 /** A policy's errors that contain `part`, once there are some. */
 const policyErrors = (name: string, part: string) => () => {

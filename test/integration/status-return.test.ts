@@ -5,20 +5,10 @@
 // Deployment's status, the policy's status.errors.
 import t from 'tap';
 import YAML from 'yaml';
-import { bindingPolicy, policy, VIEW, type Obj } from '../fixtures/placement.js';
+import { bindingPolicy, deployment, get, policy, VIEW, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const EXECUTING_COUNT = 'kubestellar.io/executing-count';
-
-const deployment = (ns: string, app: string, replicas: number) => ({
-  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nginx', namespace: ns, labels: { app } },
-  spec: { replicas, selector: { matchLabels: { app } }, template: { metadata: { labels: { app } }, spec: { containers: [{ name: 'nginx', image: 'nginx:1.27' }] } } },
-});
-
-const get = (ctx: string, ns: string, what: string[]): Obj | undefined => {
-  const r = kc(ctx, ['-n', ns, 'get', ...what, '-o', 'json']);
-  return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
-};
 
 const clauses = (app: string, extra: Obj) => [{ objectSelectors: [{ matchLabels: { app } }], ...extra }];
 

@@ -1,48 +1,13 @@
 // Who may do what through the view. kube-apiserver authorizes spaces/proxy on the outer path;
 // ksview serve trusts X-Remote-* only behind kube-apiserver's front-proxy certificate, and acts
 // on the WDS as the end user (impersonation), so the WDS's own RBAC decides — never more.
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import https from 'node:https';
-import os from 'node:os';
-import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { issueCert } from '../../src/kube/pki.js';
-import { renderKubeconfig } from '../../src/spaces/kubeconfig.js';
 import { kubectl } from '../../src/cli/kubectl.js';
 import { kc, kcOk, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { httpsJson, userKubeconfig, WDS1_VIEW_PATH as viewPath, wds1Pki as pki } from '../fixtures/wds1-clients.js';
 
-const wds = layout.spaces.find((s) => s.name === 'wds1')!;
-const pki = (f: string) => readFileSync(path.join(wds.dir, 'pki', f), 'utf8');
-const viewPath = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
 const serveUrl = `https://127.0.0.1:${layout.viewServerPort}`;
-
-function request(url: string, opts: https.RequestOptions & { body?: string } = {}): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, { rejectUnauthorized: false, ...opts }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (c: string) => { data += c; });
-      res.on('end', () => {
-        let body: unknown = data;
-        try { body = JSON.parse(data); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
-
-/** A client certificate for `user`, signed by wds1's client CA, and a kubeconfig using it. */
-async function userKubeconfig(t: Test, user: string): Promise<{ file: string; cert: string; key: string }> {
-  const pair = await issueCert({ certPem: pki('ca.crt'), keyPem: pki('ca.key') }, { commonName: user, usages: ['client'] });
-  const dir = mkdtempSync(path.join(os.tmpdir(), `ksview-${user}-`));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'kubeconfig');
-  const server = `https://127.0.0.1:${wds.apiserverPort}`;
-  const entry = { caPem: pki('ca.crt'), certPem: pair.certPem, keyPem: pair.keyPem };
-  writeFileSync(file, renderKubeconfig([{ name: 'view', server: server + viewPath, ...entry }, { name: 'direct', server, ...entry }]));
-  return { file, cert: pair.certPem, key: pair.keyPem };
-}
 
 t.test('the APIService is Available and kubectl lists the space', async (t) => {
   t.equal(kcOk('wds1', ['get', 'apiservice', 'v1alpha1.view.kubestellar.io', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']), 'True');
@@ -94,20 +59,20 @@ t.test('alice, with RBAC only on namespace a, reads a and is forbidden b through
 
 t.test('forged X-Remote-* headers without the front-proxy certificate get 401', async (t) => {
   const forged = { 'X-Remote-User': 'kubernetes-admin', 'X-Remote-Group': 'system:masters' };
-  const noCert = await request(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged });
+  const noCert = await httpsJson(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged });
   t.equal(noCert.status, 401);
   t.same(noCert.body, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
-  const spaces = await request(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: forged });
+  const spaces = await httpsJson(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: forged });
   t.equal(spaces.status, 401, 'also on the server\'s own resources');
 
   // A valid client certificate of the client CA is a user, not a front proxy: headers are ignored.
   const { cert, key } = await userKubeconfig(t, uniqueName('mallory'));
-  const asMallory = await request(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged, cert, key });
+  const asMallory = await httpsJson(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged, cert, key });
   t.equal(asMallory.status, 403, 'mallory with a client cert and forged headers is still mallory');
   t.match(asMallory.body.message, /User "mallory-[0-9a-f]+" cannot list/);
   // A certificate from another CA proves nothing.
   const stranger = await issueCert({ certPem: pki('front-proxy-ca.crt'), keyPem: pki('front-proxy-ca.key') }, { commonName: 'not-the-proxy', usages: ['client'] });
-  const wrongCN = await request(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged, cert: stranger.certPem, key: stranger.keyPem });
+  const wrongCN = await httpsJson(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: forged, cert: stranger.certPem, key: stranger.keyPem });
   t.equal(wrongCN.status, 401, 'a front-proxy-CA cert with a CN that is not allowed asserts nothing');
 });
 
@@ -121,13 +86,13 @@ t.test('bearer tokens are checked with TokenReview', async (t) => {
   });
   const token = kcOk('wds1', ['-n', 'default', 'create', 'token', sa]).trim();
   const listed = await waitUntil('the token lists spaces', async () => {
-    const r = await request(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await httpsJson(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: { authorization: `Bearer ${token}` } });
     return r.status === 200 ? r.body : undefined;
   }, 30_000);
   t.same(listed.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['wds1']);
-  const cms = await request(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: { authorization: `Bearer ${token}` } });
+  const cms = await httpsJson(`${serveUrl}${viewPath}/api/v1/namespaces/default/configmaps`, { headers: { authorization: `Bearer ${token}` } });
   t.equal(cms.status, 403, 'the service account reaches the WDS as itself (extras impersonated too) and has no configmap rights');
   t.match(cms.body.message, new RegExp(`system:serviceaccount:default:${sa}`));
-  const bad = await request(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: { authorization: 'Bearer not-a-token' } });
+  const bad = await httpsJson(`${serveUrl}/apis/view.kubestellar.io/v1alpha1/spaces`, { headers: { authorization: 'Bearer not-a-token' } });
   t.equal(bad.status, 401);
 });

@@ -8,36 +8,18 @@
 //   asserts no user in X-Remote-* headers;
 // - defect 6: only wds1's kube-apiserver may call the admission webhook (401 without credentials,
 //   403 for a user).
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import path from 'node:path';
 import tls from 'node:tls';
 import t from 'tap';
 import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
 import { issueCert } from '../../src/kube/pki.js';
 import { commonNameOf, madeUpLink, signedBy } from '../fixtures/forged-certs.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { httpsJson, WDS1_VIEW_PATH as viewPath, wds1Pki as pki } from '../fixtures/wds1-clients.js';
 
 const wds = layout.spaces.find((s) => s.name === 'wds1')!;
-const pki = (f: string) => readFileSync(path.join(wds.dir, 'pki', f), 'utf8');
-const viewPath = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
 const servePort = layout.viewServerPort;
-
-function request(port: number, urlPath: string, opts: https.RequestOptions & { body?: string } = {}): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path: urlPath, rejectUnauthorized: false, ...opts }, (res) => {
-      let data = '';
-      res.setEncoding('utf8').on('data', (c: string) => { data += c; });
-      res.on('end', () => {
-        let body: unknown = data;
-        try { body = JSON.parse(data); } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
+const serveUrl = `https://127.0.0.1:${servePort}`;
 
 /** Writes `bytes` in one write on a raw TLS connection and returns all it reads until the server closes (or `ms` pass). */
 function rawExchange(port: number, bytes: string, ms = 30_000): Promise<{ received: string; closedByServer: boolean }> {
@@ -76,7 +58,7 @@ t.test('a request smuggled behind an upgrade never runs as the server, directly 
   ].join('');
   // Direct access works for this token (so a refusal below is about the smuggling, not the token).
   const ok = await waitUntil('the token is accepted by serve', async () => {
-    const r = await request(servePort, `${viewPath}/api/v1/namespaces/${ns}/configmaps`, { headers: { authorization: `Bearer ${token}` } });
+    const r = await httpsJson(serveUrl + `${viewPath}/api/v1/namespaces/${ns}/configmaps`, { headers: { authorization: `Bearer ${token}` } });
     return r.status === 403 ? r : undefined;
   }, 30_000);
   t.match(ok.body.message, new RegExp(`system:serviceaccount:${ns}:${sa}`), 'the SA reaches the WDS as itself and may not list ConfigMaps');
@@ -103,7 +85,7 @@ t.test('the forged front-proxy chain, built with wds1\'s own PKI, asserts no use
   // name to the front-proxy CA's (not a CA, its own signature); the public front-proxy CA.
   const leaf = await signedBy(clientCA, { commonName: 'front-proxy-client' });
   const link = await madeUpLink(commonNameOf(clientCA.certPem), commonNameOf(frontProxyCA));
-  const review = await request(servePort, `${viewPath}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
+  const review = await httpsJson(serveUrl + `${viewPath}/apis/authentication.k8s.io/v1/selfsubjectreviews`, {
     method: 'POST', cert: leaf.certPem + link + frontProxyCA, key: leaf.keyPem,
     headers: { 'content-type': 'application/json', 'X-Remote-User': 'x', 'X-Remote-Group': 'system:masters' },
     body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
@@ -121,7 +103,7 @@ t.test('only wds1\'s kube-apiserver may call the admission webhook', async (t) =
     apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
     request: { uid: 'u-1', operation: 'CREATE', object: { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name: 'c' }, spec: { select: [{ name: 'a', def: '((' }] } } },
   });
-  const post = (extra: https.RequestOptions = {}) => request(servePort, ADMISSION_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: review, ...extra });
+  const post = (extra: https.RequestOptions = {}) => httpsJson(serveUrl + ADMISSION_PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: review, ...extra });
   const anonymous = await post();
   t.equal(anonymous.status, 401);
   t.match(anonymous.body, { kind: 'Status', reason: 'Unauthorized', code: 401 });

@@ -4,33 +4,14 @@
 // workload and its destinations' counts) and only that namespace's CombinedStatuses — through the
 // view (control.kubestellar.io) and directly (view.kubestellar.io), listed, got and watched — and
 // no Secret data from a collector that selects `obj.data`; an admin still sees everything.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import YAML from 'yaml';
 import { kubectl } from '../../src/cli/kubectl.js';
-import { issueCert } from '../../src/kube/pki.js';
-import { renderKubeconfig } from '../../src/spaces/kubeconfig.js';
 import { bindingPolicy, type Obj } from '../fixtures/placement.js';
-import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { userKubeconfig } from '../fixtures/wds1-clients.js';
 
-const wds = layout.spaces.find((s) => s.name === 'wds1')!;
-const pki = (f: string) => readFileSync(path.join(wds.dir, 'pki', f), 'utf8');
-const VIEW_PATH = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
 const WAIT = 180_000;
-
-/** A kubeconfig for `user` (a client certificate of wds1's CA): context `view` (the view) and `direct` (wds1). */
-async function userKubeconfig(t: Test, user: string): Promise<string> {
-  const pair = await issueCert({ certPem: pki('ca.crt'), keyPem: pki('ca.key') }, { commonName: user, usages: ['client'] });
-  const dir = mkdtempSync(path.join(os.tmpdir(), `ksview-${user}-`));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'kubeconfig');
-  const server = `https://127.0.0.1:${wds.apiserverPort}`;
-  const entry = { caPem: pki('ca.crt'), certPem: pair.certPem, keyPem: pair.keyPem };
-  writeFileSync(file, renderKubeconfig([{ name: 'view', server: server + VIEW_PATH, ...entry }, { name: 'direct', server, ...entry }]));
-  return file;
-}
 
 const json = (out: string) => JSON.parse(out) as Obj;
 const nameOf = (cs: Obj) => `${cs.metadata.labels['status.kubestellar.io/namespace'] || '-'}/${cs.metadata.labels['status.kubestellar.io/name']}`;
@@ -57,7 +38,7 @@ t.test('a restricted user sees only their namespace\'s Binding entries and Combi
   t.teardown(() => { kc('wds1', ['delete', 'clusterrolebinding', `${alice}-view`, '--ignore-not-found']); });
   kcOk('wds1', ['-n', mine, 'create', 'role', 'reader', '--verb=get,list,watch', '--resource=configmaps,secrets']);
   kcOk('wds1', ['-n', mine, 'create', 'rolebinding', 'alice-reads', '--role=reader', `--user=${alice}`]);
-  const file = await userKubeconfig(t, alice);
+  const { file } = await userKubeconfig(t, alice);
   const asAlice = (args: string[]) => kubectl(file, args);
 
   // The admin sees all three objects' CombinedStatuses, the Secret's data among them, once both WECs reported.
