@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
 import type { GroupResource } from '../storage/kind-categories.js';
+import { parseServiceAccountRef, type ServiceAccountRef } from '../controllers/placement/executor.js';
 
 export function intOption(min: number, max: number) {
   return (value: string): number => {
@@ -21,6 +22,15 @@ export function dnsLabel(value: string): string {
     throw new InvalidArgumentError('must be a DNS label: lowercase letters, digits and -, at most 63');
   }
   return value;
+}
+
+/** NAMESPACE/NAME of a ServiceAccount, both as kube validates them (--default-executor). */
+export function serviceAccountRef(value: string): ServiceAccountRef {
+  try {
+    return parseServiceAccountRef(value);
+  } catch (err) {
+    throw new InvalidArgumentError(`must be NAMESPACE/NAME of a ServiceAccount (${(err as Error).message})`);
+  }
 }
 
 export function ipAddress(value: string): string {

@@ -18,6 +18,7 @@ import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { NativeCode } from '../storage/native-code.js';
 import { UserError } from '../util/user-error.js';
+import type { ServiceAccountRef } from '../controllers/placement/executor.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -58,6 +59,11 @@ export interface ServeOptions {
   denatured?: readonly GroupResource[];
   /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS). */
   limits?: RequestLimitsOptions;
+  /**
+   * The WEC ServiceAccount the works of policies naming no executor are applied as
+   * (--default-executor NS/NAME; absent: the agents' own rights, said in each policy's status).
+   */
+  defaultExecutor?: ServiceAccountRef;
 }
 
 export interface RunningServer {
@@ -103,7 +109,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
     ? new PlacementController({
-      wdsName: o.wdsName, wds: up, its, cats, templates, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+      wdsName: o.wdsName, wds: up, its, cats, templates, defaultExecutor: o.defaultExecutor, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
       // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
       validate: async (id, stored) => {
         const store = denatured.storeFor(id.group, id.resource);

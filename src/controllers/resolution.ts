@@ -43,6 +43,11 @@ export interface BindingPolicySpec {
   clusterSelectors?: LabelSelector[];
   downsync?: DownsyncClause[];
   wantSingletonReportedState?: boolean;
+  /**
+   * Our extension (not KubeStellar's, whose CRD prunes it): the ServiceAccount of the WECs the
+   * policy's works are applied as (placement/executor.ts).
+   */
+  executor?: { serviceAccount?: { namespace?: string; name?: string } } | null;
 }
 
 export interface Policy {

@@ -16,6 +16,7 @@
 // CRDs of the WDS are watched only to rediscover at once when one changes (else every 10 s).
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
+import type { ServiceAccountRef } from './executor.js';
 import { isDeepStrictEqual } from 'node:util';
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
 import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
@@ -58,6 +59,8 @@ export interface PlacementOptions {
   templates?: Expander;
   /** Kubernetes' validation of denatured objects before they are sent (./reconcile.ts). */
   validate?: DenaturedValidator;
+  /** The executor of the works of policies naming none (./executor.ts; absent: the agents' own rights). */
+  defaultExecutor?: ServiceAccountRef;
   workers?: number;
   log: (msg: string) => void;
 }
@@ -180,7 +183,7 @@ export class PlacementController {
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
-      templates: o.templates, validate: o.validate,
+      templates: o.templates, validate: o.validate, defaultExecutor: o.defaultExecutor,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
     });
     // A Binding that may have changed (its objects, its clusters, how they fare): its policy's

@@ -9,7 +9,10 @@
 //   errors of this controller's own — what a WEC could not apply counts in Ready, not here; else
 //   False, ReconcileError) and Ready (True, Available, when every object is
 //   Available in every destination; else False, Unavailable, saying which — ./destination-state.ts),
-//   each with the generation it speaks of and the time its status last changed; and `clusters`,
+//   each with the generation it speaks of and the time its status last changed; Executor (under
+//   which identity its works run in the WECs, ./executor.ts: True naming the ServiceAccount and
+//   whether it is the policy's own or the server's default; False, AgentRights, when there is
+//   none — so an admin can list every policy still applied with the agents' full rights); and `clusters`,
 //   each destination's counts per state (the broken objects themselves are in the Binding).
 // The errors come from every object and every cluster (a cluster's agent writes the words of what
 // it could not apply, and its reports): the stored list is bounded, as KubeStellar's seed asks of
@@ -28,6 +31,7 @@ import type { Works } from './works.js';
 import type { Bindings } from './bindings.js';
 import { readyCondition } from './destination-state.js';
 import { isApplyFailureError } from './apply-failures.js';
+import { executorErrors, policyExecutor, type ServiceAccountRef } from './executor.js';
 
 /** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
 export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';
@@ -65,6 +69,28 @@ export function selectorErrors(p: Policy): string[] {
   return errors;
 }
 
+/** The reason of the Executor condition of a policy whose works run with the agents' own rights. */
+export const AGENT_RIGHTS = 'AgentRights';
+
+/** The Executor condition of a policy (type Executor): under which identity its works run in the WECs. */
+export function executorCondition(p: Pick<BindingPolicy, 'spec'>, fallback: ServiceAccountRef | undefined):
+  { status: 'True' | 'False'; reason: string; message: string } {
+  const invalid = executorErrors(p.spec);
+  if (invalid.length > 0) {
+    return { status: 'False', reason: 'InvalidExecutor', message: `spec.executor names no valid ServiceAccount (${invalid.join('; ')}): the policy selects nothing until it does` };
+  }
+  const e = policyExecutor(p.spec, fallback);
+  if (!e) {
+    return {
+      status: 'False', reason: AGENT_RIGHTS,
+      message: 'works of this policy are applied with the agents\' full rights in the WECs; name spec.executor or start ksview serve with --default-executor',
+    };
+  }
+  return e.source === 'policy'
+    ? { status: 'True', reason: 'PolicyExecutor', message: `works of this policy are applied in the WECs as ServiceAccount ${e.namespace}/${e.name} (spec.executor)` }
+    : { status: 'True', reason: 'DefaultExecutor', message: `works of this policy are applied in the WECs as ServiceAccount ${e.namespace}/${e.name}, the server's default (--default-executor)` };
+}
+
 export class PolicyStatus {
   /** policy → object key → errors found while reconciling that object. */
   private readonly objectErrors = new Map<string, Map<string, string[]>>();
@@ -72,7 +98,8 @@ export class PolicyStatus {
   private readonly written = new Map<string, string>();
 
   constructor(private readonly wds: Upstream, private readonly policies: Store<BindingPolicy>, private readonly works: Works,
-    private readonly bindings: Bindings, private readonly enqueue: (k: QueueKey, afterMs?: number) => void) {}
+    private readonly bindings: Bindings, private readonly enqueue: (k: QueueKey, afterMs?: number) => void,
+    private readonly defaultExecutor?: ServiceAccountRef) {}
 
   /** What computing the last policy's status took (ms). */
   lastCostMs = 0;
@@ -116,7 +143,7 @@ export class PolicyStatus {
       return;
     }
     if (!finalizers.includes(CLEANUP_FINALIZER)) await this.setFinalizers(p, [...finalizers, CLEANUP_FINALIZER]);
-    const all = [...selectorErrors({ name, spec: p.spec ?? {} })];
+    const all = [...selectorErrors({ name, spec: p.spec ?? {} }), ...executorErrors(p.spec)];
     for (const list of (this.objectErrors.get(name) ?? new Map<string, string[]>()).values()) all.push(...list);
     all.sort();
     const errors = boundedErrors(all);
@@ -131,9 +158,10 @@ export class PolicyStatus {
       ? { status: 'True' as const, reason: 'ReconcileSuccess', message: `generation ${generation} acted on without errors` }
       : { status: 'False' as const, reason: 'ReconcileError', message: `${own.length} error${own.length === 1 ? '' : 's'} (status.errors); the first: ${boundedErrors([own[0]!])[0]}` };
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const conditions = [{ type: 'Ready', ...ready }, { type: 'Synced', ...synced }]
+    const executor = executorCondition(p, this.defaultExecutor);
+    const conditions = [{ type: 'Ready', ...ready }, { type: 'Synced', ...synced }, { type: 'Executor', ...executor }]
       .reduce((list, c) => setCondition(list, { ...c, observedGeneration: generation }, now), (status.conditions ?? []) as unknown as Condition[])
-      .filter((c) => c.type === 'Ready' || c.type === 'Synced');
+      .filter((c) => c.type === 'Ready' || c.type === 'Synced' || c.type === 'Executor');
     const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
     this.lastCostMs = performance.now() - started;
     if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)

@@ -32,6 +32,7 @@ import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
 import type { SentObject, WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
+import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type ServiceAccountRef } from './executor.js';
 
 /** What reconciliation reads. */
 export interface PlacementCaches {
@@ -60,6 +61,8 @@ export interface ReconcilerOptions {
   templates?: Expander;
   /** Validation of denatured objects (absent: they are sent unvalidated; ksview serve always gives one). */
   validate?: DenaturedValidator;
+  /** The executor of the works of policies that name none (`ksview serve --default-executor`; absent: none). */
+  defaultExecutor?: ServiceAccountRef;
   /** Queues a key (after a delay, when given). */
   enqueue: (k: QueueKey, afterMs?: number) => void;
   log: (msg: string) => void;
@@ -90,7 +93,7 @@ export class Reconciler {
       outcome: (cluster, id) => objectOutcome(c.works.get(cluster, manifestWorkName(o.wdsName, id)), clusterReadiness(c.clusters.get('', cluster))),
       readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
     });
-    this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue);
+    this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue, o.defaultExecutor);
     this.sources = { ...c, wdsName: o.wdsName, templates: o.templates };
   }
 
@@ -189,6 +192,7 @@ export class Reconciler {
         for (const p of policyNames) addError(p, `${describe(found.id)} is not sent: ${invalid}`);
         for (const cluster of this.works.clustersOf(workName)) if (clusters.has(cluster)) kept.add(cluster);
       }
+      this.applyExecutors(found, workName, desired, kept, resolution, policyNames, addError);
       await this.report(found, resolution, desired, addError);
       this.reportApplyFailures(found, workName, desired, kept, resolution, policyNames, addError);
     } else {
@@ -325,6 +329,30 @@ export class Reconciler {
   }
 
   /**
+   * The executor of each wanted work (./executor.ts): that of the policies sending the object to
+   * the cluster (for a Namespace sent only for what is in it, of every policy sending it). Where
+   * they name different ones the object is not sent there: its work stays as it was, and each of
+   * those policies says why.
+   */
+  private applyExecutors(found: SentObject, workName: string, desired: Map<string, ManifestWork>, kept: Set<string>,
+    resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
+    const policy = (name: string) => this.o.caches.policies.get('', name);
+    const executorOf = (name: string) => policyExecutor(policy(name)?.spec, this.o.defaultExecutor);
+    for (const [cluster, work] of [...desired]) {
+      let senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
+      if (senders.length === 0) senders = [...policies];
+      const r = clusterExecutor(senders, executorOf);
+      if ('conflict' in r) {
+        desired.delete(cluster);
+        if (this.works.store.get(cluster, workName)) kept.add(cluster);
+        for (const p of senders) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
+        continue;
+      }
+      if (r.executor) work.spec = { ...work.spec, executor: workExecutor(r.executor) };
+    }
+  }
+
+  /**
    * What the clusters' agents could not apply (./apply-failures.ts), on the policies that send the
    * object there: each work that stays (wanted or frozen) is read from the cache, and every policy
    * selecting that cluster for the object (else, for a Namespace sent for its objects or a frozen
@@ -354,7 +382,9 @@ export class Reconciler {
   private resolver(): (ref: WorkloadRef) => Resolution {
     const { caches } = this.o;
     const policies = caches.policies.list().filter((p) => !p.metadata.deletionTimestamp)
-      .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} })).filter((p) => selectorErrors(p).length === 0);
+      .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} }))
+      // A policy naming a malformed executor selects nothing: it must not fall back to the agent's rights.
+      .filter((p) => selectorErrors(p).length === 0 && executorErrors(p.spec).length === 0);
     const clusters = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
     return (ref) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusters);
   }

@@ -1,0 +1,103 @@
+// Under which identity a policy's works run in the WECs (issue 25): a BindingPolicy may name an
+// executor (`spec.executor.serviceAccount: {namespace, name}`, our extension of KubeStellar's
+// API), else the server's default (`ksview serve --default-executor NS/NAME`), else none. Placement
+// writes it into each ManifestWork as OCM's `spec.executor.subject` (a ServiceAccount of the WEC),
+// which the agent impersonates when applying the work's manifests: the WEC's own RBAC, escalation
+// check and admission then decide. No executor keeps the agents' full rights (works written before
+// the field existed, and servers started without a default); the policy's status says so.
+//
+// An object sent to one cluster by several policies that resolve to different executors is a
+// conflict: it is not sent there (its work there stays as it was, as with other conflicts that
+// hold an object back), and each of those policies says why. No executor is picked silently: a
+// weaker one would break the delivery, a stronger one would be an escalation for the other
+// policy's author.
+// Pure functions; ./reconcile.ts applies them, ./policy-status.ts reports them.
+import type { JsonObject } from '../../kube/objects.js';
+import { dns1123SubdomainErrors, isDNS1123Label } from '../../kube/names.js';
+import type { BindingPolicySpec } from '../resolution.js';
+
+export interface ServiceAccountRef {
+  namespace: string;
+  name: string;
+}
+
+export interface Executor extends ServiceAccountRef {
+  /** Where it comes from: the policy's spec, or the server's default. */
+  source: 'policy' | 'default';
+}
+
+/** Why `ref` names no ServiceAccount kube would accept (a namespace is an RFC 1123 label, a ServiceAccount's name a subdomain) (field paths under `path`), or [] when it does. */
+export function serviceAccountRefErrors(ref: unknown, path: string): string[] {
+  const r = (typeof ref === 'object' && ref !== null ? ref : {}) as Record<string, unknown>;
+  const out: string[] = [];
+  const ns = r.namespace;
+  if (typeof ns !== 'string' || ns === '') out.push(`${path}.namespace: Required value`);
+  else if (!isDNS1123Label(ns)) out.push(`${path}.namespace: Invalid value: "${ns.slice(0, 80)}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character, at most 63 characters`);
+  const name = r.name;
+  if (typeof name !== 'string' || name === '') out.push(`${path}.name: Required value`);
+  else {
+    const errs = dns1123SubdomainErrors(name);
+    if (errs.length > 0) out.push(`${path}.name: Invalid value: "${name.slice(0, 80)}": ${errs.join(', ')}`);
+  }
+  return out;
+}
+
+/** Parses `NS/NAME` (the --default-executor flag); throws an Error with a one-line message when invalid. */
+export function parseServiceAccountRef(text: string): ServiceAccountRef {
+  const parts = text.split('/');
+  if (parts.length !== 2) throw new Error(`"${text}" has no single "/" between the namespace and the name`);
+  const ref = { namespace: parts[0]!, name: parts[1]! };
+  const errs = serviceAccountRefErrors(ref, 'serviceAccount');
+  if (errs.length > 0) throw new Error(errs[0]);
+  return ref;
+}
+
+/** The executor the policy names in its spec (validated; an invalid one names none, and is an error of the policy). */
+export function specExecutor(spec: BindingPolicySpec | undefined): ServiceAccountRef | undefined {
+  const sa = spec?.executor?.serviceAccount;
+  if (!sa || serviceAccountRefErrors(sa, '').length > 0) return undefined;
+  return { namespace: sa.namespace!, name: sa.name! };
+}
+
+/** The errors of a policy's spec.executor (none when absent). */
+export function executorErrors(spec: BindingPolicySpec | undefined): string[] {
+  if (spec?.executor === undefined || spec.executor === null) return [];
+  return serviceAccountRefErrors(spec.executor.serviceAccount, 'spec.executor.serviceAccount');
+}
+
+/** The executor of a policy's works: its own, else the default, else none. */
+export function policyExecutor(spec: BindingPolicySpec | undefined, fallback: ServiceAccountRef | undefined): Executor | undefined {
+  const own = specExecutor(spec);
+  if (own) return { ...own, source: 'policy' };
+  // A policy with a malformed executor gets no default: it asked for someone, and is not sent (./reconcile.ts).
+  if (executorErrors(spec).length > 0) return undefined;
+  return fallback ? { ...fallback, source: 'default' } : undefined;
+}
+
+export const describeExecutor = (e: Executor | undefined): string => (e ? `ServiceAccount ${e.namespace}/${e.name}` : 'none (the agent\'s own rights)');
+
+/** OCM's ManifestWork spec.executor for it. */
+export function workExecutor(e: ServiceAccountRef): JsonObject {
+  return { subject: { type: 'ServiceAccount', serviceAccount: { namespace: e.namespace, name: e.name } } };
+}
+
+/**
+ * The one executor of the policies sending an object to a cluster, or a conflict when they
+ * resolve to different ones (no executor counts as one of them: it would apply with the agent's
+ * full rights what another policy asked to apply with less).
+ */
+export function clusterExecutor(senders: readonly string[], executorOf: (policy: string) => Executor | undefined):
+  { executor: Executor | undefined } | { conflict: string } {
+  const by = new Map<string, string[]>();
+  let chosen: Executor | undefined;
+  for (const p of [...senders].sort()) {
+    const e = executorOf(p);
+    const k = e ? `${e.namespace}/${e.name}` : '';
+    if (!by.has(k)) by.set(k, []);
+    by.get(k)!.push(p);
+    chosen ??= e;
+  }
+  if (by.size <= 1) return { executor: chosen };
+  const parts = [...by].map(([k, ps]) => `${ps.join(', ')} → ${k ? `ServiceAccount ${k}` : 'no executor'}`);
+  return { conflict: `the policies sending it there name different executors (${parts.join('; ')})` };
+}
