@@ -16,6 +16,7 @@ import { registerCombinedStatuses, type CombinedStatusSource } from './combineds
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
 import { registerAdmission, type CollectorValidator } from './admission.js';
+import { registerPolicyAdmission } from './policy-admission.js';
 import { DENATURED_ADMISSION_PATH, MAX_DENATURED_REVIEW_BYTES, registerDenaturedWebhook } from './denatured-webhook.js';
 import type { AuthnConfig } from './authn-config.js';
 import type { Authenticator } from './authn.js';
@@ -246,6 +247,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
   registerAdmission(app, opts.validateCollector);
+  registerPolicyAdmission(app, opts.authorizer, opts.log ?? (() => undefined));
   registerDenaturedWebhook(app, opts.denatured, opts.log ?? (() => undefined));
 
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.

@@ -4,12 +4,14 @@
 // system:auth-delegator, the authentication ConfigMap reader role, impersonation and the managing of
 // the denatured kinds' CRDs. It also installs the ClusterRoles an admin binds to users of the view
 // (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds), and the
-// admission webhooks: of StatusCollectors (with the status controller), and of direct writes of
-// denatured objects (with denatured kinds).
+// admission webhooks: of StatusCollectors (with the status controller), of BindingPolicies naming
+// an executor (with the placement controllers), and of direct writes of denatured objects (with
+// denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { ADMISSION_PATH, WEBHOOK_NAME } from './admission.js';
 import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from './denatured-webhook.js';
+import { POLICY_ADMISSION_PATH, POLICY_WEBHOOK_NAME } from './policy-admission.js';
 import { NOT_A_VIEW_WRITE } from '../storage/view-write-extra.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import { GROUP, VERSION } from './view-group.js';
@@ -23,6 +25,8 @@ export interface RegistrationOptions {
   caBundlePem: string;
   /** Also the StatusCollector admission webhook (./admission.ts): when the status controller runs. */
   admission?: boolean;
+  /** Also the webhook of BindingPolicies naming an executor (./policy-admission.ts): when the placement controllers run. */
+  policyAdmission?: boolean;
   /** Also the webhook of direct writes of denatured objects (./denatured-webhook.ts): when there are denatured kinds. */
   denaturedAdmission?: boolean;
 }
@@ -106,6 +110,31 @@ export function denaturedWebhookConfiguration(o: Pick<RegistrationOptions, 'name
   };
 }
 
+/** Name of the ValidatingWebhookConfiguration of BindingPolicies. */
+export const POLICY_WEBHOOK_CONFIGURATION = 'kubestellar-view-bindingpolicies';
+
+/**
+ * The ValidatingWebhookConfiguration sending creates and updates of BindingPolicies that name an
+ * executor (a matchCondition: the others are not its business) to this server, which admits one
+ * only if its author may impersonate that ServiceAccount (./policy-admission.ts). failurePolicy
+ * Fail: it is a security check; while the server does not answer, only policies naming an
+ * executor wait (and placement, which this server runs, is down then anyway).
+ */
+export function policyWebhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: POLICY_WEBHOOK_CONFIGURATION },
+    webhooks: [{
+      name: POLICY_WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10, matchPolicy: 'Equivalent',
+      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: POLICY_ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
+      rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['bindingpolicies'], scope: 'Cluster' }],
+      matchConditions: [{ name: 'names-an-executor', expression: POLICY_NAMES_EXECUTOR }],
+    }],
+  };
+}
+
+/** CEL of the matchCondition: the policy (as it would be stored) names an executor. */
+export const POLICY_NAMES_EXECUTOR = 'has(object.spec) && has(object.spec.executor)';
+
 export const CRD_MANAGER_RULES = [
   // The denatured kinds' CRDs: read, created and server-side applied at start and every 5 minutes.
   { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: ['get', 'create', 'patch'] },
@@ -162,6 +191,9 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
     },
   });
   if (o.admission) await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION}`, webhookConfiguration(o));
+  if (o.policyAdmission) {
+    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${POLICY_WEBHOOK_CONFIGURATION}`, policyWebhookConfiguration(o));
+  }
   if (o.denaturedAdmission) {
     await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${DENATURED_WEBHOOK_CONFIGURATION}`, denaturedWebhookConfiguration(o));
   }

@@ -15,7 +15,7 @@ import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, resourceList, serviceAccountRef, stateDir } from './options.js';
-import type { ServiceAccountRef } from '../controllers/placement/executor.js';
+import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import type { AgentFlags } from './agent.js';
 
 interface DirOption { dir: string }

@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
 import type { GroupResource } from '../storage/kind-categories.js';
-import { parseServiceAccountRef, type ServiceAccountRef } from '../controllers/placement/executor.js';
+import { parseServiceAccountRef, type ServiceAccountRef } from '../kube/service-account-ref.js';
 
 export function intOption(min: number, max: number) {
   return (value: string): number => {

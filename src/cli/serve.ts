@@ -18,7 +18,7 @@ import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { NativeCode } from '../storage/native-code.js';
 import { UserError } from '../util/user-error.js';
-import type { ServiceAccountRef } from '../controllers/placement/executor.js';
+import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -152,7 +152,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
 
   if (o.register) {
     await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined,
-      denaturedAdmission: denaturedKinds.length > 0 });
+      policyAdmission: placement !== undefined, denaturedAdmission: denaturedKinds.length > 0 });
   }
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.

@@ -6,7 +6,7 @@ import t from 'tap';
 import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
 import { objectKey, policyKey } from '../../src/controllers/placement/keys.js';
 import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
-import { parseServiceAccountRef } from '../../src/controllers/placement/executor.js';
+import { parseServiceAccountRef } from '../../src/kube/service-account-ref.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
 import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
 import { controllerFixture, update } from '../fixtures/controller-fixture.js';

@@ -13,43 +13,14 @@
 // policy's author.
 // Pure functions; ./reconcile.ts applies them, ./policy-status.ts reports them.
 import type { JsonObject } from '../../kube/objects.js';
-import { dns1123SubdomainErrors, isDNS1123Label } from '../../kube/names.js';
+import { serviceAccountRefErrors, type ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { BindingPolicySpec } from '../resolution.js';
 
-export interface ServiceAccountRef {
-  namespace: string;
-  name: string;
-}
+export type { ServiceAccountRef };
 
 export interface Executor extends ServiceAccountRef {
   /** Where it comes from: the policy's spec, or the server's default. */
   source: 'policy' | 'default';
-}
-
-/** Why `ref` names no ServiceAccount kube would accept (a namespace is an RFC 1123 label, a ServiceAccount's name a subdomain) (field paths under `path`), or [] when it does. */
-export function serviceAccountRefErrors(ref: unknown, path: string): string[] {
-  const r = (typeof ref === 'object' && ref !== null ? ref : {}) as Record<string, unknown>;
-  const out: string[] = [];
-  const ns = r.namespace;
-  if (typeof ns !== 'string' || ns === '') out.push(`${path}.namespace: Required value`);
-  else if (!isDNS1123Label(ns)) out.push(`${path}.namespace: Invalid value: "${ns.slice(0, 80)}": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character, at most 63 characters`);
-  const name = r.name;
-  if (typeof name !== 'string' || name === '') out.push(`${path}.name: Required value`);
-  else {
-    const errs = dns1123SubdomainErrors(name);
-    if (errs.length > 0) out.push(`${path}.name: Invalid value: "${name.slice(0, 80)}": ${errs.join(', ')}`);
-  }
-  return out;
-}
-
-/** Parses `NS/NAME` (the --default-executor flag); throws an Error with a one-line message when invalid. */
-export function parseServiceAccountRef(text: string): ServiceAccountRef {
-  const parts = text.split('/');
-  if (parts.length !== 2) throw new Error(`"${text}" has no single "/" between the namespace and the name`);
-  const ref = { namespace: parts[0]!, name: parts[1]! };
-  const errs = serviceAccountRefErrors(ref, 'serviceAccount');
-  if (errs.length > 0) throw new Error(errs[0]);
-  return ref;
 }
 
 /** The executor the policy names in its spec (validated; an invalid one names none, and is an error of the policy). */
