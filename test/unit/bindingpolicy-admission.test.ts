@@ -4,7 +4,7 @@
 // groups, extra and uid; a refusal is a 403 in kube's Status shape; a review the WDS cannot decide
 // is denied (503), never allowed; updates that leave the spec as it was are not asked about.
 // The ValidatingWebhookConfiguration registration writes is checked too.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { POLICY_ADMISSION_PATH, POLICY_WEBHOOK_NAME } from '../../src/apiserver/policy-admission.js';
 import { POLICY_NAMES_EXECUTOR, policyWebhookConfiguration } from '../../src/apiserver/registration.js';
 import type { UserInfo } from '../../src/kube/user.js';
@@ -26,8 +26,8 @@ const ADMIN_SA = { serviceAccount: { namespace: 'kubestellar-view-executors', na
 const TEAM_SA = { serviceAccount: { namespace: 'team-a', name: 'deployer' } };
 
 /** The app with Mallory allowed to impersonate team-a/deployer only; every review asked is recorded. */
-type T = typeof t;
-async function app(t: T, decide?: (user: UserInfo, attrs: unknown) => boolean) {
+
+async function app(t: Test, decide?: (user: UserInfo, attrs: unknown) => boolean) {
   const asked: [UserInfo, unknown][] = [];
   const a = await testApp({
     kubeApiserver: true,
