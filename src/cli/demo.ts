@@ -14,6 +14,7 @@ import path from 'node:path';
 import { viewRoot } from '../apiserver/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { ensureViewServer } from '../spaces/view-server.js';
+import { ADMIN_EXECUTOR } from '../spaces/wec-executors.js';
 import YAML from 'yaml';
 import { kubectl } from './kubectl.js';
 import { stderrProgress } from '../util/progress.js';
@@ -111,6 +112,8 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
 `;
 
+// The default executor may not write cluster RBAC in the WECs: this policy names the admin
+// executor (an admin's choice; its author must be allowed to impersonate it in wds1).
 const DEMO_RBAC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
 kind: BindingPolicy
 metadata:
@@ -121,6 +124,8 @@ spec:
   downsync:
   - objectSelectors:
     - matchLabels: {app: demo-rbac}
+  executor:
+    serviceAccount: {namespace: ${ADMIN_EXECUTOR.namespace}, name: ${ADMIN_EXECUTOR.name}}
 `;
 
 // Singleton status: the demo Deployment's status in wec1 comes back into wds1.

@@ -23,6 +23,7 @@ import { portFree } from './ports.js';
 import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
 import { writeWebhookClientFiles } from './webhook-client.js';
+import { ensureWecExecutors } from './wec-executors.js';
 import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
 export interface UpOptions extends SpacesOptions {
@@ -210,7 +211,10 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
       detail: 'nodes not Ready or no default ServiceAccount yet',
     }), timeout);
     progress.step(`${s.name}: ${nodes.length} kwok nodes Ready`);
+    // The executors works are applied as (./wec-executors.ts): before any serve or agent runs.
+    await ensureWecExecutors(spaceKubeconfig(s));
   }));
+  progress.step('WEC executors in place (default: restricted; admin-executor: named explicitly)');
 
   // The whole local system: the view and placement of each WDS, the inventory, the agents. Our
   // Node processes are replaced when `restartNode` (tests, demo: run the code just built).

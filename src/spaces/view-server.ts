@@ -16,6 +16,7 @@ import { isRunning, logTail, startDetached, stopAll, waitReady } from './process
 import { repoRoot } from '../util/repo-root.js';
 import { readState, writeState } from './state.js';
 import { VIEW_NAMESPACE, VIEW_SERVICE } from './webhook-client.js';
+import { DEFAULT_EXECUTOR } from './wec-executors.js';
 
 /** The process of wds1's serve. */
 export const VIEW_SERVER_PROCESS = serveProcessName('wds1');
@@ -47,6 +48,8 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     // With an ITS, the placement controllers run too.
     const its = layout.spaces.find((s) => s.role === 'its');
     if (its) args.push('--its-kubeconfig', path.join(its.dir, 'kubeconfig'));
+    // Works of policies naming no executor run as the WECs' restricted default (./wec-executors.ts).
+    args.push('--default-executor', `${DEFAULT_EXECUTOR.namespace}/${DEFAULT_EXECUTOR.name}`);
     const rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${wds.name}-ksview-serve.log`));
     state.processes = [...state.processes.filter((p) => p.name !== name), rec];
     writeState(layout.statePath, state);

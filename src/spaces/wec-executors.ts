@@ -1,0 +1,39 @@
+// The executors of works in each local WEC (issue 25): manifests/executors/wec-executors.yaml —
+// the restricted default executor (namespaced workloads and Namespaces) and the admin executor
+// (cluster-admin, for policies delivering cluster RBAC, CRDs and other cluster-scoped objects) —
+// server-side applied to every WEC by `ksview spaces up` (so running it again changes nothing).
+// Each WDS's `ksview serve` is started with `--default-executor` naming the default one.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
+import { repoRoot } from '../util/repo-root.js';
+
+export const EXECUTORS_FILE = path.join('manifests', 'executors', 'wec-executors.yaml');
+export const EXECUTORS_NAMESPACE = 'kubestellar-view-executors';
+/** The default executor's ServiceAccount (serve's --default-executor in the local spaces). */
+export const DEFAULT_EXECUTOR = { namespace: EXECUTORS_NAMESPACE, name: 'default-executor' };
+/** The executor with cluster-admin in the WECs, named explicitly by the policies that need it. */
+export const ADMIN_EXECUTOR = { namespace: EXECUTORS_NAMESPACE, name: 'admin-executor' };
+
+interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }
+
+const PLURALS: Record<string, string> = { Namespace: 'namespaces', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings' };
+
+function pathOf(d: Doc): string {
+  const plural = PLURALS[d.kind];
+  if (!plural) throw new Error(`${EXECUTORS_FILE}: unexpected kind ${d.kind}`);
+  const base = d.apiVersion === 'v1' ? '/api/v1' : `/apis/${d.apiVersion}`;
+  return `${base}${d.metadata.namespace ? `/namespaces/${d.metadata.namespace}` : ''}/${plural}/${d.metadata.name}`;
+}
+
+/** Applies the executors to the WEC of this kubeconfig. */
+export async function ensureWecExecutors(kubeconfig: string): Promise<void> {
+  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), EXECUTORS_FILE), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean);
+  const up = await upstreamFromKubeconfig(kubeconfig);
+  try {
+    for (const d of docs) await serverSideApply(up, pathOf(d), d, 'ksview-spaces');
+  } finally {
+    await closeUpstream(up);
+  }
+}
