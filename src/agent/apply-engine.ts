@@ -6,6 +6,11 @@
 // a failure that may pass by itself (discovery, a kind not served yet) sets retryAfterMs; every
 // failed manifest, a conflict with another field manager (409) included, is retried with backoff
 // by the work reconciler.
+// A work with an executor (executor.ts) is applied as that ServiceAccount: every request of the
+// apply path (the reads for an apply, the writes, the read after a failure) impersonates it, so a
+// manifest it may not write fails alone with the WEC's Forbidden words; an object the work will own
+// also needs its `delete` (OCM's rule: the agent deletes it when the work goes). A malformed executor
+// fails every manifest before any request. Discovery stays with the agent's identity.
 import type { JsonObject, KubeObject } from '../kube/objects.js';
 import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
 import { upstreamRequest, type Upstream } from '../kube/upstream.js';
@@ -14,6 +19,8 @@ import { applyOrder, isNeverApplied, rankOf } from './manifest-order.js';
 import { manifestStatus, type LiveRead } from './manifest-conditions.js';
 import { RestMapper, objectPath, splitApiVersion, type Mapping } from './rest-mapper.js';
 import { ApplyError, applyWithStrategy, wecMessage } from './apply-strategies.js';
+import { deleteRefusal, executorHeaders, executorOf, type ExecutorOf } from './executor.js';
+import { ownedByTheWork } from './garbage-collector.js';
 
 export interface EngineLog {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -94,12 +101,13 @@ export class ApplyEngine implements WorkApplier {
     const crdKinds = crdKindsOf(manifests);
     const results: ManifestApplyResult[] = new Array(manifests.length);
     const order = applyOrder(manifests);
+    const executor = executorOf(work);
     for (let i = 0; i < order.length;) {
       const rank = rankOf(manifests[order[i]!]?.kind);
       const batch: number[] = [];
       while (i < order.length && rankOf(manifests[order[i]!]?.kind) === rank) batch.push(order[i++]!);
       await Promise.all(batch.map(async (ordinal) => {
-        const attempt = await this.applyOne(work, ordinal, manifests[ordinal]!, crdKinds);
+        const attempt = await this.applyOne(work, ordinal, manifests[ordinal]!, crdKinds, executor);
         results[ordinal] = this.resultOf(work, ordinal, attempt);
       }));
     }
@@ -148,7 +156,7 @@ export class ApplyEngine implements WorkApplier {
     };
   }
 
-  private async applyOne(work: ManifestWork, ordinal: number, manifest: JsonObject, crdKinds: Set<string>): Promise<Attempt> {
+  private async applyOne(work: ManifestWork, ordinal: number, manifest: JsonObject, crdKinds: Set<string>, executor: ExecutorOf): Promise<Attempt> {
     const base = this.metaOf(ordinal, manifest, undefined).meta;
     const fail = (error: string, extra: Partial<Attempt> = {}): Attempt => ({ meta: base, error, owned: false, read: { incomplete: true }, ...extra });
     if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) return fail('manifest is not a JSON object');
@@ -171,9 +179,11 @@ export class ApplyEngine implements WorkApplier {
     if (isNeverApplied(meta)) {
       return failM('kube-system/kubestellar-fleet is the fleet lease of the WEC and is never applied by a work');
     }
+    if ('error' in executor) return failM(executor.error);
+    const headers = executorHeaders(executor);
     // OCM: a manifest whose Complete condition is True (a finished Job) is never applied again.
     if (previousOf(work, meta)?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')) {
-      const read = await this.readLive(objectPath({ ...mapping, version }, meta.namespace, meta.name));
+      const read = await this.readLive(objectPath({ ...mapping, version }, meta.namespace, meta.name), headers);
       return { meta, mapping, owned: true, read, ...liveOf(read) };
     }
     const option = findManifestConfig(meta, work.spec?.manifestConfigs);
@@ -182,8 +192,20 @@ export class ApplyEngine implements WorkApplier {
     if (required.metadata?.uid) delete required.metadata.uid; // OCM ignores a manifest's uid
     const path = objectPath({ ...mapping, version }, meta.namespace, meta.name);
     const collection = objectPath({ ...mapping, version }, meta.namespace, '');
+    if ('executor' in executor && strategy.type !== 'ReadOnly' && ownedByTheWork({ ...meta }, work.spec?.deleteOption)) {
+      let refusal: string | undefined;
+      try {
+        refusal = await deleteRefusal(this.wec, executor.executor, { ...meta, version });
+      } catch (err) {
+        return failM(`checking the executor's right to delete: ${(err as Error).message}`, { retry: true });
+      }
+      if (refusal) {
+        const read = await this.readLive(path, headers);
+        return failM(refusal, { read, ...liveOf(read) });
+      }
+    }
     try {
-      const out = await applyWithStrategy(this.wec, strategy, path, collection, required);
+      const out = await applyWithStrategy(this.wec, strategy, path, collection, required, headers);
       return { meta, mapping, live: out.live, owned: out.owned, read: out.live ? { found: out.live } : { notFound: true } };
     } catch (err) {
       const status = err instanceof ApplyError ? err.status : 0;
@@ -192,15 +214,15 @@ export class ApplyEngine implements WorkApplier {
       const retry = !(err instanceof ApplyError) || status === 429 || status >= 500;
       // The object as it is (e.g. kept by another manager after a conflict): still recorded, so
       // a failed apply never reads as a manifest dropped from the work.
-      const read = await this.readLive(path);
+      const read = await this.readLive(path, headers);
       return failM(message, { retry, read, ...liveOf(read) });
     }
   }
 
   /** Available after a failed apply: whether the object is there anyway (OCM reads it separately). */
-  private async readLive(path: string): Promise<LiveRead> {
+  private async readLive(path: string, headers: Record<string, string>): Promise<LiveRead> {
     try {
-      const res = await upstreamRequest(this.wec, 'GET', path);
+      const res = await upstreamRequest(this.wec, 'GET', path, { headers });
       if (res.status === 200) return { found: JSON.parse(res.body.toString('utf8')) as KubeObject };
       if (res.status === 404) return { notFound: true };
       return { error: wecMessage(res) };

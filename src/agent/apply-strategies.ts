@@ -4,7 +4,8 @@
 // with backoff), Update (create if
 // absent, else PUT with the live labels/annotations merged under the manifest's, the live
 // finalizers and resourceVersion; skipped when nothing differs), CreateOnly (create if absent,
-// never update) and ReadOnly (only GET). Errors carry the WEC's own message.
+// never update) and ReadOnly (only GET). Errors carry the WEC's own message. Every request carries
+// `headers`: the impersonation of the work's executor (executor.ts), none for the agent's own identity.
 import { DEFAULT_FIELD_MANAGER, type UpdateStrategy } from '../kube/ocm-api.js';
 import type { KubeObject } from '../kube/objects.js';
 import { upstreamRequest, type Upstream, type UpstreamResponse } from '../kube/upstream.js';
@@ -38,40 +39,40 @@ export interface StrategyOutcome {
 
 /** path: the object's URL; collection: its collection's URL (for a create). */
 export async function applyWithStrategy(wec: Upstream, strategy: UpdateStrategy, path: string, collection: string,
-  required: KubeObject): Promise<StrategyOutcome> {
+  required: KubeObject, headers: Record<string, string> = {}): Promise<StrategyOutcome> {
   const type = strategy.type ?? 'Update';
   switch (type) {
     case 'ServerSideApply': {
       const ssa = strategy.serverSideApply;
       const manager = ssa?.fieldManager || DEFAULT_FIELD_MANAGER;
       const res = await upstreamRequest(wec, 'PATCH', `${path}?fieldManager=${encodeURIComponent(manager)}&force=${ssa?.force === true}`, {
-        headers: { 'content-type': 'application/apply-patch+yaml' }, body: required,
+        headers: { ...headers, 'content-type': 'application/apply-patch+yaml' }, body: required,
       });
       if (res.status >= 300) fail(res);
       return { live: parsed(res), owned: true };
     }
     case 'CreateOnly': {
-      const got = await upstreamRequest(wec, 'GET', path);
+      const got = await upstreamRequest(wec, 'GET', path, { headers });
       if (got.status === 200) return { live: parsed(got), owned: true };
       if (got.status !== 404) fail(got);
-      return { live: await create(wec, collection, required), owned: true };
+      return { live: await create(wec, collection, required, headers), owned: true };
     }
     case 'ReadOnly': {
-      const got = await upstreamRequest(wec, 'GET', path);
+      const got = await upstreamRequest(wec, 'GET', path, { headers });
       if (got.status === 200) return { live: parsed(got), owned: false };
       if (got.status === 404) return { owned: false };
       fail(got);
     }
     // falls through (unreachable: fail throws)
     case 'Update':
-      return { live: await update(wec, path, collection, required), owned: true };
+      return { live: await update(wec, path, collection, required, headers), owned: true };
     default:
       throw new ApplyError(`unknown update strategy ${String(type)}`);
   }
 }
 
-async function create(wec: Upstream, collection: string, required: KubeObject): Promise<KubeObject> {
-  const res = await upstreamRequest(wec, 'POST', collection, { body: required });
+async function create(wec: Upstream, collection: string, required: KubeObject, headers: Record<string, string>): Promise<KubeObject> {
+  const res = await upstreamRequest(wec, 'POST', collection, { headers, body: required });
   if (res.status >= 300) fail(res);
   return parsed(res);
 }
@@ -84,9 +85,9 @@ function sameContent(required: KubeObject, existing: KubeObject): boolean {
   return true;
 }
 
-async function update(wec: Upstream, path: string, collection: string, required: KubeObject): Promise<KubeObject> {
-  const got = await upstreamRequest(wec, 'GET', path);
-  if (got.status === 404) return create(wec, collection, required);
+async function update(wec: Upstream, path: string, collection: string, required: KubeObject, headers: Record<string, string>): Promise<KubeObject> {
+  const got = await upstreamRequest(wec, 'GET', path, { headers });
+  if (got.status === 404) return create(wec, collection, required, headers);
   if (got.status !== 200) fail(got);
   const existing = parsed(got);
   const em = existing.metadata ?? {};
@@ -105,7 +106,7 @@ async function update(wec: Upstream, path: string, collection: string, required:
       resourceVersion: em.resourceVersion,
     },
   };
-  const res = await upstreamRequest(wec, 'PUT', path, { body });
+  const res = await upstreamRequest(wec, 'PUT', path, { headers, body });
   if (res.status >= 300) fail(res);
   return parsed(res);
 }

@@ -7,6 +7,11 @@
 // - otherwise DELETE with a uid precondition, Background propagation: pending until gone.
 // Protected objects (manifest-order.ts: system Namespaces, the fleet lease) are never deleted,
 // whatever a work says.
+// Deletion is done with the agent's own identity, whatever the work's executor, as OCM's agent does
+// (its appliedmanifestwork finalizer and garbage collection use the agent's client): the work may be
+// gone, and with it its executor; what is deleted is only what the work itself applied (recorded
+// uid, our owner reference), and an executor's `delete` on each object the work owns was checked
+// when it was applied (executor.ts).
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import type { KubeObject } from '../kube/objects.js';
 import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../kube/ocm-api.js';
@@ -36,10 +41,13 @@ export function desiredOwners(live: KubeObject, owner: OwnerReference, owned: bo
   return undefined;
 }
 
-/** Sets owner references by merge patch, with the object's resourceVersion so a concurrent change wins (409). */
-export async function patchOwners(wec: Upstream, ref: ResourceRef, live: KubeObject, owners: Owners): Promise<KubeObject> {
+/**
+ * Sets owner references by merge patch, with the object's resourceVersion so a concurrent change
+ * wins (409); `headers` impersonate the work's executor when this is part of its apply.
+ */
+export async function patchOwners(wec: Upstream, ref: ResourceRef, live: KubeObject, owners: Owners, headers: Record<string, string> = {}): Promise<KubeObject> {
   const body = { metadata: { ownerReferences: owners, resourceVersion: live.metadata?.resourceVersion, uid: live.metadata?.uid } };
-  const res = await upstreamRequest(wec, 'PATCH', objectPath(ref), { headers: { 'content-type': 'application/merge-patch+json' }, body });
+  const res = await upstreamRequest(wec, 'PATCH', objectPath(ref), { headers: { ...headers, 'content-type': 'application/merge-patch+json' }, body });
   return JSON.parse(expectOk(res, `set owner references of ${objectPath(ref)}`).body.toString('utf8')) as KubeObject;
 }
 

@@ -2,7 +2,8 @@
 // do together (finalizercontroller, manifestcontroller, appliedmanifestcontroller, unmanaged/stale
 // AppliedManifestWork handling):
 // - a live work: finalizer held; its AppliedManifestWork ensured; applied through the WorkApplier;
-//   owner references set per deleteOption (ours when the work owns the object, removed otherwise);
+//   owner references set per deleteOption (ours when the work owns the object, removed otherwise),
+//   as the work's executor when it names one (a refusal fails that manifest alone);
 //   resources dropped since the last apply collected (uid and other-owner rules; a manifest still
 //   in the work whose apply failed is not dropped: it stays recorded); appliedResources recorded;
 //   the applied objects watched; results handed to the status writer.
@@ -27,6 +28,11 @@ import { untracked, ownerOf, type AppliedWorks } from './applied-works.js';
 import { deleteAppliedResources, desiredOwners, ownedByTheWork, patchOwners } from './garbage-collector.js';
 import type { AppliedRef } from './applied-watcher.js';
 import type { StatusWriter } from './status-writer.js';
+import { executorHeaders, executorOf } from './executor.js';
+import { appliedCondition } from './manifest-conditions.js';
+import { setCondition } from '../kube/conditions.js';
+
+const nowTime = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** How soon a work with deletions still pending is looked at again (OCM requeues likewise). */
 export const PENDING_REQUEUE_MS = 1000;
@@ -85,6 +91,7 @@ export class WorkReconciler {
     const results = await this.d.applier.applyWork(work);
     end();
     const owner = ownerOf(amw);
+    const executor = executorOf(work);
     const now: AppliedManifestResourceMeta[] = [];
     const refs: AppliedRef[] = [];
     let retryAfter: number | undefined;
@@ -105,7 +112,18 @@ export class WorkReconciler {
       if (r.owned && live && m.resource) {
         const ref: AppliedRef = { group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, ordinal: r.ordinal };
         const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
-        if (owners) live = await patchOwners(this.d.wec, ref, live, owners);
+        if (owners) {
+          try {
+            live = await patchOwners(this.d.wec, ref, live, owners, executorHeaders(executor));
+          } catch (err) {
+            // Refused to the executor (or a conflict): this manifest failed, nothing else is held back.
+            const failed = { ...r, owned: false, conditions: setCondition(r.conditions, appliedCondition((err as Error).message, work.metadata.generation), nowTime()) };
+            if (!this.failing.has(name)) this.failing.set(name, 1);
+            retryAfter = Math.min(retryAfter ?? Infinity, failureRetryMs(0));
+            finalResults.push(failed);
+            continue;
+          }
+        }
         now.push({ group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, uid: live.metadata?.uid });
         refs.push(ref);
         this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
