@@ -79,7 +79,7 @@ t.test('an executor allowed only in team-a: the Deployment is applied and Availa
 
   const p = await waitUntil('the refusal in the policy\'s status', () => {
     const x = policy(name);
-    return ((x?.status?.errors ?? []) as string[]).some((e) => e.startsWith(`cluster wec1 did not apply clusterrolebindings ${crb}: `)) ? x : undefined;
+    return ((x?.status?.errors ?? []) as string[]).some((e) => e.startsWith(`cluster wec1 did not apply clusterrolebindings.rbac.authorization.k8s.io ${crb}: `)) ? x : undefined;
   }, WAIT, 500);
   const line = (p.status.errors as string[]).find((e) => e.startsWith('cluster wec1 did not apply'))!;
   t.match(line, forbidden, `the policy says it in wec1's words: ${line}`);

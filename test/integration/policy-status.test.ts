@@ -8,7 +8,7 @@
 // hub's lease rule in ksview serve marks it, and its objects show ClusterNotReady until it is back.
 import t from 'tap';
 import YAML from 'yaml';
-import { binding, bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
+import { ADMIN_EXECUTOR, binding, bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const WAIT = 240_000;
@@ -33,7 +33,8 @@ t.test('an object wec2 cannot apply: the Binding says why, the policy is not Rea
   kcOk('wds1', ['label', 'namespace', ns, `app=${run}`]);
   kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({ apiVersion: `${group}/v1`, kind: 'Widget', metadata: { name: 'gadget', namespace: ns, labels: { app: run } }, spec: { size: 3 } }));
   const name = `${run}-edge`;
-  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ objectSelectors: [{ matchLabels: { app: run } }] }] });
+  // Custom resources are beyond the spaces' restricted default executor: the admin one, named.
+  bindingPolicy(t, name, { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ objectSelectors: [{ matchLabels: { app: run } }] }], executor: ADMIN_EXECUTOR });
 
   const failing = await waitUntil('the Binding to show wec2\'s widget failed', () => {
     const b = binding(name);

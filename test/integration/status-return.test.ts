@@ -5,7 +5,7 @@
 // Deployment's status, the policy's status.errors.
 import t from 'tap';
 import YAML from 'yaml';
-import { bindingPolicy, deployment, get, policy, VIEW, type Obj } from '../fixtures/placement.js';
+import { ADMIN_EXECUTOR, bindingPolicy, deployment, get, policy, VIEW, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const EXECUTING_COUNT = 'kubestellar.io/executing-count';
@@ -120,7 +120,8 @@ t.test('a denatured object: a ResourceQuota written through the view shows wec1\
   const ns = testNamespace(t, ['wds1'], 'dq');
   kcOk('wds1', ['label', 'namespace', ns, `app=${app}`]);
   kcOk(VIEW, ['apply', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: ns, labels: { app } }, spec: { hard: { configmaps: '7' } } }));
-  bindingPolicy(t, `${app}-p`, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: clauses(app, { wantSingletonReportedState: true }) });
+  // A ResourceQuota is beyond the spaces' restricted default executor: the admin one, named.
+  bindingPolicy(t, `${app}-p`, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: clauses(app, { wantSingletonReportedState: true }), executor: ADMIN_EXECUTOR });
   const q = await waitUntil('the quota\'s status from wec1', () => {
     const o = get(VIEW, ns, ['resourcequota', 'q']);
     return o?.status?.hard?.configmaps === '7' && o.status.used?.configmaps !== undefined ? o : undefined;
