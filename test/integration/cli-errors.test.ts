@@ -120,6 +120,10 @@ t.test('serve: flags a new user gets wrong', async (t) => {
   oneLineError(t, ksview(['serve', '--wds-kubeconfig', kc, '--denatured', 'ClusterRoles']),
     /--denatured.*"ClusterRoles" is not <resource>\.<group>/, 'denatured kind');
   oneLineError(t, ksview(['serve', '--wds-kubeconfig', kc, '--cert-dir', '/etc/hostname/certs']), /--cert-dir.*\/etc\/hostname is a file, not a folder/, 'cert dir');
+  oneLineError(t, ksview(['serve', '--wds-kubeconfig', kc, '--default-executor', 'default-executor']),
+    /--default-executor.*must be NAMESPACE\/NAME of a ServiceAccount \("default-executor" has no single "\/" between the namespace and the name\)/, 'executor without namespace');
+  oneLineError(t, ksview(['serve', '--wds-kubeconfig', kc, '--default-executor', 'team.a/deployer']),
+    /--default-executor.*serviceAccount\.namespace: Invalid value: "team\.a"/, 'executor namespace not a DNS label');
 });
 
 // Every other way a kubeconfig is unusable: test/unit/kubeconfig-file.test.ts.
