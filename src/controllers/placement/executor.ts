@@ -58,7 +58,7 @@ export function workExecutor(e: ServiceAccountRef): JsonObject {
  * full rights what another policy asked to apply with less).
  */
 export function clusterExecutor(senders: readonly string[], executorOf: (policy: string) => Executor | undefined):
-  { executor: Executor | undefined } | { conflict: string } {
+  { executor: Executor | undefined } | { conflict: string; policies: string[] } {
   const by = new Map<string, string[]>();
   let chosen: Executor | undefined;
   for (const p of [...senders].sort()) {
@@ -70,5 +70,5 @@ export function clusterExecutor(senders: readonly string[], executorOf: (policy:
   }
   if (by.size <= 1) return { executor: chosen };
   const parts = [...by].map(([k, ps]) => `${ps.join(', ')} → ${k ? `ServiceAccount ${k}` : 'no executor'}`);
-  return { conflict: `the policies sending it there name different executors (${parts.join('; ')})` };
+  return { conflict: `the policies sending it there name different executors (${parts.join('; ')})`, policies: [...senders].sort() };
 }

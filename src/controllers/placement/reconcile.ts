@@ -32,7 +32,7 @@ import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
 import type { SentObject, WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
-import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type ServiceAccountRef } from './executor.js';
+import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from './executor.js';
 
 /** What reconciliation reads. */
 export interface PlacementCaches {
@@ -336,16 +336,27 @@ export class Reconciler {
    */
   private applyExecutors(found: SentObject, workName: string, desired: Map<string, ManifestWork>, kept: Set<string>,
     resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
-    const policy = (name: string) => this.o.caches.policies.get('', name);
-    const executorOf = (name: string) => policyExecutor(policy(name)?.spec, this.o.defaultExecutor);
+    if (desired.size === 0) return;
+    const executors = new Map<string, Executor | undefined>();
+    const executorOf = (name: string) => {
+      if (!executors.has(name)) executors.set(name, policyExecutor(this.o.caches.policies.get('', name)?.spec, this.o.defaultExecutor));
+      return executors.get(name);
+    };
+    // Mostly every policy names the same one (or none does): one answer for every cluster, no
+    // per-cluster look at who sends it there (1,000 clusters × their policies, for each object).
+    const all = clusterExecutor([...policies], executorOf);
+    const perCluster = 'conflict' in all ? new Map(Object.entries(resolution.byPolicy).map(([p, m]) => [p, new Set(m.clusters)])) : undefined;
     for (const [cluster, work] of [...desired]) {
-      let senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
-      if (senders.length === 0) senders = [...policies];
-      const r = clusterExecutor(senders, executorOf);
+      let r = all;
+      if (perCluster) {
+        let senders = [...perCluster].filter(([, cs]) => cs.has(cluster)).map(([p]) => p);
+        if (senders.length === 0) senders = [...policies];
+        r = clusterExecutor(senders, executorOf);
+      }
       if ('conflict' in r) {
         desired.delete(cluster);
         if (this.works.store.get(cluster, workName)) kept.add(cluster);
-        for (const p of senders) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
+        for (const p of r.policies) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
         continue;
       }
       if (r.executor) work.spec = { ...work.spec, executor: workExecutor(r.executor) };
