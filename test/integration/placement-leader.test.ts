@@ -25,7 +25,9 @@ const REPLICA_PORTS = [layout.etcdClientPort + 2, layout.etcdClientPort + 3, lay
 function replica(t: Test, wdsName: string, port: number): ChildProcess {
   const certDir = mkdtempSync(path.join(os.tmpdir(), 'ksview-replica-'));
   const child = spawn(process.execPath, [ksviewBin, 'serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--its-kubeconfig', path.join(its.dir, 'kubeconfig'),
-    '--wds-name', wdsName, '--port', String(port), '--cert-dir', certDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    '--wds-name', wdsName, '--port', String(port), '--cert-dir', certDir,
+    // As the spaces' own serve: the policies' status (Executor) is the same whoever writes it.
+    '--default-executor', 'kubestellar-view-executors/default-executor'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => { log = (log + c).slice(-4000); });
   t.teardown(() => {
