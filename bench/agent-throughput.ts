@@ -16,17 +16,58 @@
 //     ITS that no agent serves (`bench-<r>-floor`, not a mailbox), timed until the last answer: what
 //     the works cost the ITS before any agent does anything.
 //  4. RSS of the agent with the N objects applied.
-// Targets (the issue): AGENT ≤ 1.5 × DIRECT; RSS ≤ 150 MB. Everything it makes is deleted at the
+//  5. With --executor-rounds R (issue 25): R rounds each of AGENT and AGENT+EXECUTOR, alternating, each
+//     into a fresh WEC namespace and cleaned (works deleted, released by the agent) before the next:
+//     the same N works, the second kind naming as executor (spec.executor.subject) a ServiceAccount
+//     of the WEC bound to `edit` in that namespace (it may write everything they carry). Medians.
+// Targets (the issue): AGENT ≤ 1.5 × DIRECT; RSS ≤ 150 MB; AGENT+EXECUTOR ≤ 1.1 × AGENT (medians). Everything it makes is deleted at the
 // end (also on error). Exit status: 0 met, 1 missed, 2 could not run.
 import { performance } from 'node:perf_hooks';
 import { waitFor } from '../src/kube/wait.js';
-import { applyWork, benchWork, BENCH_WDS, bounded, configMapId, deleteWorks, parseArgs, progress, rssMb, setUp, WorkWatch, writeJson, type Obj } from './agent-common.js';
+import { applyWork, benchWork, BENCH_WDS, bounded, configMapId, deleteWorks, median, parseArgs, progress, rssMb, setUp, WorkWatch, writeJson, type Bench, type Obj } from './agent-common.js';
 
-const USAGE = 'usage: node dist/bench/agent-throughput.js --agent ours|ocm [--objects N] [--inflight N] [--wec NAME] [--dir DIR --port-base N --wecs N] [--no-up] [--json FILE]';
+const USAGE = 'usage: node dist/bench/agent-throughput.js --agent ours|ocm [--objects N] [--inflight N] [--executor-rounds R] [--wec NAME] [--dir DIR --port-base N --wecs N] [--no-up] [--json FILE]';
+
+/**
+ * One round of N ConfigMap works into a fresh WEC namespace `ns`, with `executor` (a ServiceAccount
+ * bound to `edit` there) or none: ms from the first write until every work is Applied. Cleaned
+ * before it returns: the works deleted and released by the agent, the namespace gone.
+ */
+async function agentRound(b: Bench, ns: string, n: number, inflight: number, executor: boolean): Promise<number> {
+  const label = ns;
+  const data = { greeting: 'hello', payload: 'x'.repeat(200) };
+  await b.wec.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const subject = { type: 'ServiceAccount', serviceAccount: { namespace: ns, name: 'bench-executor' } };
+  if (executor) {
+    await b.wec.call('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bench-executor', namespace: ns } });
+    await b.wec.call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'bench-executor-edit', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'edit' },
+      subjects: [{ kind: 'ServiceAccount', name: 'bench-executor', namespace: ns }],
+    });
+  }
+  const works = await WorkWatch.open(b.its, b.agent.cluster, `bindingpolicy.view.kubestellar.io/${label}`);
+  try {
+    const ws = Array.from({ length: n }, (_, i) => {
+      const w = benchWork(b.agent.cluster, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: ns }, data }, configMapId(ns, `cm-${i}`), label);
+      if (executor) w.spec.executor = { subject };
+      return w;
+    });
+    const t0 = performance.now();
+    await bounded(n, inflight, async (i) => { await applyWork(b.its, ws[i]!); });
+    await works.until(`${n} works Applied`, () => ws.every((w) => works.applied.has(w.metadata.name)), 900_000);
+    return Math.max(...ws.map((w) => works.applied.get(w.metadata.name)!)) - t0;
+  } finally {
+    works.close();
+    if (!await deleteWorks(b, label, 300_000)) progress.step(`  some works of ${label} were not released within 300 s`);
+    await b.wec.call('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
+    await waitFor(async () => ({ ok: (await b.wec.call('GET', `/api/v1/namespaces/${ns}`).catch(() => ({}) as Obj)).kind !== 'Namespace', detail: ns }), 300_000, 1000);
+  }
+}
 
 async function main(): Promise<number> {
-  const args = parseArgs(USAGE, { objects: 1000, inflight: 32 });
-  const { objects: N, inflight: INFLIGHT } = args.numbers as { objects: number; inflight: number };
+  const args = parseArgs(USAGE, { objects: 1000, inflight: 32, 'executor-rounds': 0 });
+  const { objects: N, inflight: INFLIGHT, 'executor-rounds': ROUNDS } = args.numbers as { objects: number; inflight: number; 'executor-rounds': number };
   const b = await setUp(args);
   const label = `bench-${b.run}`;
   const ns = `bench-${b.run}`;
@@ -76,7 +117,18 @@ async function main(): Promise<number> {
     const inWec = (await b.wec.call('GET', `/api/v1/namespaces/${ns}/configmaps?limit=${N + 10}`)).items.filter((c: { metadata: { name: string } }) => c.metadata.name.startsWith('cm-')).length;
     const rss = rssMb(b.agent.pid);
     const ratio = agent / direct;
-    const ok = ratio <= 1.5 && rss <= 150;
+    const plain: number[] = [];
+    const withExecutor: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const ex of [false, true]) {
+        progress.step(`round ${r + 1}/${ROUNDS}: AGENT${ex ? '+EXECUTOR' : ''}, ${N} works → all Applied`);
+        const took = await agentRound(b, `${ns}-r${r}${ex ? 'x' : 'p'}`, N, INFLIGHT, ex);
+        progress.step(`  ${(took / 1000).toFixed(2)} s`);
+        (ex ? withExecutor : plain).push(took);
+      }
+    }
+    const exRatio = ROUNDS > 0 ? median(withExecutor) / median(plain) : NaN;
+    const ok = ratio <= 1.5 && rss <= 150 && (ROUNDS === 0 || exRatio <= 1.1);
     process.stdout.write([
       `agent: ${b.agent.name}; mailbox its1/${cluster}; WEC ${b.agent.wec}`,
       '',
@@ -89,9 +141,15 @@ async function main(): Promise<number> {
       `| AGENT / DIRECT | **${ratio.toFixed(2)}** | ≤ 1.5 ${ratio <= 1.5 ? 'met' : 'NOT met'} |`,
       `| ConfigMaps found in the WEC afterwards | ${inWec} / ${N} | |`,
       `| agent RSS with ${N} objects applied | **${rss.toFixed(0)} MB** | ≤ 150 MB ${rss <= 150 ? 'met' : 'NOT met'} |`,
+      ...(ROUNDS > 0 ? [
+        `| AGENT, ${ROUNDS} rounds alternating with the next row: median (each) | ${(median(plain) / 1000).toFixed(2)} s (${plain.map((x) => (x / 1000).toFixed(2)).join(', ')}) | |`,
+        `| AGENT+EXECUTOR (works applied as a ServiceAccount with \`edit\` in their namespace): median (each) | ${(median(withExecutor) / 1000).toFixed(2)} s (${withExecutor.map((x) => (x / 1000).toFixed(2)).join(', ')}) | |`,
+        `| AGENT+EXECUTOR / AGENT (medians) | **${exRatio.toFixed(2)}** | ≤ 1.1 ${exRatio <= 1.1 ? 'met' : 'NOT met'} |`,
+      ] : []),
       '',
     ].join('\n'));
-    writeJson(args.json, { agent: b.agent.name, cluster, wec: b.agent.wec, objects: N, inflight: INFLIGHT, directMs: direct, floorMs: floor, writtenMs: written, agentMs: agent, ratio, inWec, rssMb: rss });
+    writeJson(args.json, { agent: b.agent.name, cluster, wec: b.agent.wec, objects: N, inflight: INFLIGHT, directMs: direct, floorMs: floor, writtenMs: written, agentMs: agent, ratio, inWec, rssMb: rss,
+      ...(ROUNDS > 0 ? { executorRounds: ROUNDS, agentRoundsMs: plain, executorRoundsMs: withExecutor, executorRatio: exRatio } : {}) });
     return ok ? 0 : 1;
   } finally {
     progress.step('cleaning up (the agent deletes what it applied)');

@@ -9,7 +9,8 @@
 // A work with an executor (executor.ts) is applied as that ServiceAccount: every request of the
 // apply path (the reads for an apply, the writes, the read after a failure) impersonates it, so a
 // manifest it may not write fails alone with the WEC's Forbidden words; an object the work will own
-// also needs its `delete` (OCM's rule: the agent deletes it when the work goes). A malformed executor
+// also needs its `delete` (OCM's rule: the agent deletes it when the work goes; when it lacks it, a
+// dry run of the apply says whether the WEC refuses the write too, in its words). A malformed executor
 // fails every manifest before any request. Discovery stays with the agent's identity.
 import type { JsonObject, KubeObject } from '../kube/objects.js';
 import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
@@ -200,8 +201,12 @@ export class ApplyEngine implements WorkApplier {
         return failM(`checking the executor's right to delete: ${(err as Error).message}`, { retry: true });
       }
       if (refusal) {
+        // When the WEC refuses the write itself, its words say more than the missing delete: ask it
+        // by a dry run of the same apply (nothing is stored).
+        const words = await applyWithStrategy(this.wec, strategy, path, collection, required, headers, true)
+          .then(() => refusal!, (err: Error) => (err instanceof ApplyError ? err.message : refusal!));
         const read = await this.readLive(path, headers);
-        return failM(refusal, { read, ...liveOf(read) });
+        return failM(words, { read, ...liveOf(read) });
       }
     }
     try {

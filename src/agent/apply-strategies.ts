@@ -37,15 +37,19 @@ export interface StrategyOutcome {
   owned: boolean;
 }
 
-/** path: the object's URL; collection: its collection's URL (for a create). */
+/**
+ * path: the object's URL; collection: its collection's URL (for a create). dryRun: every write
+ * with dryRun=All (the WEC decides and admits, stores nothing): what the WEC would answer.
+ */
 export async function applyWithStrategy(wec: Upstream, strategy: UpdateStrategy, path: string, collection: string,
-  required: KubeObject, headers: Record<string, string> = {}): Promise<StrategyOutcome> {
+  required: KubeObject, headers: Record<string, string> = {}, dryRun = false): Promise<StrategyOutcome> {
   const type = strategy.type ?? 'Update';
+  const dry = dryRun ? '&dryRun=All' : '';
   switch (type) {
     case 'ServerSideApply': {
       const ssa = strategy.serverSideApply;
       const manager = ssa?.fieldManager || DEFAULT_FIELD_MANAGER;
-      const res = await upstreamRequest(wec, 'PATCH', `${path}?fieldManager=${encodeURIComponent(manager)}&force=${ssa?.force === true}`, {
+      const res = await upstreamRequest(wec, 'PATCH', `${path}?fieldManager=${encodeURIComponent(manager)}&force=${ssa?.force === true}${dry}`, {
         headers: { ...headers, 'content-type': 'application/apply-patch+yaml' }, body: required,
       });
       if (res.status >= 300) fail(res);
@@ -55,7 +59,7 @@ export async function applyWithStrategy(wec: Upstream, strategy: UpdateStrategy,
       const got = await upstreamRequest(wec, 'GET', path, { headers });
       if (got.status === 200) return { live: parsed(got), owned: true };
       if (got.status !== 404) fail(got);
-      return { live: await create(wec, collection, required, headers), owned: true };
+      return { live: await create(wec, collection, required, headers, dry), owned: true };
     }
     case 'ReadOnly': {
       const got = await upstreamRequest(wec, 'GET', path, { headers });
@@ -65,14 +69,14 @@ export async function applyWithStrategy(wec: Upstream, strategy: UpdateStrategy,
     }
     // falls through (unreachable: fail throws)
     case 'Update':
-      return { live: await update(wec, path, collection, required, headers), owned: true };
+      return { live: await update(wec, path, collection, required, headers, dry), owned: true };
     default:
       throw new ApplyError(`unknown update strategy ${String(type)}`);
   }
 }
 
-async function create(wec: Upstream, collection: string, required: KubeObject, headers: Record<string, string>): Promise<KubeObject> {
-  const res = await upstreamRequest(wec, 'POST', collection, { headers, body: required });
+async function create(wec: Upstream, collection: string, required: KubeObject, headers: Record<string, string>, dry = ''): Promise<KubeObject> {
+  const res = await upstreamRequest(wec, 'POST', dry ? `${collection}?${dry.slice(1)}` : collection, { headers, body: required });
   if (res.status >= 300) fail(res);
   return parsed(res);
 }
@@ -85,9 +89,9 @@ function sameContent(required: KubeObject, existing: KubeObject): boolean {
   return true;
 }
 
-async function update(wec: Upstream, path: string, collection: string, required: KubeObject, headers: Record<string, string>): Promise<KubeObject> {
+async function update(wec: Upstream, path: string, collection: string, required: KubeObject, headers: Record<string, string>, dry = ''): Promise<KubeObject> {
   const got = await upstreamRequest(wec, 'GET', path, { headers });
-  if (got.status === 404) return create(wec, collection, required, headers);
+  if (got.status === 404) return create(wec, collection, required, headers, dry);
   if (got.status !== 200) fail(got);
   const existing = parsed(got);
   const em = existing.metadata ?? {};
@@ -106,7 +110,7 @@ async function update(wec: Upstream, path: string, collection: string, required:
       resourceVersion: em.resourceVersion,
     },
   };
-  const res = await upstreamRequest(wec, 'PUT', path, { headers, body });
+  const res = await upstreamRequest(wec, 'PUT', dry ? `${path}?${dry.slice(1)}` : path, { headers, body });
   if (res.status >= 300) fail(res);
   return parsed(res);
 }

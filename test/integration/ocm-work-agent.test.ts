@@ -8,12 +8,24 @@
 // wec2): a fresh cluster name registered in its1 whose WEC is wec2, with namespaces of its own in
 // wec2. The push agent serves only clusters with a `<cluster>-kubeconfig` Secret, which this
 // cluster has not, so OCM's agent alone serves it.
+//
+// Executors (issue 25): OCM's agent honours the same work with `spec.executor` that
+// test/integration/agent-executor.test.ts gives ours — same outcomes (the namespaced objects
+// applied, the ClusterRoleBinding refused, nothing else held back, deletion cleans). The refusal's
+// words differ: OCM checks by SubjectAccessReviews before applying with its own identity, and says
+// "not allowed to apply the resource <group> <resource>, <ns> <name>, will try again in 1m0s";
+// ours impersonates the executor and carries the WEC's own Forbidden message. OCM needs no feature
+// gate for it (ExecutorValidatingCaches only caches the reviews), and in the WEC the rights to
+// create SubjectAccessReviews and to impersonate the ServiceAccount (its dry-run create of RBAC
+// kinds); here it runs with wec2's admin kubeconfig.
 import t from 'tap';
 import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
 import { managedCluster } from '../fixtures/inventory.js';
 import { ocmWorkAgent } from '../fixtures/ocm.js';
 import { kc, kcOk, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { configMap, deployment, live, manifestStatus, type Obj as AgentObj } from '../fixtures/agent.js';
+import { FIELD_MANAGER, malloryAdmin, ssaConfigs, teamExecutor } from '../fixtures/executor.js';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -98,5 +110,48 @@ t.test("OCM's work agent applies the works placement writes, reports them, and c
       works.every((w) => kc('its1', ['-n', cluster, 'get', 'manifestwork', w.metadata.name]).status !== 0), 90_000);
     t.pass('cleaned');
   });
+  t.comment(`OCM work agent pid ${agent.pid}, log ${agent.log}`);
+});
+
+t.test("OCM's work agent honours the executor of the same work: namespaced objects applied, the ClusterRoleBinding refused", async (t) => {
+  const cluster = uniqueName('ocm-exec');
+  managedCluster(t, cluster, { 'ocm-peer': cluster });
+  const agent = await ocmWorkAgent(t, cluster, 'wec2');
+  const { ns, sa } = teamExecutor(t, 'wec2');
+  const crbName = uniqueName('mallory-admin');
+  t.teardown(() => { kc('wec2', ['delete', 'clusterrolebinding', crbName, '--ignore-not-found']); });
+  const manifests: AgentObj[] = [malloryAdmin(crbName), deployment(ns, 'web'), configMap(ns, 'settings', { color: 'blue' })];
+  const work = uniqueName('mw-exec');
+  kcOk('its1', ['apply', '--server-side', '--field-manager', 'ksview-test', '-f', '-'], JSON.stringify({
+    apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: work, namespace: cluster },
+    spec: { workload: { manifests }, manifestConfigs: ssaConfigs(manifests),
+      executor: { subject: { type: 'ServiceAccount', serviceAccount: { namespace: ns, name: sa } } } },
+  }));
+  const get = (): Obj | undefined => {
+    const r = kc('its1', ['-n', cluster, 'get', 'manifestwork', work, '-o', 'json']);
+    return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined;
+  };
+  const cond = (m: Obj | undefined, type: string) => (m?.conditions ?? []).find((c: Obj) => c.type === type);
+
+  await waitUntil('the Deployment and the ConfigMap in wec2', () => live('wec2', ['-n', ns, 'deployment', 'web']) && live('wec2', ['-n', ns, 'configmap', 'settings']), 120_000);
+  const d = live('wec2', ['-n', ns, 'deployment', 'web', '--show-managed-fields'])!;
+  t.ok((d.metadata.managedFields as Obj[]).some((f) => f.manager === FIELD_MANAGER && f.operation === 'Apply'), 'applied server-side under the WDS field manager');
+  const refused = await waitUntil('the ClusterRoleBinding\'s manifest Applied=False', () => {
+    const m = manifestStatus(get(), 'ClusterRoleBinding', crbName);
+    return cond(m, 'Applied')?.status === 'False' ? m : undefined;
+  }, 120_000);
+  const message = cond(refused, 'Applied').message as string;
+  t.match(message, `not allowed to apply the resource rbac.authorization.k8s.io clusterrolebindings,  ${crbName}`, "OCM's words for the refusal");
+  t.comment(`OCM's condition: ${message}`);
+  t.notOk(live('wec2', ['clusterrolebinding', crbName]), 'no ClusterRoleBinding in wec2');
+  t.equal(kc('wec2', ['auth', 'can-i', '*', '*', '--as', 'mallory']).stdout.trim(), 'no', 'mallory holds nothing in wec2');
+  const w = await waitUntil('the namespaced manifests Applied=True', () => {
+    const got = get();
+    return cond(manifestStatus(got, 'Deployment', 'web'), 'Applied')?.status === 'True' && cond(manifestStatus(got, 'ConfigMap', 'settings'), 'Applied')?.status === 'True' ? got : undefined;
+  }, 120_000);
+  t.equal((w.status.conditions as Obj[]).find((c) => c.type === 'Applied')?.status, 'False', 'the work as a whole not Applied');
+
+  kcOk('its1', ['-n', cluster, 'delete', 'manifestwork', work, '--wait=false']);
+  await waitUntil('what the work applied is gone from wec2', () => !live('wec2', ['-n', ns, 'deployment', 'web']) && !live('wec2', ['-n', ns, 'configmap', 'settings']), 120_000);
   t.comment(`OCM work agent pid ${agent.pid}, log ${agent.log}`);
 });

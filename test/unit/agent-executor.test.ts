@@ -66,6 +66,7 @@ function fakeWec(opts: { objects?: Record<string, unknown>; sarAllowed?: (attrs:
       const verb = o.method === 'GET' ? 'get' : o.method === 'PATCH' ? 'patch' : o.method === 'POST' ? 'create' : 'update';
       return { statusCode: 403, data: forbidden(verb, plain.slice(CRB_PATH.length + 1) || (body?.metadata?.name ?? '')) };
     }
+    if (path.includes('dryRun=All')) return { statusCode: o.method === 'POST' ? 201 : 200, data: { ...body, metadata: { ...body!.metadata, uid: 'dry' } } };
     if (o.method === 'GET') return objects.has(plain) ? { statusCode: 200, data: objects.get(plain) as object } : { statusCode: 404, data: { kind: 'Status', message: 'not found' } };
     if (o.method === 'POST') {
       const md = (body!.metadata ?? {}) as { name: string };
@@ -209,6 +210,17 @@ t.test('an object the work would own needs the executor\'s delete (OCM\'s rule);
   t.notOk(w.objects.has('/api/v1/namespaces/team-a/configmaps/settings'), 'the ConfigMap was not written');
   const sar = w.calls().filter(isSar).find((c) => (c.body as any).spec.resourceAttributes.resource === 'configmaps')!; // eslint-disable-line @typescript-eslint/no-explicit-any
   t.same((sar.body as any).spec.resourceAttributes, { group: '', version: 'v1', resource: 'configmaps', namespace: 'team-a', name: 'settings', verb: 'delete' }); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+  const dry = w.calls().filter((c) => c.path.includes('dryRun=All'));
+  t.same(dry.map((c) => [c.method, c.path, c.headers['impersonate-user']]), [['POST', '/api/v1/namespaces/team-a/configmaps?dryRun=All', SA]],
+    'a dry run of the refused apply, as the executor, asked whether the WEC refuses the write too (it does not here)');
+
+  // The write itself refused as well: the WEC's words, from the dry run, say more than the missing delete.
+  const w1 = fakeWec({ sarAllowed: () => false });
+  const res1 = await new ApplyEngine({ wec: w1.up }).applyWork(work([crb], { executor: executor(), manifestConfigs: strategy('ServerSideApply') }));
+  t.equal(applied(res1[0]!).message, `Failed to apply manifest: ${forbidden('patch', 'mallory-admin').message}`, 'wec1\'s Forbidden words');
+  t.ok(w1.calls().some((c) => c.method === 'PATCH' && c.path.includes('dryRun=All') && c.headers['impersonate-user'] === SA), 'from a dry-run apply as the executor');
+  t.notOk(w1.calls().some((c) => c.method !== 'GET' && !isSar(c) && !c.path.includes('dryRun=All')), 'and no real write');
 
   const w2 = fakeWec({ sarAllowed: () => false });
   const res2 = await new ApplyEngine({ wec: w2.up }).applyWork(work([deploy, config], { executor: executor(), deleteOption: { propagationPolicy: 'Orphan' } }));
