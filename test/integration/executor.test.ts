@@ -11,7 +11,7 @@
 // Constants are spelled out (not imported from src/spaces) so this file also runs against older code.
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
-import { bindingPolicy, deployment, get, policy, work, type Obj } from '../fixtures/placement.js';
+import { bindingPolicy, deployment, get, manifestOf, policy, work, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const WAIT = 240_000;
@@ -61,12 +61,12 @@ t.test('an executor allowed only in team-a: the Deployment is applied and Availa
   }, WAIT, 500);
   t.same(w.spec.executor, { subject: { type: 'ServiceAccount', serviceAccount: { namespace: ns, name: 'deployer' } } }, 'the work names the policy\'s executor (OCM\'s spec.executor.subject)');
   const refused = appliedOf(w, 'ClusterRoleBinding')!;
-  // wec1 decides, as the executor: either its Forbidden on the apply (`… is forbidden: User
-  // "system:serviceaccount:<ns>:deployer" cannot patch resource "clusterrolebindings" …`), or the
-  // agent's OCM-style refusal before applying, from wec1's SubjectAccessReview of the same
-  // ServiceAccount (it may not delete what the work would own).
-  const forbidden = new RegExp(`clusterrolebindings.*${crb}.*(is forbidden: User "system:serviceaccount:${ns}:deployer" cannot \\w+ resource "clusterrolebindings" in API group "rbac\\.authorization\\.k8s\\.io" at the cluster scope|its executor system:serviceaccount:${ns}:deployer cannot \\w+ it at the cluster scope)`);
-  t.match(refused.message, forbidden, `wec1's decision as the executor, on the manifest's condition: ${refused.message as string}`);
+  // wec1 decides, as the executor, in its own words (the agent applies impersonating it).
+  const forbidden = new RegExp(`clusterrolebindings\\.rbac\\.authorization\\.k8s\\.io "${crb}" is forbidden: User "system:serviceaccount:${ns}:deployer" cannot \\w+ resource "clusterrolebindings" in API group "rbac\\.authorization\\.k8s\\.io" at the cluster scope`);
+  t.match(refused.message, forbidden, `wec1's own Forbidden words on the manifest's condition: ${refused.message as string}`);
+  const native = kc('wec1', ['--as', `system:serviceaccount:${ns}:deployer`, 'apply', '--server-side', '--field-manager', 'work-agent-kubestellar-wds1', '-f', '-'], YAML.stringify(manifestOf(w)));
+  const words = forbidden.exec(String(refused.message))![0];
+  t.ok(native.status !== 0 && native.stderr.includes(words), `the same words as wec1 gives the same write made natively as that ServiceAccount: ${native.stderr.trim()}`);
   t.equal(kc('wec1', ['get', 'clusterrolebinding', crb]).status, 1, 'and no such binding in wec1');
   t.equal(kc('wec1', ['auth', 'can-i', 'list', 'pods', '--as', `${run}-user`]).stdout.trim(), 'no', 'the user gained nothing in wec1');
 
