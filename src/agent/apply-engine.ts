@@ -20,7 +20,7 @@ import { applyOrder, isNeverApplied, rankOf } from './manifest-order.js';
 import { manifestStatus, type LiveRead } from './manifest-conditions.js';
 import { RestMapper, objectPath, splitApiVersion, type Mapping } from './rest-mapper.js';
 import { ApplyError, applyWithStrategy, wecMessage } from './apply-strategies.js';
-import { deleteRefusal, executorHeaders, executorOf, type ExecutorOf } from './executor.js';
+import { DeleteRights, executorHeaders, executorOf, type ExecutorOf } from './executor.js';
 import { ownedByTheWork } from './garbage-collector.js';
 
 export interface EngineLog {
@@ -88,6 +88,7 @@ export class ApplyEngine implements WorkApplier {
   private readonly log: EngineLog;
   private readonly crdWaitMs: number;
   private readonly retryAfterMs: number;
+  private readonly deleteRights: DeleteRights;
 
   constructor(opts: ApplyEngineOptions) {
     this.wec = opts.wec;
@@ -95,6 +96,7 @@ export class ApplyEngine implements WorkApplier {
     this.log = opts.log ?? quiet;
     this.crdWaitMs = opts.crdWaitMs ?? 5000;
     this.retryAfterMs = opts.retryAfterMs ?? 5000;
+    this.deleteRights = new DeleteRights(opts.wec);
   }
 
   async applyWork(work: ManifestWork): Promise<ManifestApplyResult[]> {
@@ -196,7 +198,7 @@ export class ApplyEngine implements WorkApplier {
     if ('executor' in executor && strategy.type !== 'ReadOnly' && ownedByTheWork({ ...meta }, work.spec?.deleteOption)) {
       let refusal: string | undefined;
       try {
-        refusal = await deleteRefusal(this.wec, executor.executor, { ...meta, version });
+        refusal = await this.deleteRights.refusal(executor.executor, { ...meta, version });
       } catch (err) {
         return failM(`checking the executor's right to delete: ${(err as Error).message}`, { retry: true });
       }

@@ -13,8 +13,8 @@
 // and a dry-run create for RBAC kinds, then applies with its own identity; impersonating the apply
 // itself lets the WEC's admission decide as well. Like OCM, an object the work will own (and so
 // delete when the work goes, with the agent's identity) needs `delete` for the executor too:
-// mayDelete asks the WEC by SubjectAccessReview with OCM's user and groups.
-import type { ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
+// DeleteRights asks the WEC by SubjectAccessReview with OCM's user and groups.
+import type { ManifestWork } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 
 export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
@@ -64,24 +64,60 @@ export function serviceAccountGroups(namespace: string): string[] {
   return ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'];
 }
 
+/** How long a namespace-wide (or cluster-wide) "may delete" answer is reused. */
+export const DELETE_RIGHT_TTL_MS = 10_000;
+
+type Attributes = { group: string; version: string; resource: string; namespace: string; name: string };
+
 /**
- * Whether `ex` may delete the object of `meta`, asked of the WEC by SubjectAccessReview (the
- * agent's right of system:auth-delegator). Undefined when allowed; else why not, in the words the
- * manifest's condition carries.
+ * Whether executors may delete what their works would own, asked of the WEC by SubjectAccessReview
+ * (the agent's right of system:auth-delegator) with OCM's user and groups. A rule without
+ * resourceNames allows every name, so the agent first asks for the whole resource in the namespace
+ * (no name) and reuses a yes for DELETE_RIGHT_TTL_MS per executor, resource and namespace (OCM's
+ * ExecutorValidatingCaches likewise caches its reviews): a work of many objects in one namespace
+ * costs one review, not one each. Otherwise it asks for the object by name, every time. A revoked
+ * right is so seen by new applies within the TTL; the delete itself, when the work goes, is
+ * decided by what was checked when the object was applied (docs/agent.md, "Executors").
  */
-export async function deleteRefusal(wec: Upstream, ex: Executor, meta: ManifestResourceMeta): Promise<string | undefined> {
-  const body = {
-    apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
-    spec: {
-      user: ex.user, groups: serviceAccountGroups(ex.namespace),
-      resourceAttributes: { group: meta.group, version: meta.version, resource: meta.resource, namespace: meta.namespace, name: meta.name, verb: 'delete' },
-    },
-  };
-  const res = expectOk(await upstreamRequest(wec, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body }), 'SubjectAccessReview of the executor');
-  const status = (JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } }).status;
-  if (status?.allowed === true) return undefined;
-  const where = meta.namespace ? `in the namespace "${meta.namespace}"` : 'at the cluster scope';
-  return `not allowed to apply the resource ${meta.group} ${meta.resource}, ${meta.namespace} ${meta.name}: its executor ${ex.user} cannot delete it ${where}, `
-    + `and the work would own it (the agent deletes what a work owns when the work goes; set deleteOption Orphan or SelectivelyOrphan for it, or grant delete)`
-    + (status?.reason ? ` (${status.reason})` : '');
+export class DeleteRights {
+  private readonly wide = new Map<string, { until: number; answer: Promise<boolean> }>();
+
+  constructor(private readonly wec: Upstream, private readonly ttlMs = DELETE_RIGHT_TTL_MS, private readonly now = () => Date.now()) {}
+
+  /** Undefined when `ex` may delete the object of `meta`; else why not, in the words of the manifest's condition. */
+  async refusal(ex: Executor, meta: Attributes): Promise<string | undefined> {
+    const key = `${ex.user}|${meta.group}|${meta.resource}|${meta.namespace}`;
+    let hit = this.wide.get(key);
+    if (!hit || hit.until <= this.now()) {
+      if (this.wide.size > 10_000) this.sweep();
+      hit = { until: this.now() + this.ttlMs, answer: this.review(ex, { ...meta, name: '' }).then((r) => r.allowed) };
+      this.wide.set(key, hit);
+      hit.answer.catch(() => this.wide.delete(key));
+    }
+    if (await hit.answer) return undefined;
+    const r = await this.review(ex, meta);
+    if (r.allowed) return undefined;
+    const where = meta.namespace ? `in the namespace "${meta.namespace}"` : 'at the cluster scope';
+    return `not allowed to apply the resource ${meta.group} ${meta.resource}, ${meta.namespace} ${meta.name}: its executor ${ex.user} cannot delete it ${where}, `
+      + `and the work would own it (the agent deletes what a work owns when the work goes; set deleteOption Orphan or SelectivelyOrphan for it, or grant delete)`
+      + (r.reason ? ` (${r.reason})` : '');
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [k, v] of this.wide) if (v.until <= now) this.wide.delete(k);
+  }
+
+  private async review(ex: Executor, a: Attributes): Promise<{ allowed: boolean; reason?: string }> {
+    const body = {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+      spec: {
+        user: ex.user, groups: serviceAccountGroups(ex.namespace),
+        resourceAttributes: { group: a.group, version: a.version, resource: a.resource, namespace: a.namespace, ...(a.name ? { name: a.name } : {}), verb: 'delete' },
+      },
+    };
+    const res = expectOk(await upstreamRequest(this.wec, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body }), 'SubjectAccessReview of the executor');
+    const status = (JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } }).status;
+    return { allowed: status?.allowed === true, reason: status?.reason };
+  }
 }

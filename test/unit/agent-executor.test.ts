@@ -7,7 +7,7 @@
 // the agent's identity as before. Deletion of what a work applied stays with the agent's identity.
 import t from 'tap';
 import { ApplyEngine } from '../../src/agent/apply-engine.js';
-import { executorOf, serviceAccountGroups } from '../../src/agent/executor.js';
+import { DeleteRights, executorOf, serviceAccountGroups, type Executor } from '../../src/agent/executor.js';
 import { createAgentMetrics } from '../../src/agent/metrics.js';
 import { AppliedWorks } from '../../src/agent/applied-works.js';
 import { StatusWriter } from '../../src/agent/status-writer.js';
@@ -208,8 +208,11 @@ t.test('an object the work would own needs the executor\'s delete (OCM\'s rule);
   t.equal(applied(res[1]!).status, 'False', 'the ConfigMap (no delete) is not');
   t.match(applied(res[1]!).message, `not allowed to apply the resource  configmaps, team-a settings: its executor ${SA} cannot delete it in the namespace "team-a"`);
   t.notOk(w.objects.has('/api/v1/namespaces/team-a/configmaps/settings'), 'the ConfigMap was not written');
-  const sar = w.calls().filter(isSar).find((c) => (c.body as any).spec.resourceAttributes.resource === 'configmaps')!; // eslint-disable-line @typescript-eslint/no-explicit-any
-  t.same((sar.body as any).spec.resourceAttributes, { group: '', version: 'v1', resource: 'configmaps', namespace: 'team-a', name: 'settings', verb: 'delete' }); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const sars = w.calls().filter(isSar).filter((c) => (c.body as any).spec.resourceAttributes.resource === 'configmaps'); // eslint-disable-line @typescript-eslint/no-explicit-any
+  t.same(sars.map((c) => (c.body as any).spec.resourceAttributes), [ // eslint-disable-line @typescript-eslint/no-explicit-any
+    { group: '', version: 'v1', resource: 'configmaps', namespace: 'team-a', verb: 'delete' },
+    { group: '', version: 'v1', resource: 'configmaps', namespace: 'team-a', name: 'settings', verb: 'delete' },
+  ], 'asked for the whole namespace, then (refused) for the object by name');
 
   const dry = w.calls().filter((c) => c.path.includes('dryRun=All'));
   t.same(dry.map((c) => [c.method, c.path, c.headers['impersonate-user']]), [['POST', '/api/v1/namespaces/team-a/configmaps?dryRun=All', SA]],
@@ -255,4 +258,28 @@ t.test('the reconciler sets owner references as the executor; a dropped object i
   t.equal(del.length, 1, 'the dropped ConfigMap is deleted');
   t.equal(del[0]!.path, '/api/v1/namespaces/app/configmaps/b');
   t.notOk(del[0]!.headers['impersonate-user'], 'with the agent\'s identity (OCM: the executor\'s delete was checked when it was applied)');
+});
+
+t.test('the delete review: a namespace-wide answer is reused for a while per executor, resource and namespace; without a yes there, the object is asked by name each time', async (t) => {
+  let now = 1_000;
+  const w = fakeWec({ sarAllowed: (a) => a.namespace === 'team-a' && !a.name });
+  const rights = new DeleteRights(w.up, 10_000, () => now);
+  const ex = (executorOf(work([], { executor: executor() })) as { executor: Executor }).executor;
+  const cmAt = (namespace: string, name: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace, name });
+  const sarsSoFar = () => w.calls().filter(isSar).length;
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => rights.refusal(ex, cmAt('team-a', `c${i}`))));
+  t.same(answers, Array(20).fill(undefined), '20 objects in the namespace may be deleted');
+  t.equal(sarsSoFar(), 1, 'one review for all of them (shared while in flight)');
+  now += 9_999;
+  t.equal(await rights.refusal(ex, cmAt('team-a', 'late')), undefined);
+  t.equal(sarsSoFar(), 1, 'still reused just before the TTL');
+  now += 2;
+  await rights.refusal(ex, cmAt('team-a', 'later'));
+  t.equal(sarsSoFar(), 2, 'asked again once it expired');
+  const other = (executorOf(work([], { executor: executor('team-a', 'other') })) as { executor: Executor }).executor;
+  await rights.refusal(other, cmAt('team-a', 'x'));
+  t.equal(sarsSoFar(), 3, 'another executor is asked for itself');
+  t.match(await rights.refusal(ex, cmAt('team-b', 'y')), /cannot delete it in the namespace "team-b"/, 'another namespace: refused');
+  t.match(await rights.refusal(ex, cmAt('team-b', 'y')), /cannot delete it/);
+  t.equal(sarsSoFar(), 3 + 3, 'namespace-wide no (reused), then by name every time: a by-name answer is never reused');
 });
