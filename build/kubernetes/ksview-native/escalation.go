@@ -239,7 +239,11 @@ func (d *wds) GetRoleReferenceRules(ctx context.Context, roleRef rbacv1.RoleRef,
 	native, err := d.native.GetRoleReferenceRules(ctx, roleRef, namespace)
 	switch {
 	case apierrors.IsNotFound(err) && !found:
-		// As kube-apiserver's registry says it (the listers say "clusterrole", singular).
+		// As kube-apiserver says it: its registry's getter names the resource of the request
+		// (clusterrolebindings for a ClusterRoleBinding's missing ClusterRole), not the role's.
+		if info, ok := genericapirequest.RequestInfoFrom(ctx); ok && info.Resource != "" {
+			resource = info.Resource
+		}
 		return nil, apierrors.NewNotFound(rbac.Resource(resource), roleRef.Name)
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, err
