@@ -278,3 +278,12 @@ t.test('a binding to a denatured ClusterRole is weighed by that role\'s rules (w
     status: 403, reason: 'Forbidden', message: /is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}/,
   });
 });
+
+t.test('wds1\'s built-in admin, edit and view hold the rules wec1\'s hold (ClusterRole aggregation runs in the WDS)', async (t) => {
+  const rules = (space: string, role: string) => JSON.stringify((JSON.parse(kcOk(space, ['get', 'clusterrole', role, '-o', 'json'])) as Obj).rules ?? []);
+  for (const role of ['admin', 'edit', 'view']) {
+    const wec = await waitUntil(`wec1's ${role} aggregated`, () => { const r = rules('wec1', role); return r !== '[]' ? r : undefined; }, 60_000);
+    const wds = await waitUntil(`wds1's ${role} as wec1's`, () => { const r = rules('wds1', role); return r === wec ? r : undefined; }, 60_000);
+    t.equal(wds, wec, `${role}: ${(JSON.parse(wec) as unknown[]).length} rules in both`);
+  }
+});
