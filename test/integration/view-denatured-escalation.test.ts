@@ -79,8 +79,12 @@ async function rbacEditor(t: Test, s: Sides, prefix: string): Promise<string> {
   return name;
 }
 
-/** Grants `verbs` on the named roles (resourceNames) of the RBAC kind `resource` on both sides: denatured in wds1, native in wec1. */
-async function grant(t: Test, s: Sides, user: string, verbs: string[], resource: 'clusterroles' | 'roles', names: string[] = []) {
+/**
+ * Grants `verbs` on the named roles (resourceNames) of the RBAC kind `resource` on both sides:
+ * denatured in wds1, native in wec1; returns once both spaces' RBAC say so, and `probe` (a dry run
+ * through the view of a write the grant allows) passes.
+ */
+async function grant(t: Test, s: Sides, user: string, verbs: string[], resource: 'clusterroles' | 'roles', names: string[], probe: () => Promise<Answer>) {
   const id = uniqueName(`${user}-${verbs.join('-')}`).slice(0, 60);
   const role = (group: string) => ({
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: id },
@@ -98,10 +102,12 @@ async function grant(t: Test, s: Sides, user: string, verbs: string[], resource:
   await waitUntil(`${user} may ${verbs.join(',')} ${resource}`, () =>
     (kc('wds1', ['auth', 'can-i', verbs[0]!, `${group('denatured.kubestellar.io')}${names[0] ? `/${names[0]}` : ''}`, '--as', user]).stdout.trim() === 'yes' &&
       kc('wec1', ['auth', 'can-i', verbs[0]!, `${group('rbac.authorization.k8s.io')}${names[0] ? `/${names[0]}` : ''}`, '--as', user]).stdout.trim() === 'yes') || undefined, 30_000);
+  // ksview-native remembers a denial for a second: wait until a dry run through the view has the grant.
+  await waitUntil(`the view lets ${user} ${verbs.join(',')}`, async () => (await probe()).status === 201 || undefined, 30_000);
 }
 
 /** Native rights in wds1 and wec1 alike (the rules a Role may carry without escalate). */
-async function holdNatively(t: Test, user: string, ns: string, verbs: string[], resource: string) {
+async function holdNatively(t: Test, user: string, ns: string, verbs: string[], resource: string, probe: () => Promise<Answer>) {
   const id = uniqueName(`${user}-holds`).slice(0, 60);
   for (const space of ['wds1', 'wec1']) {
     kcOk(space, ['-n', ns, 'create', 'role', id, ...verbs.map((v) => `--verb=${v}`), `--resource=${resource}`]);
@@ -110,6 +116,8 @@ async function holdNatively(t: Test, user: string, ns: string, verbs: string[], 
   t.teardown(() => { for (const space of ['wds1', 'wec1']) kc(space, ['-n', ns, 'delete', 'rolebinding', id, '--ignore-not-found']); });
   await waitUntil(`${user} holds ${verbs.join(',')} ${resource} in ${ns}`, () =>
     ['wds1', 'wec1'].every((space) => kc(space, ['-n', ns, 'auth', 'can-i', verbs[0]!, resource, '--as', user]).stdout.trim() === 'yes') || undefined, 30_000);
+  // ksview-native's informers of wds1's RBAC have it too.
+  await waitUntil(`the view knows ${user} holds ${resource}`, async () => (await probe()).status === 201 || undefined, 30_000);
 }
 
 /** Both sides answer alike: same code and reason (and message when `sameMessage`). */
@@ -169,7 +177,7 @@ t.test('bind with resourceNames: a binding to view is allowed, to cluster-admin 
   const toView = crb(`${user}-view`, 'view', 'alice');
   const before = [await s.native('POST', `${RBAC}/clusterrolebindings?dryRun=All`, { as: user, body: toView }), await s.view('POST', `${RBAC}/clusterrolebindings?dryRun=All`, { as: user, body: toView })] as const;
   same(t, 'a binding to view without bind (view holds rules in wds1 too: ClusterRole aggregation)', before[0], before[1], { status: 403, reason: 'Forbidden', message: /is attempting to grant RBAC permissions not currently held/ });
-  await grant(t, s, user, ['bind'], 'clusterroles', ['view']);
+  await grant(t, s, user, ['bind'], 'clusterroles', ['view'], () => s.view('POST', `${RBAC}/clusterrolebindings?dryRun=All`, { as: user, body: toView }));
   cleanup(t, `clusterrolebinding/${user}-view`, `clusterrolebinding/${user}-admin`);
   same(t, 'a binding to view with bind on view', await s.native('POST', `${RBAC}/clusterrolebindings`, { as: user, body: toView }),
     await s.view('POST', `${RBAC}/clusterrolebindings`, { as: user, body: toView }), { status: 201 });
@@ -192,10 +200,10 @@ t.test('a Role with rules the user lacks is refused, with rules held or with esc
     status: 403, reason: 'Forbidden',
     message: `roles.rbac.authorization.k8s.io "secrets-reader" is forbidden: user "${user}" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}`,
   });
-  await holdNatively(t, user, ns, ['get'], 'configmaps');
   const held = role('configmaps-reader', 'configmaps');
+  await holdNatively(t, user, ns, ['get'], 'configmaps', () => s.view('POST', `${path}?dryRun=All`, { as: user, body: held }));
   same(t, 'a Role with get configmaps, held', await s.native('POST', path, { as: user, body: held }), await s.view('POST', path, { as: user, body: held }), { status: 201 });
-  await grant(t, s, user, ['escalate'], 'roles');
+  await grant(t, s, user, ['escalate'], 'roles', [], () => s.view('POST', `${path}?dryRun=All`, { as: user, body: lacks }));
   same(t, 'a Role with get secrets, with escalate', await s.native('POST', path, { as: user, body: lacks }), await s.view('POST', path, { as: user, body: lacks }), { status: 201 });
 });
 
@@ -209,7 +217,7 @@ t.test('an aggregated ClusterRole needs cluster-admin\'s rights (or escalate), a
     await s.view('POST', `${RBAC}/clusterroles`, { as: user, body: aggregated }), {
       status: 403, reason: 'Forbidden', message: `clusterroles.rbac.authorization.k8s.io "${name}" is forbidden: must have cluster-admin privileges to use the aggregationRule`,
     });
-  await grant(t, s, user, ['escalate'], 'clusterroles');
+  await grant(t, s, user, ['escalate'], 'clusterroles', [], () => s.view('POST', `${RBAC}/clusterroles?dryRun=All`, { as: user, body: aggregated }));
   same(t, 'an aggregated ClusterRole, with escalate', await s.native('POST', `${RBAC}/clusterroles`, { as: user, body: aggregated }),
     await s.view('POST', `${RBAC}/clusterroles`, { as: user, body: aggregated }), { status: 201 });
 });

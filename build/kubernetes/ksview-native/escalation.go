@@ -7,15 +7,18 @@ package main
 //   - the user of the write: sent by ksview serve with each request (X-Ksview-User, JSON), the
 //     authenticated caller of the view or the userInfo of a direct write's AdmissionReview;
 //   - the authorizer asked for `escalate` and `bind`: a SubjectAccessReview to the WDS (ksview
-//     serve's identity) for each question, never cached (a revoked right stops at once), asked of
-//     the denatured resource: group rbac.authorization.k8s.io becomes denatured.kubestellar.io, the
-//     resource and namespace stay, the name is the stored name (./names.go) — RBAC on denatured
-//     objects names them as the WDS stores them;
+//     serve's identity) asked of the denatured resource: group rbac.authorization.k8s.io becomes
+//     denatured.kubestellar.io, the resource and namespace stay, the name is the stored name
+//     (./names.go) — RBAC on denatured objects names them as the WDS stores them. An allowed
+//     answer is never cached (a revoked right stops at once); a denial is remembered for
+//     denyTTL (1 s), which can only delay a new grant, never let a revoked one pass;
 //   - the rule resolver (pkg/registry/rbac/validation.DefaultRuleResolver) over informers of the
 //     WDS's native RBAC: "the user holds these rules" is what the WDS grants;
 //   - for a binding's roleRef, the role as the fleet will hold it: the union of the rules of the
-//     denatured role of that name (read from the WDS at the time of the write) and of the WDS's
-//     native role of that name; NotFound, as kube-apiserver's, when neither exists.
+//     denatured role of that name and of the WDS's native role of that name; NotFound, as
+//     kube-apiserver's, when neither exists. Denatured roles are read from an informer (as the
+//     native ones), and from the WDS itself when the informer has none of that name (not synced
+//     yet, or the role was created a moment ago).
 
 import (
 	"context"
@@ -32,6 +35,12 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -86,7 +95,17 @@ type wds struct {
 	// native resolves a user's rules from the WDS's native RBAC (informers).
 	native *rbacvalidation.DefaultRuleResolver
 	synced []cache.InformerSynced
+	// denaturedRoles and denaturedClusterRoles: informers of the stored denatured roles.
+	denaturedRoles, denaturedClusterRoles cache.SharedIndexInformer
+	// denials: SubjectAccessReviews answered "no", by their question, for denyTTL.
+	denials *utilcache.LRUExpireCache
 }
+
+// denyTTL is how long a denial is remembered; denyEntries bounds how many are.
+const (
+	denyTTL     = time.Second
+	denyEntries = 10000
+)
 
 // syncWait bounds how long a write waits for the informers' first sync.
 const syncWait = 10 * time.Second
@@ -134,8 +153,17 @@ func newWDS(ctx context.Context, kubeconfig, kubecontext string) (*wds, error) {
 		r.Roles().Informer().HasSynced, r.RoleBindings().Informer().HasSynced,
 		r.ClusterRoles().Informer().HasSynced, r.ClusterRoleBindings().Informer().HasSynced,
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	denatured := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	roles := denatured.ForResource(schema.GroupVersionResource{Group: denaturedGroup, Version: "v1", Resource: "roles"}).Informer()
+	clusterRoles := denatured.ForResource(schema.GroupVersionResource{Group: denaturedGroup, Version: "v1", Resource: "clusterroles"}).Informer()
 	factory.Start(ctx.Done())
-	return &wds{client: client, native: resolver, synced: synced}, nil
+	denatured.Start(ctx.Done())
+	return &wds{client: client, native: resolver, synced: synced, denaturedRoles: roles, denaturedClusterRoles: clusterRoles,
+		denials: utilcache.NewLRUExpireCache(denyEntries)}, nil
 }
 
 // Authorize asks the WDS, with a SubjectAccessReview, whether the user may do this to the
@@ -157,22 +185,30 @@ func (d *wds) Authorize(ctx context.Context, a authorizer.Attributes) (authorize
 	for k, v := range u.GetExtra() {
 		extra[k] = v
 	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	spec := authorizationv1.SubjectAccessReviewSpec{
 		User: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Namespace: a.GetNamespace(), Verb: a.GetVerb(), Group: group, Version: a.GetAPIVersion(),
 			Resource: a.GetResource(), Subresource: a.GetSubresource(), Name: name,
 		},
-	}}
+	}
+	key, err := json.Marshal(spec)
+	if err != nil {
+		return authorizer.DecisionNoOpinion, "", err
+	}
+	if reason, denied := d.denials.Get(string(key)); denied {
+		return authorizer.DecisionNoOpinion, reason.(string), nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, sarTimeout)
 	defer cancel()
-	res, err := d.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	res, err := d.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
 	if err != nil {
 		return authorizer.DecisionNoOpinion, "", err
 	}
 	if res.Status.Allowed {
 		return authorizer.DecisionAllow, res.Status.Reason, nil
 	}
+	d.denials.Add(string(key), res.Status.Reason, denyTTL)
 	return authorizer.DecisionNoOpinion, res.Status.Reason, nil
 }
 
@@ -192,9 +228,25 @@ func (d *wds) VisitRulesFor(ctx context.Context, u user.Info, namespace string, 
 	d.native.VisitRulesFor(ctx, u, namespace, visitor)
 }
 
-// denaturedRules reads the denatured role (kind Role or ClusterRole) from the WDS now: its rules,
-// and whether it exists. Its stored form keeps the native fields (rules) as they are.
+// denaturedRules reads the denatured role (kind Role or ClusterRole): its rules, and whether it
+// exists; from the informer, else from the WDS now. Its stored form keeps the native fields
+// (rules) as they are.
 func (d *wds) denaturedRules(ctx context.Context, kind, namespace, name string) ([]rbacv1.PolicyRule, bool, error) {
+	informer, key := d.denaturedClusterRoles, storedName(name)
+	if kind == "Role" {
+		informer, key = d.denaturedRoles, namespace+"/"+storedName(name)
+	}
+	if obj, found, err := informer.GetStore().GetByKey(key); err == nil && found {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			var role struct {
+				Rules []rbacv1.PolicyRule `json:"rules"`
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &role); err != nil {
+				return nil, false, fmt.Errorf("reading the denatured %s %q: %w", kind, name, err)
+			}
+			return role.Rules, true, nil
+		}
+	}
 	path := "/apis/" + denaturedGroup + "/v1"
 	if kind == "Role" {
 		path += "/namespaces/" + namespace + "/roles/" + storedName(name)
