@@ -114,7 +114,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
   if (dryRun.some((d) => d !== 'All')) throw errors.badRequest(`dryRun: Unsupported value: "${dryRun.find((d) => d !== 'All')}": supported values: "All"`);
   const incoming: Record<string, string | string[] | undefined> = {};
   for (const [k, v] of Object.entries(req.headers)) if (!BODY_HEADERS.test(k)) incoming[k] = v;
-  const caller: Caller = { headers: upstreamHeaders(incoming, user, ctx.up.authorization) };
+  const caller: Caller = { headers: upstreamHeaders(incoming, user, ctx.up.authorization), user };
   const target: Target = { version: info.version, namespace: info.namespace, name: info.name, subresource: info.subresource };
   const contentType = String(req.headers['content-type'] ?? '');
   const raw = bodyOf(req);

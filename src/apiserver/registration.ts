@@ -2,8 +2,10 @@
 // gives the server's identity what an aggregated server needs, by server-side apply (so running it
 // again changes nothing): the ExternalName Service, the APIService with our CA as caBundle,
 // system:auth-delegator, the authentication ConfigMap reader role, impersonation and the managing of
-// the denatured kinds' CRDs. It also installs the ClusterRoles an admin binds to users of the view
-// (kubestellar-view:user, and kubestellar-view:denatured-editor for the denatured kinds), and the
+// the denatured kinds' CRDs, and what ksview-native's RBAC escalation check reads (the WDS's RBAC,
+// denatured roles). It also installs the ClusterRoles an admin binds to users of the view
+// (kubestellar-view:user, kubestellar-view:denatured-editor for the denatured kinds, and
+// kubestellar-view:denatured-rbac-admin for escalate and bind on denatured roles), and the
 // admission webhooks: of StatusCollectors (with the status controller), of BindingPolicies naming
 // an executor (with the placement controllers), and of direct writes of denatured objects (with
 // denatured kinds).
@@ -146,6 +148,25 @@ export const DENATURED_EDITOR_RULES = [
   { apiGroups: ['denatured.kubestellar.io'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] },
 ];
 
+export const ESCALATION_CHECKER_RULES = [
+  // Kubernetes' RBAC escalation check of denatured RBAC (ksview-native, docs/view.md): its rule
+  // resolver holds the WDS's native RBAC in informers, to compute the rules a user holds, as
+  // kube-apiserver's does. Read only.
+  { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'], verbs: ['list', 'watch'] },
+  // The rules of the denatured role a binding refers to (the role as the fleet will hold it),
+  // read when the binding is written. Read only, these two kinds only.
+  { apiGroups: ['denatured.kubestellar.io'], resources: ['roles', 'clusterroles'], verbs: ['get'] },
+];
+
+export const DENATURED_RBAC_ADMIN_RULES = [
+  // Kubernetes' RBAC escalation check on denatured Roles, ClusterRoles and their bindings (docs/
+  // view.md): `escalate` lets a Role or ClusterRole carry rules its writer does not hold, `bind` a
+  // binding refer to a role whose rules its writer does not hold. Granting this is granting what
+  // those roles grant in every WEC the fleet sends them to: bind it to fleet RBAC admins only (or
+  // grant `bind` with resourceNames, as docs/view.md shows).
+  { apiGroups: ['denatured.kubestellar.io'], resources: ['roles', 'clusterroles'], verbs: ['escalate', 'bind'] },
+];
+
 export async function register(up: Upstream, o: RegistrationOptions): Promise<void> {
   const subject = await serverSubject(up);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
@@ -181,6 +202,16 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
   });
   await apply(up, `${rbac}/clusterroles/kubestellar-view:denatured-editor`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:denatured-editor' }, rules: DENATURED_EDITOR_RULES,
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:escalation-checker`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:escalation-checker' }, rules: ESCALATION_CHECKER_RULES,
+  });
+  await apply(up, `${rbac}/clusterrolebindings/kubestellar-view:escalation-checker`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kubestellar-view:escalation-checker' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubestellar-view:escalation-checker' }, subjects: [subject],
+  });
+  await apply(up, `${rbac}/clusterroles/kubestellar-view:denatured-rbac-admin`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:denatured-rbac-admin' }, rules: DENATURED_RBAC_ADMIN_RULES,
   });
   await apply(up, `/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`, {
     apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${VERSION}.${GROUP}` },

@@ -88,7 +88,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     error: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
   };
   if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --native-code <path>');
-  const native = new NativeCode(o.nativeCode ?? '', log);
+  // ksview-native asks the WDS (as this server) about RBAC escalation: SubjectAccessReviews and informers of its RBAC.
+  const native = new NativeCode(o.nativeCode ?? '', log, { kubeconfig: o.wdsKubeconfig, context: o.wdsContext });
   if (denaturedKinds.length > 0) await native.start();
   const denatured = new DenaturedRegistry(up, denaturedKinds, log, native);
 

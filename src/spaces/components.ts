@@ -1,6 +1,9 @@
 // Command lines of the processes behind local spaces. WDS and ITS are spaces, not clusters: their
-// kube-controller-manager runs only the namespace and garbage-collector controllers. WECs run the
-// full controller set, a scheduler and kwok, so Deployments really become Available there.
+// kube-controller-manager runs only the namespace and garbage-collector controllers, and a WDS's
+// also the clusterrole-aggregation controller, so that its built-in admin, edit and view hold the
+// rules they hold in every WEC (Kubernetes' RBAC escalation checks of the view and of the WDS
+// weigh a binding to them by those rules). WECs run the full controller set, a scheduler and
+// kwok, so Deployments really become Available there.
 // etcd serves TLS only and asks every client for a certificate of its own CA, on both its URLs
 // (component-certs.ts): the kube-apiservers present theirs; a local user without it gets nothing.
 import path from 'node:path';
@@ -104,6 +107,9 @@ function controlPlaneComponentArgs(kubeconfig: string, port: number, certDir: st
 export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): string[] {
   const pki = spacePkiFiles(space.dir);
   const common = controlPlaneComponentArgs(kubeconfig, space.controllerManagerPort, path.join(space.dir, 'kcm-certs'));
+  if (space.role === 'wds') {
+    return [...common, '--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller'];
+  }
   if (space.role !== 'wec') {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller'];
   }

@@ -8,11 +8,14 @@
 //     as it was or removed; view.kubestellar.io/native-name must be the name the stored name
 //     encodes, and a stored name of that encoded form must carry it;
 //  2. kubernetesValidation — Kubernetes' own registry of the native kind (ksview-native: create or
-//     update rules, validation) on the native object, as on the view's writes.
-// Issue 25's RBAC escalation check belongs in DIRECT_WRITE_CHECKS after these (and in the view's
-// own write path, DenaturedStore.write). A change of metadata alone (labels, finalizers, owner
-// references, a deletion under way) is not judged by Kubernetes' validation again: an object
-// stored invalid before this admission existed must still be released and deleted.
+//     update rules, validation) on the native object, as on the view's writes; for Roles,
+//     ClusterRoles and their bindings that includes Kubernetes' RBAC escalation check for the
+//     writer (the review's userInfo), as on the view's writes (ksview-native's escalation.go).
+// A change of metadata alone (labels, finalizers, owner references, a deletion under way) is not
+// judged by Kubernetes' validation again: an object stored invalid before this admission existed
+// must still be released and deleted. For the RBAC kinds "metadata alone" is Kubernetes' own
+// notion (pkg/registry/rbac.IsOnlyMutatingGCFields: owner references, finalizers, managed fields):
+// a change of labels is checked, as natively, since labels decide where placement sends a grant.
 import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
 import type { KubeObject } from '../kube/objects.js';
@@ -75,9 +78,28 @@ export const reservedAnnotations: DirectWriteCheck = async (w) => {
 /** Whether an update changes nothing but metadata. */
 function metadataOnly(w: DirectWrite): boolean {
   if (w.operation !== 'UPDATE' || !w.oldObject) return false;
-  const { metadata: _now, ...now } = w.object;
-  const { metadata: _before, ...before } = w.oldObject;
-  return isDeepStrictEqual(now, before);
+  const { metadata: now, ...nowRest } = w.object;
+  const { metadata: before, ...beforeRest } = w.oldObject;
+  if (!isDeepStrictEqual(nowRest, beforeRest)) return false;
+  return w.store.kind.group !== RBAC_GROUP || isDeepStrictEqual(withoutGCFields(now), withoutGCFields(before));
+}
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * Metadata without what Kubernetes' IsOnlyMutatingGCFields leaves out (owner references,
+ * finalizers, managed fields: here also the view's annotation that carries them), nor what the
+ * server sets on every write (resourceVersion, generation) or on deletion.
+ */
+function withoutGCFields(m: unknown): Record<string, unknown> {
+  const meta: Record<string, unknown> = isJsonObject(m) ? { ...m } : {};
+  for (const k of ['ownerReferences', 'finalizers', 'managedFields', 'resourceVersion', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds']) delete meta[k];
+  if (isJsonObject(meta.annotations)) {
+    const { [NATIVE_METADATA_ANNOTATION]: _carried, ...annotations } = meta.annotations;
+    meta.annotations = annotations;
+    if (Object.keys(annotations).length === 0) delete meta.annotations;
+  }
+  return meta;
 }
 
 export const kubernetesValidation: DirectWriteCheck = async (w) => {

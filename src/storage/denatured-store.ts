@@ -34,10 +34,14 @@ import type { Upstream } from '../kube/upstream.js';
 import type { NativeRegistries } from './native-code.js';
 import { isJsonObject } from '../kube/json.js';
 import { VIEW_WRITE_HEADERS } from './view-write-extra.js';
+import type { UserInfo } from '../kube/user.js';
+import { VALIDATION_USER } from './native-code.js';
 
 /** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
 export interface Caller {
   headers: Record<string, string | string[]>;
+  /** The user of those headers: whom Kubernetes' RBAC escalation check asks about on writes. */
+  user?: UserInfo;
 }
 
 /** What a request addresses (`name` and `subresource` may be empty). */
@@ -129,6 +133,11 @@ export interface StoredWrite {
   object: unknown;
   /** The object before an UPDATE. */
   oldObject?: unknown;
+  /**
+   * Who writes: for RBAC kinds Kubernetes' escalation check asks about this user. Absent: the
+   * object is only validated (it was checked when written), as VALIDATION_USER.
+   */
+  user?: UserInfo;
 }
 
 /** The field manager ksview-native is told for writes it only validates. */
@@ -326,7 +335,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const live = w.method === 'POST' ? undefined : await this.live(caller, t);
       const liveNative = live ? Buffer.from(JSON.stringify(this.presenter.translated(live, t.version))) : undefined;
-      const a = await this.native.write({ method: w.method, path, contentType: w.contentType, userAgent: w.userAgent, body: w.body, live: liveNative });
+      const a = await this.native.write({ method: w.method, path, contentType: w.contentType, userAgent: w.userAgent, body: w.body, live: liveNative, user: caller.user });
       if (a.status >= 300) {
         if (isStatus(a.json)) throw new StatusError(a.json as FailureStatus);
         throw errors.internal(`ksview-native answered ${a.status}`);
@@ -401,6 +410,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     const a = await this.native.write({
       method: old ? 'PUT' : 'POST', path: this.nativePath(t, new URLSearchParams({ fieldManager: VALIDATION_MANAGER })),
       contentType: 'application/json', body: Buffer.from(JSON.stringify(body)), live: old ? Buffer.from(JSON.stringify(old)) : undefined,
+      user: w.user ?? VALIDATION_USER,
     });
     if (a.status < 300) return undefined;
     if (isStatus(a.json) && a.json.code !== undefined && a.json.code < 500) return a.json as FailureStatus;

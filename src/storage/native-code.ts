@@ -4,8 +4,12 @@
 // - start() spawns it and resolves once it answers /healthz; a binary that is missing or does not
 //   come up is a UserError (ksview serve does not start: no weaker checks instead);
 // - write() hands one native write (method, native path and query, Content-Type, body as sent)
-//   with the live native object to Kubernetes' registry and returns its answer: the object to
-//   store and what to do with it (create, update, none), or the Status kube-apiserver would give;
+//   with the live native object and the user who writes to Kubernetes' registry and returns its
+//   answer: the object to store and what to do with it (create, update, none), or the Status
+//   kube-apiserver would give. For Roles, ClusterRoles and their bindings that is also Kubernetes'
+//   RBAC escalation check (ksview-native's escalation.go), asked of the WDS (given by
+//   `wds`: ksview serve's kubeconfig) for that user; a write without a user is refused any
+//   escalation, and VALIDATION_USER (system:masters) is the one that passes without the check;
 // - normalize() turns objects read from storage into what kube-apiserver shows (defaults, null
 //   and omitted fields, canonical quantities, field order), each on its own: an object Kubernetes
 //   cannot decode is answered with why, beside the others;
@@ -19,6 +23,7 @@ import { Pool } from 'undici';
 import { errors } from '../kube/status.js';
 import { waitFor } from '../kube/wait.js';
 import { UserError } from '../util/user-error.js';
+import type { UserInfo } from '../kube/user.js';
 
 export type WriteKind = 'create' | 'update' | 'none';
 
@@ -31,6 +36,22 @@ export interface NativeWrite {
   body: Buffer;
   /** The live object in native form (JSON), or undefined when there is none. */
   live?: Buffer;
+  /** Who writes: Kubernetes' RBAC escalation check asks about this user. */
+  user?: UserInfo;
+}
+
+/**
+ * The user of a write ksview-native only validates, of an object already stored and checked when
+ * it was written (placement's validity): in system:masters, which Kubernetes' escalation check lets
+ * through without asking (pkg/registry/rbac.EscalationAllowed), as it lets kube-apiserver's own
+ * loopback writes through. Never the user of a write someone asks for.
+ */
+export const VALIDATION_USER: UserInfo = { username: 'system:kubestellar-view:validation', groups: ['system:masters'], extra: {} };
+
+/** The WDS ksview-native asks for the escalation checks (its kubeconfig, ksview serve's identity). */
+export interface NativeCodeWds {
+  kubeconfig: string;
+  context?: string;
 }
 
 export interface NativeAnswer {
@@ -55,6 +76,12 @@ const START_TIMEOUT_MS = 30_000;
 /** What the stores use of ksview-native (tests give a fake). */
 export type NativeRegistries = Pick<NativeCode, 'write' | 'normalize'>;
 
+/** The user as ksview-native reads it (X-Ksview-User): JSON, ASCII only (a header value). */
+export function userHeader(u: UserInfo): string {
+  return JSON.stringify({ name: u.username, uid: u.uid ?? '', groups: u.groups, extra: u.extra })
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export class NativeCode {
   private child: ChildProcess | undefined;
   private pool: Pool | undefined;
@@ -66,7 +93,7 @@ export class NativeCode {
   private started = false;
   private stderrTail = '';
 
-  constructor(readonly binary: string, private readonly log: NativeCodeLog) {}
+  constructor(readonly binary: string, private readonly log: NativeCodeLog, private readonly wds?: NativeCodeWds) {}
 
   private get socket(): string {
     return path.join(this.dir, 'sock');
@@ -91,7 +118,9 @@ export class NativeCode {
    */
   private async spawnAndWait(): Promise<void> {
     rmSync(this.socket, { force: true });
-    const child = spawn(this.binary, ['--socket', this.socket], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const args = ['--socket', this.socket];
+    if (this.wds) args.push('--kubeconfig', this.wds.kubeconfig, ...(this.wds.context ? ['--context', this.wds.context] : []));
+    const child = spawn(this.binary, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     this.child = child;
     this.stderrTail = '';
     child.stderr!.setEncoding('utf8').on('data', (c: string) => { this.stderrTail = (this.stderrTail + c).slice(-2000); });
@@ -168,6 +197,7 @@ export class NativeCode {
       'content-type': w.contentType, accept: 'application/json', 'x-ksview-live-length': String(live.length),
     };
     if (w.userAgent) headers['user-agent'] = w.userAgent;
+    if (w.user) headers['x-ksview-user'] = userHeader(w.user);
     const res = await this.call(w.method, w.path, headers, Buffer.concat([live, w.body]));
     const text = await res.body.text();
     let json: unknown;

@@ -167,7 +167,9 @@ t.test('objects stored around the admission break no read of their kind and are 
   w.stdout.on('data', (d: Buffer) => { out += d.toString(); });
   w.stderr.on('data', (d: Buffer) => { err += d.toString(); });
   await waitUntil('the watch lists the readable Role', () => out.includes('role.rbac.authorization.k8s.io/fine') || undefined, 30_000);
-  kcOk('wds1', ['-n', ns, 'label', 'roles.denatured.kubestellar.io', 'broken', 'touched=yes']);
+  // A change of finalizers alone (labels of RBAC kinds are checked, and this one cannot be read).
+  kcOk('wds1', ['-n', ns, 'patch', 'roles.denatured.kubestellar.io', 'broken', '--type=merge', '-p', '{"metadata":{"finalizers":["example.com/touched"]}}']);
+  kcOk('wds1', ['-n', ns, 'patch', 'roles.denatured.kubestellar.io', 'broken', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   kcOk(VIEW, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'after', namespace: ns }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }] }));
   await waitUntil('the watch shows the Role written after the unreadable one changed', () => out.includes('role.rbac.authorization.k8s.io/after') || undefined, 30_000);
   t.equal(w.exitCode, null, 'the watch is still running');

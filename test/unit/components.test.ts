@@ -29,8 +29,9 @@ t.test('the aggregation layer is configured: front-proxy CA, allowed name, clien
   t.notOk(flag(args, 'enable-aggregator-routing'), 'aggregator routing stays off (ExternalName services work)');
 });
 
-t.test('WDS and ITS run only the namespace and garbage-collector controllers; WECs run all', async (t) => {
-  t.equal(flag(controllerManagerArgs(space('wds1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller');
+t.test('WDS and ITS run only the namespace and garbage-collector controllers (a WDS also ClusterRole aggregation, as in a WEC); WECs run all', async (t) => {
+  t.equal(flag(controllerManagerArgs(space('wds1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller',
+    'admin, edit and view hold in the WDS the rules they hold in a WEC');
   t.equal(flag(controllerManagerArgs(space('its1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller');
   const wec = controllerManagerArgs(space('wec1'), 'k');
   t.equal(flag(wec, 'controllers'), '*');

@@ -42,7 +42,7 @@ t.test('native-metadata: never set or changed by a direct write; kept as it was,
   t.match(await admitDirectWrite(write(role('r', { [METADATA]: FORGED }), viewWritten)), { code: 422 }, 'changed by an update');
   t.equal(await admitDirectWrite(write(role('r', { [METADATA]: '{"generation":1}', x: 'y' }), viewWritten)), undefined, 'kept as it was');
   t.equal(await admitDirectWrite(write(role('r'), viewWritten)), undefined, 'removed');
-  t.equal(native.writes.length, 0, 'none of these needed Kubernetes\' validation: only metadata changed or they were refused first');
+  t.equal(native.writes.length, 1, 'one needed Kubernetes\' checks: the update that added an annotation (for RBAC kinds only owner references, finalizers and managed fields are "metadata alone", as in Kubernetes\' IsOnlyMutatingGCFields); the others changed only the view\'s annotation or were refused first');
 });
 
 t.test('native-name: must be the name the stored name encodes; an encoded stored name must carry it', async (t) => {
@@ -65,10 +65,12 @@ t.test('Kubernetes\' validation of the native object: its refusal is the answer;
   t.match(await admitDirectWrite(write(role('r', undefined, []))), { code: 422, message: 'Role.rbac.authorization.k8s.io "r" is invalid: rules: Required value' });
   t.equal(await admitDirectWrite(write(role('r'))), undefined, 'valid');
   t.equal(native.writes.length, 2);
-  const storedInvalid = role('r', undefined, []);
-  const labelled = { ...storedInvalid, metadata: { ...storedInvalid.metadata, labels: { a: 'b' }, finalizers: [] } };
-  t.equal(await admitDirectWrite(write(labelled, storedInvalid)), undefined, 'an object stored invalid can still be labelled and released');
+  const storedInvalid = { ...role('r', undefined, []), metadata: { ...role('r').metadata, finalizers: ['example.com/hold'] } };
+  const released = { ...storedInvalid, metadata: { ...storedInvalid.metadata, finalizers: [], ownerReferences: [] } };
+  t.equal(await admitDirectWrite(write(released, storedInvalid)), undefined, 'an object stored invalid can still be released');
   t.equal(native.writes.length, 2, 'without asking Kubernetes');
+  const labelled = { ...storedInvalid, metadata: { ...storedInvalid.metadata, labels: { a: 'b' } } };
+  t.match(await admitDirectWrite(write(labelled, storedInvalid)), { code: 422 }, 'labelling one is judged, as natively (for an RBAC kind labels are not "metadata alone")');
   t.match(await admitDirectWrite(write(role('r', undefined, []), role('r'))), { code: 422 }, 'an update that makes it invalid');
 });
 
@@ -81,4 +83,30 @@ t.test('the checks run in order and the first refusal answers (the place for mor
   t.equal(native.writes.length, 0);
   t.equal(await admitDirectWrite(write(role('r')), [...DIRECT_WRITE_CHECKS, refuse]), undefined);
   t.same(seen, ['extra']);
+});
+
+t.test('RBAC kinds: Kubernetes\' checks (escalation included) are asked for the writer; a change of labels is checked, one of finalizers or owner references is not', async (t) => {
+  const { native, role, write } = setup(t);
+  const stored = role('r');
+  t.equal(await admitDirectWrite(write({ ...stored, metadata: { ...stored.metadata, labels: { app: 'demo-rbac' } } }, stored)), undefined);
+  t.equal(native.writes.length, 1, 'a relabelling is sent to Kubernetes\' registry (labels decide where placement sends a grant)');
+  t.same(native.writes[0]!.user, mallory, 'with the user who writes, for the escalation check');
+  t.equal(native.writes[0]!.method, 'PUT', 'as the native update from the old object');
+  t.equal(await admitDirectWrite(write({ ...stored, metadata: { ...stored.metadata, finalizers: ['example.com/x'], ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'o', uid: 'u' }] } }, stored)), undefined);
+  t.equal(native.writes.length, 1, 'finalizers and owner references alone are not checked again (IsOnlyMutatingGCFields)');
+  native.answer = () => ({ status: 403, json: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'roles.rbac.authorization.k8s.io "r" is forbidden: user "mallory" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held' }, warnings: [], write: 'none' });
+  t.match(await admitDirectWrite(write(role('r2', undefined, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]))), { code: 403, reason: 'Forbidden', message: /is attempting to grant RBAC permissions not currently held/ },
+    'Kubernetes\' Forbidden is the answer');
+  t.same(native.writes[1]!.user, mallory);
+});
+
+t.test('other kinds: a change of metadata alone, labels included, is not judged again', async (t) => {
+  const m = mockUpstream();
+  t.teardown(() => m.close());
+  const native = new FakeNativeCode();
+  const store = new DenaturedStore(m.up, kindStrategy(denaturedKind('resourcequotas')), native);
+  const quota: KubeObject = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns1', uid: 'u', resourceVersion: '1' }, spec: { hard: { pods: '1' } } };
+  const labelled = { ...quota, metadata: { ...quota.metadata, labels: { a: 'b' } } };
+  t.equal(await admitDirectWrite({ operation: 'UPDATE', subresource: '', version: 'v1', object: labelled, oldObject: quota, user: mallory, store }), undefined);
+  t.equal(native.writes.length, 0);
 });

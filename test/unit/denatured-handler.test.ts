@@ -214,6 +214,7 @@ t.test('POST, PUT and PATCH hand the body as sent, with its Content-Type and the
   t.equal(created.json().rules, null, 'the registry\'s object, as kube-apiserver encodes it');
   t.match(native.writes[0], { method: 'POST', contentType: 'application/yaml', userAgent: 'kubectl/v1.32.0', path: '/apis/rbac.authorization.k8s.io/v1/clusterroles?fieldValidation=Strict' });
   t.equal(native.writes[0]!.body.toString(), yaml);
+  t.same(native.writes[0]!.user, alice, 'with the authenticated user, whom Kubernetes\' RBAC escalation check asks about');
   const strict = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'BadRequest', code: 400, message: 'strict decoding error: unknown field "__proto__"' };
   native.answer = () => ({ status: 400, json: strict, warnings: [], write: 'none' });
   for (const [method, type] of [['POST', 'application/json'], ['PUT', 'application/json'], ['PATCH', 'application/merge-patch+json'], ['PATCH', 'application/strategic-merge-patch+json'],

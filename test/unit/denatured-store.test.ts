@@ -10,6 +10,7 @@ import { StatusError } from '../../src/kube/status.js';
 import { denaturedKind, type FixtureResource } from '../fixtures/denatured-kinds.js';
 import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
 import { FakeNativeCode } from '../fixtures/fake-native-code.js';
+import { VALIDATION_USER } from '../../src/storage/native-code.js';
 
 const D = '/apis/denatured.kubestellar.io/v1';
 const NATIVE_NAME = 'view.kubestellar.io/native-name';
@@ -498,4 +499,21 @@ t.test('invalidity: what placement asks of a stored object, remembered per uid a
   t.match(await store.invalidity(storedRole('bad', 'ns1', { [NATIVE_METADATA]: 'not-json' }, 'u2') as KubeObject, 'v1'), /annotation view.kubestellar.io\/native-metadata is not JSON/,
     'unreadable: invalid, without asking Kubernetes');
   t.equal(native.writes.length, 2);
+});
+
+t.test('RBAC escalation: the registry is told who writes (the caller\'s user); a direct write\'s writer too; a stored object is only validated, as system:masters', async (t) => {
+  const { m, store, native } = setup(t, 'rolebindings');
+  const alice = { username: 'alice', uid: 'a-1', groups: ['team-a', 'system:authenticated'], extra: { 'k': ['v'] } };
+  native.answer = () => ({ status: 403, json: wdsStatus(403, 'Forbidden', 'rolebindings.rbac.authorization.k8s.io "b" is forbidden: user "alice" (groups=["team-a" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:["*"], Resources:["*"], Verbs:["*"]}'), warnings: [], write: 'none' });
+  const err = await rejection(store.write({ ...caller, user: alice }, target('', 'ns1'), w('POST', '{}'), q()));
+  t.same(native.writes[0]!.user, alice, 'the user of the request');
+  t.match(err.status, { code: 403, reason: 'Forbidden', message: /is attempting to grant RBAC permissions not currently held/ }, 'Kubernetes\' Forbidden is the answer, as it gave it');
+  t.equal(m.calls().length, 0, 'nothing reaches the WDS');
+  const binding = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'RoleBinding', metadata: { name: 'b', namespace: 'ns1', uid: 'u', resourceVersion: '1' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [] };
+  t.match(await store.validateStored({ operation: 'CREATE', subresource: '', version: 'v1', object: binding, user: alice }), { code: 403 }, 'a direct write: refused as well');
+  t.same(native.writes[1]!.user, alice, 'for its writer');
+  native.answer = (x) => ({ status: 201, json: JSON.parse(x.body.toString()), warnings: [], write: 'create' });
+  t.equal(await store.invalidity(binding, 'v1'), undefined, 'placement\'s check of a stored object');
+  t.same(native.writes[2]!.user, VALIDATION_USER, 'is validation only: it was checked when written');
+  t.same(VALIDATION_USER.groups, ['system:masters']);
 });

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { NativeCode } from '../../src/storage/native-code.js';
+import { NativeCode, userHeader } from '../../src/storage/native-code.js';
 import { UserError } from '../../src/util/user-error.js';
 import { repoRoot } from '../../src/util/repo-root.js';
 
@@ -39,6 +39,20 @@ t.test('a write sends the live object, then the body, and returns code, object, 
   t.same(await native.normalize('v1', [{ a: 1 }, { bad: 'x' }, { b: 2 }]),
     [{ object: { a: 1, normalized: true } }, { error: 'cannot decode: x' }, { object: { b: 2, normalized: true } }], 'each object on its own');
   t.same(await native.normalize('v1', []), [], 'nothing to normalize: no request');
+});
+
+t.test('the user of a write goes in X-Ksview-User (ASCII JSON); the helper is given the WDS to ask about RBAC escalation', async (t) => {
+  const native = new NativeCode(FAKE, log(), { kubeconfig: '/k/wds.kubeconfig', context: 'wds1' });
+  t.teardown(() => native.close());
+  await native.start();
+  const user = { username: 'zoë', uid: 'u-1', groups: ['team-a', 'system:authenticated'], extra: { scopes: ['a', 'b'] } };
+  const a = await native.write({ method: 'POST', path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', contentType: 'application/json', body: Buffer.from('{}'), user });
+  const json = a.json as { user: string; argv: string[] };
+  t.same(JSON.parse(json.user), { name: 'zoë', uid: 'u-1', groups: ['team-a', 'system:authenticated'], extra: { scopes: ['a', 'b'] } }, 'name, uid, groups and extra');
+  t.ok(/^[\x20-\x7e]*$/.test(userHeader(user)), 'a header value of ASCII only');
+  t.same(json.argv.slice(2), ['--kubeconfig', '/k/wds.kubeconfig', '--context', 'wds1'], 'the WDS kubeconfig and context');
+  const none = await native.write({ method: 'POST', path: '/api/v1/namespaces/a/serviceaccounts', contentType: 'application/json', body: Buffer.from('{}') });
+  t.equal((none.json as { user?: string }).user, undefined, 'no user: no header (Kubernetes\' checks then grant no escalation)');
 });
 
 t.test('a helper that dies is started again; meanwhile requests are 503', async (t) => {

@@ -85,7 +85,7 @@ func openAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPID
 	return defs
 }
 
-func newServer() (*genericapiserver.GenericAPIServer, error) {
+func newServer(d *wds) (*genericapiserver.GenericAPIServer, error) {
 	cfg := genericapiserver.NewConfig(legacyscheme.Codecs)
 	cfg.EffectiveVersion = compatibility.NewEffectiveVersionFromString(baseversion.Get().GitVersion, "", "")
 	cfg.LoopbackClientConfig = &restclient.Config{}
@@ -99,6 +99,7 @@ func newServer() (*genericapiserver.GenericAPIServer, error) {
 	cfg.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	cfg.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		h = withExchange(h)
+		h = withUser(h)
 		h = genericapifilters.WithWarningRecorder(h)
 		h = genericapifilters.WithRequestInfo(h, c.RequestInfoResolver)
 		h = genericapifilters.WithRequestReceivedTimestamp(h)
@@ -110,6 +111,9 @@ func newServer() (*genericapiserver.GenericAPIServer, error) {
 		return nil, err
 	}
 	for _, g := range groups(restOptions{}) {
+		if g.name == "rbac.authorization.k8s.io" {
+			withEscalationChecks(g.storage, d)
+		}
 		info := g.apiGroupInfo()
 		if g.name == "" {
 			err = server.InstallLegacyAPIGroup("/api", &info)
@@ -196,11 +200,20 @@ func normalize(w http.ResponseWriter, r *http.Request) {
 
 func main() {
 	socket := flag.String("socket", "", "the unix socket to serve on (required)")
+	kubeconfig := flag.String("kubeconfig", "", "the WDS's kubeconfig (ksview serve's identity), for the RBAC escalation checks; without it every RBAC write that needs them is refused")
+	kubecontext := flag.String("context", "", "the context of --kubeconfig (default: its current context)")
 	flag.Parse()
 	if *socket == "" {
 		fail(errors.New("--socket is required"))
 	}
-	server, err := newServer()
+	var d *wds
+	if *kubeconfig != "" {
+		var err error
+		if d, err = newWDS(context.Background(), *kubeconfig, *kubecontext); err != nil {
+			fail(err)
+		}
+	}
+	server, err := newServer(d)
 	if err != nil {
 		fail(err)
 	}
