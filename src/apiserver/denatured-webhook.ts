@@ -13,9 +13,9 @@
 // from another configuration) are neither shown nor sent, and are allowed with a warning.
 import type { FastifyInstance } from 'fastify';
 import { isJsonObject } from '../kube/json.js';
+import { admissionRequest, reviewAnswers, reviewAuthor } from './admission-review.js';
 import type { KubeObject } from '../kube/objects.js';
-import { errors, StatusError, type FailureStatus } from '../kube/status.js';
-import type { UserInfo } from '../kube/user.js';
+import { errors, StatusError } from '../kube/status.js';
 import { DENATURED_GROUP } from '../storage/crd-schema.js';
 import { admitDirectWrite } from '../storage/denatured-admission.js';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
@@ -29,30 +29,11 @@ export const DENATURED_WEBHOOK_NAME = 'denatured.view.kubestellar.io';
  */
 export const MAX_DENATURED_REVIEW_BYTES = 2 * 3 * 1024 * 1024 + 64 * 1024;
 
-interface AdmissionRequest {
-  uid?: unknown; operation?: unknown; resource?: unknown; subResource?: unknown;
-  object?: unknown; oldObject?: unknown; userInfo?: unknown;
-}
-
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
-function userOf(v: unknown): UserInfo {
-  const u = isJsonObject(v) ? v : {};
-  const extra: Record<string, string[]> = {};
-  if (isJsonObject(u.extra)) for (const [k, x] of Object.entries(u.extra)) extra[k] = strings(x);
-  return { username: typeof u.username === 'string' ? u.username : '', ...(typeof u.uid === 'string' ? { uid: u.uid } : {}), groups: strings(u.groups), extra };
-}
-
-/** The response's status as AdmissionReview carries it. */
-const reviewStatus = (s: FailureStatus) => ({ status: 'Failure', code: s.code, reason: s.reason, message: s.message, ...(s.details ? { details: s.details } : {}) });
-
 export function registerDenaturedWebhook(app: FastifyInstance, registry: DenaturedRegistry, log: (msg: string) => void): void {
   app.post(DENATURED_ADMISSION_PATH, { bodyLimit: MAX_DENATURED_REVIEW_BYTES }, async (req, reply) => {
     const review = req.body;
-    const request = (isJsonObject(review) && isJsonObject(review.request) ? review.request : undefined) as AdmissionRequest | undefined;
-    if (!request || typeof request.uid !== 'string') throw errors.badRequest('expected an admission.k8s.io/v1 AdmissionReview with request.uid');
-    const answer = (response: Record<string, unknown>) => reply.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, ...response } });
-    const deny = (s: FailureStatus) => answer({ allowed: false, status: reviewStatus(s) });
+    const request = admissionRequest(review);
+    const { answer, deny } = reviewAnswers(reply, request);
     const resource = isJsonObject(request.resource) ? request.resource : {};
     const operation = request.operation;
     const subresource = typeof request.subResource === 'string' ? request.subResource : '';
@@ -73,7 +54,7 @@ export function registerDenaturedWebhook(app: FastifyInstance, registry: Denatur
     }
     try {
       const refusal = await admitDirectWrite({
-        operation, subresource, version, store, user: userOf(request.userInfo),
+        operation, subresource, version, store, user: reviewAuthor(request.userInfo),
         object: request.object as KubeObject, oldObject: request.oldObject as KubeObject | undefined,
       });
       return refusal ? deny(refusal) : answer({ allowed: true });

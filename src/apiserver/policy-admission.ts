@@ -19,8 +19,8 @@
 import type { FastifyInstance } from 'fastify';
 import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
-import { errors, MAX_BODY_BYTES, type FailureStatus } from '../kube/status.js';
-import type { UserInfo } from '../kube/user.js';
+import { admissionRequest, reviewAnswers, reviewAuthor } from './admission-review.js';
+import { errors, MAX_BODY_BYTES } from '../kube/status.js';
 import { serviceAccountRefErrors } from '../kube/service-account-ref.js';
 import type { Authorizer } from './authz.js';
 
@@ -33,27 +33,11 @@ export const POLICY_WEBHOOK_NAME = 'bindingpolicies.view.kubestellar.io';
  */
 export const MAX_POLICY_REVIEW_BYTES = MAX_BODY_BYTES;
 
-interface AdmissionRequest { uid?: unknown; operation?: unknown; name?: unknown; object?: unknown; oldObject?: unknown; userInfo?: unknown }
-
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-
-/** The author of the request, as the AdmissionReview describes them. */
-function authorOf(v: unknown): UserInfo {
-  const u = isJsonObject(v) ? v : {};
-  const extra: Record<string, string[]> = {};
-  if (isJsonObject(u.extra)) for (const [k, x] of Object.entries(u.extra)) extra[k] = strings(x);
-  return { username: typeof u.username === 'string' ? u.username : '', ...(typeof u.uid === 'string' ? { uid: u.uid } : {}), groups: strings(u.groups), extra };
-}
-
-const reviewStatus = (s: FailureStatus) => ({ status: 'Failure', code: s.code, reason: s.reason, message: s.message, ...(s.details ? { details: s.details } : {}) });
-
 export function registerPolicyAdmission(app: FastifyInstance, authorizer: Pick<Authorizer, 'decide'>, log: (msg: string) => void): void {
   app.post(POLICY_ADMISSION_PATH, { bodyLimit: MAX_POLICY_REVIEW_BYTES }, async (req, reply) => {
     const review = req.body;
-    const request = (isJsonObject(review) && isJsonObject(review.request) ? review.request : undefined) as AdmissionRequest | undefined;
-    if (!request || typeof request.uid !== 'string') throw errors.badRequest('expected an admission.k8s.io/v1 AdmissionReview with request.uid');
-    const answer = (response: Record<string, unknown>) => reply.send({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, ...response } });
-    const deny = (s: FailureStatus) => answer({ allowed: false, status: reviewStatus(s) });
+    const request = admissionRequest(review);
+    const { answer, deny } = reviewAnswers(reply, request);
     const { operation } = request;
     if (operation !== 'CREATE' && operation !== 'UPDATE') return answer({ allowed: true });
     const obj = request.object;
@@ -73,7 +57,7 @@ export function registerPolicyAdmission(app: FastifyInstance, authorizer: Pick<A
       })).status);
     }
     const sa = executor as { namespace: string; name: string };
-    const author = authorOf(request.userInfo);
+    const author = reviewAuthor(request.userInfo);
     let allowed: boolean;
     try {
       allowed = (await authorizer.decide(author, { resource: { verb: 'impersonate', group: '', resource: 'serviceaccounts', namespace: sa.namespace, name: sa.name } })).allowed;

@@ -70,6 +70,25 @@ export const VIEW_USER_RULES = [
   { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings', 'combinedstatuses'], verbs: ['get', 'list', 'watch'] },
 ];
 
+/** Where the WDS reaches this server's webhooks, and the CA it verifies the server by. */
+type WebhookEndpoint = Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>;
+
+/** One ValidatingWebhookConfiguration of a single webhook of this server (admission.k8s.io/v1 reviews, no side effects). */
+function validatingWebhook(o: WebhookEndpoint, w: {
+  configuration: string; name: string; path: string; failurePolicy: 'Fail' | 'Ignore'; timeoutSeconds: number;
+  rules: object[]; matchConditions?: object[];
+}): object {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: w.configuration },
+    webhooks: [{
+      name: w.name, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: w.failurePolicy, timeoutSeconds: w.timeoutSeconds, matchPolicy: 'Equivalent',
+      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: w.path }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
+      rules: w.rules,
+      ...(w.matchConditions ? { matchConditions: w.matchConditions } : {}),
+    }],
+  };
+}
+
 /** Name of the ValidatingWebhookConfiguration of StatusCollectors. */
 export const WEBHOOK_CONFIGURATION = 'kubestellar-view-statuscollectors';
 
@@ -78,15 +97,11 @@ export const WEBHOOK_CONFIGURATION = 'kubestellar-view-statuscollectors';
  * failurePolicy Ignore: while the server is down collectors can still be written, and the status
  * controller reports a bad one's errors in its status.errors when it is back.
  */
-export function webhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: WEBHOOK_CONFIGURATION },
-    webhooks: [{
-      name: WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore', timeoutSeconds: 5, matchPolicy: 'Equivalent',
-      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
-      rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['statuscollectors'], scope: 'Cluster' }],
-    }],
-  };
+export function webhookConfiguration(o: WebhookEndpoint): object {
+  return validatingWebhook(o, {
+    configuration: WEBHOOK_CONFIGURATION, name: WEBHOOK_NAME, path: ADMISSION_PATH, failurePolicy: 'Ignore', timeoutSeconds: 5,
+    rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['statuscollectors'], scope: 'Cluster' }],
+  });
 }
 
 /** Name of the ValidatingWebhookConfiguration of direct writes of denatured objects. */
@@ -100,16 +115,12 @@ export const DENATURED_WEBHOOK_CONFIGURATION = 'kubestellar-view-denatured';
  * would refuse out of the WDS, whence placement sends them to clusters); while this server does
  * not answer, only writes made around the view wait, and the view is down then anyway.
  */
-export function denaturedWebhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: DENATURED_WEBHOOK_CONFIGURATION },
-    webhooks: [{
-      name: DENATURED_WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10, matchPolicy: 'Equivalent',
-      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: DENATURED_ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
-      rules: [{ apiGroups: [DENATURED_GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['*', '*/status'], scope: '*' }],
-      matchConditions: [{ name: 'not-written-by-the-view', expression: NOT_A_VIEW_WRITE }],
-    }],
-  };
+export function denaturedWebhookConfiguration(o: WebhookEndpoint): object {
+  return validatingWebhook(o, {
+    configuration: DENATURED_WEBHOOK_CONFIGURATION, name: DENATURED_WEBHOOK_NAME, path: DENATURED_ADMISSION_PATH, failurePolicy: 'Fail', timeoutSeconds: 10,
+    rules: [{ apiGroups: [DENATURED_GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['*', '*/status'], scope: '*' }],
+    matchConditions: [{ name: 'not-written-by-the-view', expression: NOT_A_VIEW_WRITE }],
+  });
 }
 
 /** Name of the ValidatingWebhookConfiguration of BindingPolicies. */
@@ -122,16 +133,12 @@ export const POLICY_WEBHOOK_CONFIGURATION = 'kubestellar-view-bindingpolicies';
  * Fail: it is a security check; while the server does not answer, only policies naming an
  * executor wait (and placement, which this server runs, is down then anyway).
  */
-export function policyWebhookConfiguration(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: POLICY_WEBHOOK_CONFIGURATION },
-    webhooks: [{
-      name: POLICY_WEBHOOK_NAME, admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Fail', timeoutSeconds: 10, matchPolicy: 'Equivalent',
-      clientConfig: { service: { namespace: o.namespace, name: o.service, port: o.port, path: POLICY_ADMISSION_PATH }, caBundle: Buffer.from(o.caBundlePem).toString('base64') },
-      rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['bindingpolicies'], scope: 'Cluster' }],
-      matchConditions: [{ name: 'names-an-executor', expression: POLICY_NAMES_EXECUTOR }],
-    }],
-  };
+export function policyWebhookConfiguration(o: WebhookEndpoint): object {
+  return validatingWebhook(o, {
+    configuration: POLICY_WEBHOOK_CONFIGURATION, name: POLICY_WEBHOOK_NAME, path: POLICY_ADMISSION_PATH, failurePolicy: 'Fail', timeoutSeconds: 10,
+    rules: [{ apiGroups: ['control.kubestellar.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['bindingpolicies'], scope: 'Cluster' }],
+    matchConditions: [{ name: 'names-an-executor', expression: POLICY_NAMES_EXECUTOR }],
+  });
 }
 
 /** CEL of the matchCondition: the policy (as it would be stored) names an executor. */
