@@ -1,5 +1,6 @@
 // The executors of works in each local WEC (issue 25): manifests/executors/wec-executors.yaml —
-// the restricted default executor (namespaced workloads and Namespaces) and the admin executor
+// the restricted default executor (namespaced workloads and Namespaces, never in the system,
+// executors' or agents' namespaces: a ValidatingAdmissionPolicy) and the admin executor
 // (cluster-admin, for policies delivering cluster RBAC, CRDs and other cluster-scoped objects) —
 // server-side applied to every WEC by `ksview spaces up` (so running it again changes nothing).
 // Each WDS's `ksview serve` is started with `--default-executor` naming the default one.
@@ -18,7 +19,10 @@ export const ADMIN_EXECUTOR = { namespace: EXECUTORS_NAMESPACE, name: 'admin-exe
 
 interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }
 
-const PLURALS: Record<string, string> = { Namespace: 'namespaces', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings' };
+const PLURALS: Record<string, string> = {
+  Namespace: 'namespaces', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings',
+  ValidatingAdmissionPolicy: 'validatingadmissionpolicies', ValidatingAdmissionPolicyBinding: 'validatingadmissionpolicybindings',
+};
 
 function pathOf(d: Doc): string {
   const plural = PLURALS[d.kind];

@@ -6,6 +6,7 @@
 // - who may name an executor: a policy naming one its author may not impersonate in wds1 is
 //   refused at admission with a 403 saying so; allowed once the author may;
 // - a policy naming none runs as the spaces' default executor, and says so (Executor condition);
+//   that executor never writes in the system, executors' or agents' namespaces;
 // - the upgrade case: a ManifestWork without executor (as written before executors) keeps being
 //   applied by the agent with its own rights.
 // Constants are spelled out (not imported from src/spaces) so this file also runs against older code.
@@ -146,6 +147,23 @@ t.test('a policy naming none runs as the spaces\' default executor and says so',
   await waitUntil('the Deployment Available in wec1 (the Namespace created by the default executor)', () => get('wec1', ns, ['deployment', 'nginx'])?.status?.availableReplicas === 1, WAIT, 500);
   const p = await waitUntil('the Executor condition', () => condition(policy(name), 'Executor') && policy(name), WAIT, 500);
   t.match(condition(p, 'Executor'), { status: 'True', reason: 'DefaultExecutor', message: /ServiceAccount kubestellar-view-executors\/default-executor, the server's default/ });
+});
+
+t.test('the spaces\' default executor writes a team\'s namespace, never the system, executors\' or agents\' namespaces (their ServiceAccounts are stronger)', async (t) => {
+  const ns = uniqueName('dflt-w');
+  t.teardown(() => kc('wec1', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']));
+  const as = ['--as', `system:serviceaccount:${EXECUTORS_NS}:default-executor`];
+  kcOk('wec1', [...as, 'create', 'namespace', ns]);
+  kcOk('wec1', [...as, '-n', ns, 'create', 'configmap', 'c', '--from-literal=a=b']);
+  for (const where of ['kube-system', EXECUTORS_NS]) {
+    // A Pod there could run as a ServiceAccount with more rights (admin-executor, kube-system's controllers).
+    const pod = YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: where }, spec: { serviceAccountName: 'admin-executor', containers: [{ name: 'c', image: 'x' }] } });
+    const r = kc('wec1', [...as, 'create', '--dry-run=server', '-f', '-'], pod);
+    t.not(r.status, 0, `a Pod in ${where} is refused`);
+    t.match(r.stderr, new RegExp(`the default executor may not write in namespace ${where}`), 'in the policy\'s words');
+  }
+  const patch = kc('wec1', [...as, 'label', 'namespace', 'kube-system', 'x=y', '--dry-run=server']);
+  t.not(patch.status, 0, 'nor relabel kube-system (Pod Security labels)');
 });
 
 t.test('upgrade: a ManifestWork without executor, written as before executors, keeps being applied with the agent\'s rights', async (t) => {
