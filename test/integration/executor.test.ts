@@ -155,9 +155,9 @@ t.test('the spaces\' default executor writes a team\'s namespace, never the syst
   const as = ['--as', `system:serviceaccount:${EXECUTORS_NS}:default-executor`];
   kcOk('wec1', [...as, 'create', 'namespace', ns]);
   kcOk('wec1', [...as, '-n', ns, 'create', 'configmap', 'c', '--from-literal=a=b']);
-  for (const where of ['kube-system', EXECUTORS_NS]) {
-    // A Pod there could run as a ServiceAccount with more rights (admin-executor, kube-system's controllers).
-    const pod = YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: where }, spec: { serviceAccountName: 'admin-executor', containers: [{ name: 'c', image: 'x' }] } });
+  for (const [where, sa] of [['kube-system', 'default'], [EXECUTORS_NS, 'admin-executor']] as const) {
+    // A Pod there would run as a ServiceAccount of that namespace (kube-system's, admin-executor).
+    const pod = YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: where }, spec: { serviceAccountName: sa, containers: [{ name: 'c', image: 'x' }] } });
     const r = kc('wec1', [...as, 'create', '--dry-run=server', '-f', '-'], pod);
     t.not(r.status, 0, `a Pod in ${where} is refused`);
     t.match(r.stderr, new RegExp(`the default executor may not write in namespace ${where}`), 'in the policy\'s words');
