@@ -170,6 +170,18 @@ spec:
     statusCollectors: [demo-available]
 `;
 
+/** mallory: a WDS user with only the two roles docs/view.md tells an admin to grant (natively in wds1). */
+const DEMO_MALLORY_RIGHTS = ['kubestellar-view:user', 'kubestellar-view:denatured-editor'].map((role) => YAML.stringify({
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `demo-mallory-${role.split(':')[1]}` },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
+})).join('---\n');
+
+/** What mallory tries: cluster-admin for herself, labelled for the demo-rbac policy (issue 25's first example). */
+const DEMO_MALLORY_BINDING = YAML.stringify({
+  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'demo-mallory-admin', labels: { app: 'demo-rbac' } },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
+});
+
 const STEPS = 10;
 
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
@@ -226,6 +238,17 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', 'get', 'clusterrolebindings.denatured.kubestellar.io,validatingwebhookconfigurations.denatured.kubestellar.io', '-o', 'name']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'resourcequotas.denatured.kubestellar.io', '-o', 'name']);
   process.stdout.write('\nalice is no admin in wds1, the webhook rejects nothing, the quota limits nothing: they exist there only as denatured.kubestellar.io objects\n');
+  // Data, but not a way around Kubernetes' rules: the view checks denatured RBAC as kube-apiserver
+  // checks the native kind, because placement sends it where it does take effect.
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_MALLORY_RIGHTS);
+  const canMallory = () => kubectl(kc, ['--context', 'wds1', 'auth', 'can-i', '--as', 'mallory', 'create', 'clusterrolebindings.denatured.kubestellar.io']).stdout.trim();
+  await waitFor(async () => ({ ok: canMallory() === 'yes', detail: canMallory() }), 30_000, 250);
+  const refused = show(['--context', 'wds1-view', '--as', 'mallory', 'apply', '-f', '-'], DEMO_MALLORY_BINDING, true);
+  process.stdout.write(refused.stderr);
+  if (refused.status === 0 || !/attempting to grant RBAC permissions not currently held/.test(refused.stderr)) {
+    throw new UserError(`mallory's binding to cluster-admin was not refused by the escalation check: ${(refused.stderr || refused.stdout).trim().split('\n').pop()}`);
+  }
+  process.stdout.write('\nmallory may write denatured RBAC, yet not grant what she does not hold: the view runs Kubernetes\' escalation check, as wec1 would refuse her natively\n');
 
   progress.step(`7/${STEPS} placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1`);
   // `spaces up` created and accepted its own clusters (hubAcceptsClient: true), as their hub admin; the agents report their status.
