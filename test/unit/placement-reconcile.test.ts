@@ -383,6 +383,25 @@ t.test('policy: the first failing destination of an object that fails to expand 
     'the first failing cluster\'s errors, in KubeStellar\'s words');
 });
 
+t.test('an RBAC object asking for template expansion is not sent: what it grants was checked as written (no roleRef made by a template)', async (t) => {
+  const rbac = policy('rbac', { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterrolebindings'] }] });
+  const crb: WorkloadObject = {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
+    metadata: { name: 'mallory', uid: 'uid-mallory', resourceVersion: '4', annotations: { 'control.kubestellar.io/expand-templates': 'true' } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: '{{"cluster-admin"}}' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
+  };
+  const CRBS: WorkloadResource = { ...CLUSTERROLES, resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', native: { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' } };
+  const f = controllerFixture({ clusters: CLUSTERS, policies: [rbac], templates: fakeExpander, workload: [{ resource: CRBS, objects: [crb] }] });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CRBS, '', 'mallory'));
+  t.same(f.writes().filter((w) => w.server === 'its'), [], 'written to no cluster, expanded or not');
+  f.clear();
+  await f.reconcile(policyKey('rbac'));
+  t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
+    [/^c1: templates are not expanded in rbac\.authorization\.k8s\.io objects .*escalation rules/]);
+});
+
 t.test('without the Go helper an object asking for expansion is not sent, and the status says why', async (t) => {
   const f = fixture({ configMaps: [templated('t', { x: '{{.clusterName}}' })] });
   t.teardown(() => f.close());

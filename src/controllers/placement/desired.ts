@@ -6,6 +6,7 @@
 // A cluster it cannot be expanded for is an expansion error of that cluster (the caller freezes
 // the policies sending it there); one it cannot be wrapped for (over OCM's size limit) a wrap error.
 // A Namespace goes to the clusters in `impliedNamespace` only for what is in it (see wrapping.ts).
+// RBAC objects are never expanded (an expansion error everywhere): their grant was checked as written.
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { templateName, templateProperties, type ExpansionResult } from '../template-expander.js';
@@ -43,6 +44,10 @@ export interface Desired {
   wrapErrors: Map<string, string>;
 }
 
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+export const RBAC_NOT_EXPANDED = `templates are not expanded in ${RBAC_GROUP} objects (annotation ${EXPAND_TEMPLATES_ANNOTATION}): `
+  + 'what they grant was checked as written, by Kubernetes\' escalation rules; write each cluster\'s grant as its own object';
+
 export const expandsTemplates = (o: SentObject): boolean => o.native.metadata.annotations?.[EXPAND_TEMPLATES_ANNOTATION] === 'true';
 
 export async function desiredWorks(src: DesiredSources, found: SentObject, clusters: readonly string[], policies: readonly string[], createOnly: boolean, impliedNamespace: ReadonlySet<string> = new Set()): Promise<Desired> {
@@ -62,6 +67,11 @@ export async function desiredWorks(src: DesiredSources, found: SentObject, clust
   const contents = new Map<string, JsonObject>();
   if (!expandsTemplates(found)) {
     for (const c of clusters) contents.set(c, manifest);
+  } else if (found.id.group === RBAC_GROUP) {
+    // What an RBAC object grants was weighed as written, by Kubernetes' escalation check (the
+    // view's, or the WDS's for a native write): a template could make it grant something else
+    // (a roleRef or a rule expanded after the check), so RBAC objects are never expanded.
+    for (const c of clusters) out.expansionErrors.set(c, [`${c}: ${RBAC_NOT_EXPANDED}`]);
   } else if (!src.templates) {
     for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)`]);
   } else {
