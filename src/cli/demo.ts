@@ -122,7 +122,11 @@ spec:
   clusterSelectors:
   - matchLabels: {name: wec1}
   downsync:
-  - objectSelectors:
+  # RBAC only: the admin executor would apply whatever else carries the label (a webhook, a Pod),
+  # unchecked; RBAC has passed Kubernetes' escalation check in the view.
+  - apiGroup: rbac.authorization.k8s.io
+    resources: [clusterrolebindings, clusterroles, rolebindings, roles]
+    objectSelectors:
     - matchLabels: {app: demo-rbac}
   executor:
     serviceAccount: {namespace: ${ADMIN_EXECUTOR.namespace}, name: ${ADMIN_EXECUTOR.name}}
