@@ -324,7 +324,19 @@ func (d *wds) GetRoleReferenceRules(ctx context.Context, roleRef rbacv1.RoleRef,
 	if err != nil {
 		return nil, err
 	}
-	return append(rules, aggregated...), nil
+	// As the aggregation controller, each rule once: a native aggregated role already holds what
+	// the native roles it selects hold, and a refusal then names the rules as kube-apiserver does.
+	seen := make(map[string]bool, len(rules))
+	for i := range rules {
+		seen[rules[i].String()] = true
+	}
+	for i := range aggregated {
+		if key := aggregated[i].String(); !seen[key] {
+			seen[key] = true
+			rules = append(rules, aggregated[i])
+		}
+	}
+	return rules, nil
 }
 
 // fleetClusterRole is a ClusterRole as the fleet holds it: the denatured one and the WDS's native
