@@ -295,3 +295,38 @@ t.test('wds1\'s built-in admin, edit and view hold the rules wec1\'s hold (Clust
     t.equal(wds, wec, `${role}: ${(JSON.parse(wec) as unknown[]).length} rules in both`);
   }
 });
+
+t.test('a binding to a denatured aggregated ClusterRole is weighed by the rules of the denatured roles its selector matches (aggregation runs in the WECs)', async (t) => {
+  const s = await sides(t);
+  const user = await rbacEditor(t, s, 'gather');
+  const gatherer = `${user}-gatherer`;
+  const big = `${user}-big`;
+  const label = `${user}.example.com/gather`;
+  cleanup(t, `clusterrole/${gatherer}`, `clusterrole/${big}`);
+  // The admin writes, through the view, an aggregated ClusterRole (no rules of its own: nothing
+  // aggregates denatured roles in the WDS) and a ClusterRole its selector matches.
+  const items = [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: gatherer }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [label]: 'true' } }] }, rules: [] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: big, labels: { [label]: 'true' } }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] },
+  ];
+  for (const body of items) t.equal((await s.view('POST', `${RBAC}/clusterroles`, { body })).status, 201, `the admin writes ${body.metadata.name}`);
+  const b = crb(gatherer, gatherer, user);
+  // ksview-native lists the matching roles from its informer: wait until it has the new one.
+  const refused = await waitUntil('the view refuses the binding to the aggregated role', async () => {
+    const a = await s.view('POST', `${RBAC}/clusterrolebindings?dryRun=All`, { as: user, body: b });
+    return a.status === 403 ? a : undefined;
+  }, 30_000);
+  t.equal(refused.body.reason, 'Forbidden', 'Forbidden');
+  t.match(refused.body.message, /is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\[""\], Resources:\["secrets"\], Verbs:\["get"\]\}/, 'in kube\'s words, naming the aggregated rule');
+});
+
+t.test('a denatured ClusterRole named like a native one (cluster-admin) is weighed by the native role\'s rules: labelling it into view is refused', async (t) => {
+  const s = await sides(t);
+  const user = await rbacEditor(t, s, 'samename');
+  const body = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'cluster-admin', labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } }, rules: [] };
+  // A dry run: on a view without the check it would otherwise store it.
+  const a = await s.view('POST', `${RBAC}/clusterroles?dryRun=All`, { as: user, body });
+  t.equal(a.status, 403, `refused with 403 (${JSON.stringify(a.body).slice(0, 200)})`);
+  t.equal(a.body.reason, 'Forbidden', 'Forbidden');
+  t.match(a.body.message, /^clusterroles\.rbac\.authorization\.k8s\.io "cluster-admin" is forbidden: user ".*" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["\*"\], Resources:\["\*"\], Verbs:\["\*"\]\}/, 'in kube\'s words, naming cluster-admin\'s rules');
+});

@@ -18,13 +18,19 @@ package main
 //     denatured role of that name and of the WDS's native role of that name; NotFound, as
 //     kube-apiserver's, when neither exists. Denatured roles are read from an informer (as the
 //     native ones), and from the WDS itself when the informer has none of that name (not synced
-//     yet, or the role was created a moment ago).
+//     yet, or the role was created a moment ago). For a ClusterRole that aggregates (its own or
+//     its native namesake's aggregationRule), also the rules of every ClusterRole, denatured or
+//     native, its selectors match, and transitively: kube's clusterrole-aggregation controller
+//     fills them in the WECs, over the denatured roles too (nothing aggregates them in the WDS).
+//   - a denatured Role or ClusterRole named like a native role of the WDS is merged into it by
+//     the agent's apply: writing one also requires the native role's rules (./samename.go).
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -32,6 +38,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
@@ -43,6 +50,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/kubernetes/pkg/apis/rbac"
@@ -94,7 +102,10 @@ type wds struct {
 	client kubernetes.Interface
 	// native resolves a user's rules from the WDS's native RBAC (informers).
 	native *rbacvalidation.DefaultRuleResolver
-	synced []cache.InformerSynced
+	// nativeRoles and nativeClusterRoles: listers of the WDS's native roles (the resolver's).
+	nativeRoles        rbaclisters.RoleLister
+	nativeClusterRoles rbaclisters.ClusterRoleLister
+	synced             []cache.InformerSynced
 	// denaturedRoles and denaturedClusterRoles: informers of the stored denatured roles.
 	denaturedRoles, denaturedClusterRoles cache.SharedIndexInformer
 	// denials: SubjectAccessReviews answered "no", by their question, for denyTTL.
@@ -164,7 +175,7 @@ func newWDS(ctx context.Context, kubeconfig, kubecontext string) (*wds, error) {
 	clusterRoles := denatured.ForResource(schema.GroupVersionResource{Group: denaturedGroup, Version: "v1", Resource: "clusterroles"}).Informer()
 	factory.Start(ctx.Done())
 	denatured.Start(ctx.Done())
-	return &wds{client: client, native: resolver, synced: synced, denaturedRoles: roles, denaturedClusterRoles: clusterRoles,
+	return &wds{client: client, native: resolver, nativeRoles: r.Roles().Lister(), nativeClusterRoles: r.ClusterRoles().Lister(), synced: synced, denaturedRoles: roles, denaturedClusterRoles: clusterRoles,
 		denials: utilcache.NewLRUExpireCache(denyEntries),
 		readStored: func(ctx context.Context, path string) ([]byte, error) {
 			return client.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Raw()
@@ -233,23 +244,21 @@ func (d *wds) VisitRulesFor(ctx context.Context, u user.Info, namespace string, 
 	d.native.VisitRulesFor(ctx, u, namespace, visitor)
 }
 
-// denaturedRules reads the denatured role (kind Role or ClusterRole): its rules, and whether it
-// exists; from the informer, else from the WDS now. Its stored form keeps the native fields
-// (rules) as they are.
-func (d *wds) denaturedRules(ctx context.Context, kind, namespace, name string) ([]rbacv1.PolicyRule, bool, error) {
+// denaturedRole reads the denatured role (kind Role or ClusterRole; a Role is read into a
+// ClusterRole, which has its fields and one more), and whether it exists; from the informer, else
+// from the WDS now. Its stored form keeps the native fields (labels, rules, aggregationRule).
+func (d *wds) denaturedRole(ctx context.Context, kind, namespace, name string) (*rbacv1.ClusterRole, bool, error) {
 	informer, key := d.denaturedClusterRoles, storedName(name)
 	if kind == "Role" {
 		informer, key = d.denaturedRoles, namespace+"/"+storedName(name)
 	}
 	if obj, found, err := informer.GetStore().GetByKey(key); err == nil && found {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
-			var role struct {
-				Rules []rbacv1.PolicyRule `json:"rules"`
-			}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &role); err != nil {
+			role := &rbacv1.ClusterRole{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role); err != nil {
 				return nil, false, fmt.Errorf("reading the denatured %s %q: %w", kind, name, err)
 			}
-			return role.Rules, true, nil
+			return role, true, nil
 		}
 	}
 	path := "/apis/" + denaturedGroup + "/v1"
@@ -265,13 +274,11 @@ func (d *wds) denaturedRules(ctx context.Context, kind, namespace, name string) 
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the denatured %s %q: %w", kind, name, err)
 	}
-	var role struct {
-		Rules []rbacv1.PolicyRule `json:"rules"`
-	}
-	if err := json.Unmarshal(raw, &role); err != nil {
+	role := &rbacv1.ClusterRole{}
+	if err := json.Unmarshal(raw, role); err != nil {
 		return nil, false, fmt.Errorf("reading the denatured %s %q: %w", kind, name, err)
 	}
-	return role.Rules, true, nil
+	return role, true, nil
 }
 
 // GetRoleReferenceRules: the rules a binding to roleRef grants in the fleet, the denatured role's
@@ -289,9 +296,13 @@ func (d *wds) GetRoleReferenceRules(ctx context.Context, roleRef rbacv1.RoleRef,
 	if err := d.ready(ctx); err != nil {
 		return nil, err
 	}
-	denatured, found, err := d.denaturedRules(ctx, roleRef.Kind, namespace, roleRef.Name)
+	denaturedRole, found, err := d.denaturedRole(ctx, roleRef.Kind, namespace, roleRef.Name)
 	if err != nil {
 		return nil, err
+	}
+	var denatured []rbacv1.PolicyRule
+	if found {
+		denatured = denaturedRole.Rules
 	}
 	native, err := d.native.GetRoleReferenceRules(ctx, roleRef, namespace)
 	switch {
@@ -305,7 +316,183 @@ func (d *wds) GetRoleReferenceRules(ctx context.Context, roleRef rbacv1.RoleRef,
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, err
 	}
-	return append(append([]rbacv1.PolicyRule{}, denatured...), native...), nil
+	rules := append(append([]rbacv1.PolicyRule{}, denatured...), native...)
+	if roleRef.Kind != "ClusterRole" {
+		return rules, nil
+	}
+	aggregated, err := d.aggregatedRules(roleRef.Name, denaturedRole)
+	if err != nil {
+		return nil, err
+	}
+	// As the aggregation controller, each rule once: a native aggregated role already holds what
+	// the native roles it selects hold, and a refusal then names the rules as kube-apiserver does.
+	seen := make(map[string]bool, len(rules))
+	for i := range rules {
+		seen[rules[i].String()] = true
+	}
+	for i := range aggregated {
+		if key := aggregated[i].String(); !seen[key] {
+			seen[key] = true
+			rules = append(rules, aggregated[i])
+		}
+	}
+	return rules, nil
+}
+
+// fleetClusterRole is a ClusterRole as the fleet holds it: the denatured one and the WDS's native
+// one of the same name (either may be nil), which the agent's apply merges in a WEC.
+type fleetClusterRole struct{ denatured, native *rbacv1.ClusterRole }
+
+func (f *fleetClusterRole) each() []*rbacv1.ClusterRole {
+	var out []*rbacv1.ClusterRole
+	for _, r := range []*rbacv1.ClusterRole{f.denatured, f.native} {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// matches: whether any selector matches the labels of either role, or of the two merged (the
+// denatured one's over the native one's, as the agent's apply leaves them).
+func (f *fleetClusterRole) matches(selectors []labels.Selector) bool {
+	merged := labels.Set{}
+	sets := []labels.Set{}
+	for _, r := range []*rbacv1.ClusterRole{f.native, f.denatured} {
+		if r != nil {
+			sets = append(sets, labels.Set(r.Labels))
+			for k, v := range r.Labels {
+				merged[k] = v
+			}
+		}
+	}
+	for _, sel := range selectors {
+		for _, set := range append(sets, merged) {
+			if sel.Matches(set) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// aggregatedRules: what kube's clusterrole-aggregation controller puts into the ClusterRole of
+// that name in a WEC, where it runs over the denatured roles too: for each of its selectors
+// (denatured or native role's aggregationRule; metav1.LabelSelectorAsSelector, as the controller)
+// the rules of every other ClusterRole, denatured or native, whose labels match; and, as the
+// controller converges, of what those aggregate in turn (each role once: cycles end). Nothing is
+// listed unless the role aggregates. denatured is the denatured role as read (nil if none).
+func (d *wds) aggregatedRules(name string, denatured *rbacv1.ClusterRole) ([]rbacv1.PolicyRule, error) {
+	start := &fleetClusterRole{denatured: denatured}
+	if native, err := d.nativeClusterRoles.Get(name); err == nil {
+		start.native = native
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	aggregates := func(f *fleetClusterRole) bool {
+		for _, r := range f.each() {
+			if r.AggregationRule != nil && len(r.AggregationRule.ClusterRoleSelectors) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if !aggregates(start) {
+		return nil, nil
+	}
+	// Every ClusterRole of the fleet, by stored name (one key for a native name and its denatured
+	// form).
+	roles := map[string]*fleetClusterRole{}
+	at := func(key string) *fleetClusterRole {
+		if roles[key] == nil {
+			roles[key] = &fleetClusterRole{}
+		}
+		return roles[key]
+	}
+	for _, obj := range d.denaturedClusterRoles.GetStore().List() {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, role); err != nil {
+			return nil, fmt.Errorf("reading the denatured ClusterRole %q: %w", u.GetName(), err)
+		}
+		at(u.GetName()).denatured = role
+	}
+	natives, err := d.nativeClusterRoles.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	for _, role := range natives {
+		at(storedName(role.Name)).native = role
+	}
+	startKey := storedName(name)
+	roles[startKey] = start
+	keys := make([]string, 0, len(roles))
+	for k := range roles {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var rules []rbacv1.PolicyRule
+	done := map[string]bool{startKey: true}
+	for queue := []string{startKey}; len(queue) > 0; queue = queue[1:] {
+		var selectors []labels.Selector
+		for _, r := range roles[queue[0]].each() {
+			if r.AggregationRule == nil {
+				continue
+			}
+			for i := range r.AggregationRule.ClusterRoleSelectors {
+				sel, err := metav1.LabelSelectorAsSelector(&r.AggregationRule.ClusterRoleSelectors[i])
+				if err != nil {
+					return nil, fmt.Errorf("the aggregationRule of ClusterRole %q: %w", r.Name, err)
+				}
+				selectors = append(selectors, sel)
+			}
+		}
+		if len(selectors) == 0 {
+			continue
+		}
+		for _, key := range keys {
+			if done[key] || !roles[key].matches(selectors) {
+				continue
+			}
+			done[key] = true
+			for _, r := range roles[key].each() {
+				rules = append(rules, r.Rules...)
+			}
+			queue = append(queue, key)
+		}
+	}
+	return rules, nil
+}
+
+// nativeRoleRules: the rules of the WDS's native role (kind Role or ClusterRole) of that
+// namespace and name, and whether it exists.
+func (d *wds) nativeRoleRules(ctx context.Context, kind, namespace, name string) ([]rbacv1.PolicyRule, bool, error) {
+	if err := d.ready(ctx); err != nil {
+		return nil, false, err
+	}
+	var rules []rbacv1.PolicyRule
+	var err error
+	if kind == "Role" {
+		var role *rbacv1.Role
+		if role, err = d.nativeRoles.Roles(namespace).Get(name); err == nil {
+			rules = role.Rules
+		}
+	} else {
+		var role *rbacv1.ClusterRole
+		if role, err = d.nativeClusterRoles.Get(name); err == nil {
+			rules = role.Rules
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return rules, true, nil
 }
 
 // withEscalationChecks wraps the RBAC registries in Kubernetes' policybased storages. Without a
@@ -317,9 +504,15 @@ func withEscalationChecks(storage map[string]rest.Storage, d *wds) {
 	if d != nil {
 		a, r = d, d
 	}
-	storage["clusterroles"] = clusterrolepolicybased.NewStorage(storage["clusterroles"].(rest.StandardStorage), a, r)
+	var n nativeRoleReader = noWDS{}
+	if d != nil {
+		n = d
+	}
+	storage["clusterroles"] = &sameNameClusterRoles{clusterrolepolicybased.NewStorage(storage["clusterroles"].(rest.StandardStorage), a, r),
+		sameName{kind: "ClusterRole", groupResource: rbac.Resource("clusterroles"), authorizer: a, resolver: r, natives: n}}
 	storage["clusterrolebindings"] = clusterrolebindingpolicybased.NewStorage(storage["clusterrolebindings"].(rest.StandardStorage), a, r)
-	storage["roles"] = rolepolicybased.NewStorage(storage["roles"].(rest.StandardStorage), a, r)
+	storage["roles"] = &sameNameRoles{rolepolicybased.NewStorage(storage["roles"].(rest.StandardStorage), a, r),
+		sameName{kind: "Role", groupResource: rbac.Resource("roles"), authorizer: a, resolver: r, natives: n}}
 	storage["rolebindings"] = rolebindingpolicybased.NewStorage(storage["rolebindings"].(rest.StandardStorage), a, r)
 }
 
@@ -336,6 +529,9 @@ func (noWDS) RulesFor(context.Context, user.Info, string) ([]rbacv1.PolicyRule, 
 }
 func (noWDS) VisitRulesFor(_ context.Context, _ user.Info, _ string, visitor func(fmt.Stringer, *rbacv1.PolicyRule, error) bool) {
 	visitor(nil, nil, errNoWDS)
+}
+func (noWDS) nativeRoleRules(context.Context, string, string, string) ([]rbacv1.PolicyRule, bool, error) {
+	return nil, false, errNoWDS
 }
 func (noWDS) GetRoleReferenceRules(context.Context, rbacv1.RoleRef, string) ([]rbacv1.PolicyRule, error) {
 	return nil, errNoWDS

@@ -67,7 +67,7 @@ func newTestWDS(t *testing.T, objects ...runtime.Object) (*wds, *fake.Clientset,
 	denatured := func() cache.SharedIndexInformer {
 		return cache.NewSharedIndexInformer(&cache.ListWatch{}, &unstructured.Unstructured{}, 0, cache.Indexers{})
 	}
-	d := &wds{client: client, native: resolver, synced: synced, denaturedRoles: denatured(), denaturedClusterRoles: denatured(), denials: utilcache.NewLRUExpireCache(10),
+	d := &wds{client: client, native: resolver, nativeRoles: r.Roles().Lister(), nativeClusterRoles: r.ClusterRoles().Lister(), synced: synced, denaturedRoles: denatured(), denaturedClusterRoles: denatured(), denials: utilcache.NewLRUExpireCache(10),
 		readStored: func(context.Context, string) ([]byte, error) {
 			return nil, apierrors.NewNotFound(schema.GroupResource{Group: denaturedGroup, Resource: "clusterroles"}, "x")
 		}}
