@@ -2,7 +2,9 @@
 // (test/fixtures/fake-native-helper.mjs): start-up, a missing or failing binary as one clear
 // error, the exchange of a write and of normalize, a helper that dies being started again, and
 // restarts that fail never leading to two helpers.
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import t from 'tap';
 import { NativeCode, userHeader } from '../../src/storage/native-code.js';
@@ -118,4 +120,14 @@ t.test('restarts that fail are tried again with one helper at a time, and one he
   // Had a failed restart scheduled a second chain beside the first, a second helper would start.
   await new Promise((r) => setTimeout(r, 3000));
   t.same(ownHelpers(), [pid], 'exactly one helper runs, the one that answers');
+});
+
+t.test("ksview-native's own Go tests of the escalation check pass (go test ./ksview-native)", async (t) => {
+  // Kubernetes' policybased storages with a fake WDS: the denatured resource asked, the roleRef
+  // union, aggregation and same-name roles (escalation_test.go, escalation_holes_test.go).
+  const { stdout } = await promisify(execFile)('go', ['test', '-count=1', './ksview-native'], {
+    cwd: path.join(repoRoot(), 'build', 'kubernetes'),
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+  });
+  t.match(stdout, /^ok\s+kubestellar-view\/build\/kubernetes\/ksview-native/);
 });
