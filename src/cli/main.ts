@@ -19,7 +19,7 @@ import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import type { AgentFlags } from './agent.js';
 
 interface DirOption { dir: string }
-interface UpFlags extends DirOption { wecs: number; wdss: number; portBase: number }
+interface UpFlags extends DirOption { wecs: number; wdss: number; portBase: number; realNodes: boolean }
 
 /**
  * A failed start of `serve`, as the user should see it: what the user can act on becomes a
@@ -58,6 +58,7 @@ function buildProgram(): Command {
     .option('--wecs <n>', 'number of workload execution clusters', intOption(0, MAX_WECS), DEFAULT_WECS)
     .option('--wdss <n>', 'number of workload definition spaces, each with its own ksview serve', intOption(1, MAX_WDSS), DEFAULT_WDSS)
     .option('--port-base <port>', 'first loopback port used', intOption(1024, 65000), DEFAULT_PORT_BASE)
+    .option('--real-nodes', 'real nodes (root): a hosting space host1 and wec1 run kubelet, containerd and kube-proxy, so containers really run; wds1\'s serve and wec1\'s pull agent are left to the chart (docs/spaces.md)', false)
     .option(...dirOption)
     .action(async (flags: UpFlags) => {
       const progress = stderrProgress();
@@ -101,6 +102,13 @@ function buildProgram(): Command {
       }
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
       for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      // Real nodes (`up --real-nodes`): Ready or not, and the pids of their processes.
+      for (const s of status) {
+        const node = s.components.find((c) => c.name.startsWith('node '));
+        if (!node) continue;
+        const pids = ['containerd', 'kubelet', 'kube-proxy'].map((n) => `${n} ${s.components.find((c) => c.name === n)?.detail ?? 'unknown'}`);
+        process.stdout.write(`${node.detail} in ${s.name}: ${pids.join(', ')}\n`);
+      }
       if (!healthy) process.exitCode = 1;
     });
 

@@ -63,7 +63,8 @@ export function agentCommands(layout: SpacesLayout, ksviewJs = path.join(repoRoo
     const f = agentServingFiles(delegate.dir, servingName);
     return ['--tls-cert-file', f.cert, '--tls-private-key-file', f.key];
   };
-  for (const wec of pullWecs(layout)) {
+  // With real nodes wec1's pull agent runs as a pod (the chart's agent.pull); its ITS identity is still made.
+  for (const wec of layout.realNodes ? [] : pullWecs(layout)) {
     out.push({
       name: `${wec.name}/ksview-agent`, port: layout.pullAgentPort, wecs: [wec.name], delegate: wec, servingName: 'ksview-agent',
       args: [...AGENT_NODE_FLAGS, ksviewJs, 'agent', '--cluster', wec.name, '--its-kubeconfig', agentKubeconfigPath(layout, pullAgentIdentity(wec.name)),

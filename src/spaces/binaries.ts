@@ -26,6 +26,8 @@ export interface Binaries {
 export interface GoBuild {
   /** Folder under build/ holding the wrapper module. */
   module: string;
+  /** Name of its cache entry when not the module's (two builds of one module). */
+  cacheName?: string;
   /** The module whose version keys the cache. */
   requires: string;
   packages: Record<string, string>;
@@ -61,6 +63,22 @@ const KUBERNETES: GoBuild = {
       Object.entries(vars).map(([k, v]) => `-X ${pkg}.${k}=${v}`),
     );
   },
+};
+
+/**
+ * The real nodes' kubelet and kube-proxy (`spaces up --real-nodes`): the same wrapper module,
+ * version and ldflags as kube-apiserver, sharing its Go build cache, but a cache entry of their
+ * own so a kwok-only start never builds them.
+ */
+const KUBERNETES_NODE: GoBuild = {
+  module: 'kubernetes',
+  cacheName: 'kubernetes-node',
+  requires: 'k8s.io/kubernetes',
+  packages: {
+    kubelet: 'k8s.io/kubernetes/cmd/kubelet',
+    'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
+  },
+  ldflags: KUBERNETES.ldflags,
 };
 
 const KWOK: GoBuild = {
@@ -102,7 +120,7 @@ function ownSourcesDigest(build: GoBuild): string {
 
 /** Where one Go build's binaries are cached: module, pinned version, digest of our own sources. */
 const buildDir = (build: GoBuild, cacheDir: string): string =>
-  path.join(cacheDir, 'bin', `${build.module}-${pinnedVersion(build)}-${ownSourcesDigest(build)}`);
+  path.join(cacheDir, 'bin', `${build.cacheName ?? build.module}-${pinnedVersion(build)}-${ownSourcesDigest(build)}`);
 
 const kubernetesBin = (cacheDir: string, name: string): string => path.join(buildDir(KUBERNETES, cacheDir), name);
 
@@ -136,7 +154,7 @@ export async function goBuild(build: GoBuild, cacheDir: string, progress: Progre
   const tmpDir = `${outDir}.partial-${process.pid}`;
   rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir, { recursive: true });
-  progress.step(`building ${names.join(', ')} ${version} from Go modules (first run only; several minutes)`);
+  progress.step(`building ${names.join(', ')} ${version} from Go modules (first run only; minutes)`);
 
   const moduleDir = path.join(repoRoot(), 'build', build.module);
   const args = [
@@ -222,4 +240,15 @@ export async function ensureBinaries(cacheDir: string, progress: Progress): Prom
     gotemplate: path.join(kubeDir, 'ksview-gotemplate'),
     native: path.join(kubeDir, 'ksview-native'),
   };
+}
+
+export interface NodeBinaries {
+  kubelet: string;
+  kubeProxy: string;
+}
+
+/** kubelet and kube-proxy of the pinned k8s.io/kubernetes, built when missing (real nodes only). */
+export async function ensureNodeBinaries(cacheDir: string, progress: Progress): Promise<NodeBinaries> {
+  const dir = await goBuild(KUBERNETES_NODE, cacheDir, progress);
+  return { kubelet: path.join(dir, 'kubelet'), kubeProxy: path.join(dir, 'kube-proxy') };
 }

@@ -8,7 +8,8 @@
 // (component-certs.ts): the kube-apiservers present theirs; a local user without it gets nothing.
 import path from 'node:path';
 import { etcdPkiFiles } from './component-certs.js';
-import type { SpaceLayout, SpacesLayout } from './layout.js';
+import { runsScheduler, type SpaceLayout, type SpacesLayout } from './layout.js';
+import { podApiserverAddress, portBaseOf } from './node-layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
 import { webhookClientFiles } from './webhook-client.js';
 
@@ -46,9 +47,40 @@ export function etcdArgs(layout: SpacesLayout): string[] {
   ];
 }
 
+/**
+ * With real nodes (`--real-nodes`), what changes for the kube-apiservers: every one stays on
+ * 127.0.0.1 (pods reach it at the DNATed address of ./node-layout.ts, which its serving
+ * certificate carries); a space with a node advertises that address, so its `kubernetes` Service
+ * has an endpoint pods' in-cluster config reaches, authorizes with Node,RBAC and admits with
+ * NodeRestriction (a kubelet reaches only its own node and pods' objects, as in kubeadm's
+ * clusters), and calls kubelets' API (logs, exec) with its admin certificate; wds1 routes
+ * aggregated requests (and, in 1.33, admission webhook calls: the same resolver,
+ * cmd/kube-apiserver/app/server.go buildServiceResolver) to the Service's endpoints, which are the
+ * server pods' IPs, routable from the host.
+ */
+function realNodeApiserverArgs(layout: SpacesLayout, space: SpaceLayout): { advertise: string; authorization: string; reconciler: string; extra: string[] } {
+  if (layout.realNodes && space.realNode) {
+    const pki = spacePkiFiles(space.dir);
+    return {
+      advertise: podApiserverAddress(portBaseOf(layout)),
+      authorization: 'Node,RBAC',
+      reconciler: 'lease',
+      extra: [
+        '--enable-admission-plugins=NodeRestriction',
+        `--kubelet-client-certificate=${pki.adminCert}`,
+        `--kubelet-client-key=${pki.adminKey}`,
+        '--kubelet-preferred-address-types=InternalIP',
+      ],
+    };
+  }
+  const routing = layout.realNodes && space.role === 'wds' ? ['--enable-aggregator-routing=true'] : [];
+  return { advertise: '127.0.0.1', authorization: 'RBAC', reconciler: 'none', extra: routing };
+}
+
 export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[] {
   const pki = spacePkiFiles(space.dir);
   const etcd = etcdPkiFiles(layout.dir);
+  const real = realNodeApiserverArgs(layout, space);
   return [
     `--etcd-servers=${etcdClientUrl(layout)}`,
     `--etcd-cafile=${etcd.caCert}`,
@@ -56,13 +88,13 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
     `--etcd-keyfile=${etcd.apiserverClientKey}`,
     `--etcd-prefix=/ksview/${space.name}`,
     '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    `--advertise-address=${real.advertise}`,
     `--secure-port=${space.apiserverPort}`,
     `--tls-cert-file=${pki.servingCert}`,
     `--tls-private-key-file=${pki.servingKey}`,
     `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=RBAC',
-    '--endpoint-reconciler-type=none',
+    `--authorization-mode=${real.authorization}`,
+    `--endpoint-reconciler-type=${real.reconciler}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     `--service-account-issuer=https://${space.name}.ksview.local`,
     `--service-account-key-file=${pki.saPub}`,
@@ -87,6 +119,7 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
     // A WDS calls the view's admission webhooks with its front-proxy client certificate
     // (./webhook-client.ts): the server answers reviews from nobody else.
     ...(space.role === 'wds' ? [`--admission-control-config-file=${webhookClientFiles(space.dir).admissionConfig}`] : []),
+    ...real.extra,
   ];
 }
 
@@ -110,9 +143,11 @@ export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): s
   if (space.role === 'wds') {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller'];
   }
-  if (space.role !== 'wec') {
+  if (!runsScheduler(space)) {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller'];
   }
+  // WECs and the hosting space are clusters: every controller, the serviceaccount-token one and
+  // the root CA publisher included, so pods get in-cluster config.
   return [
     ...common,
     '--controllers=*',

@@ -3,7 +3,8 @@
 import os from 'node:os';
 import path from 'node:path';
 
-export type SpaceRole = 'wds' | 'its' | 'wec';
+/** `host`: the hosting space of `--real-nodes`, which runs the server pods (as KubeStellar's hosting cluster). */
+export type SpaceRole = 'wds' | 'its' | 'wec' | 'host';
 
 export interface SpaceLayout {
   name: string;
@@ -16,6 +17,8 @@ export interface SpaceLayout {
   dir: string;
   /** A WDS only: the port of its `ksview serve` (process `<wds>/ksview-serve`). */
   viewServerPort?: number;
+  /** Runs one real node (kubelet, containerd, kube-proxy: ./real-nodes.ts) instead of kwok's fake nodes. */
+  realNode?: boolean;
 }
 
 export interface SpacesLayout {
@@ -31,6 +34,8 @@ export interface SpacesLayout {
   pullAgentPort: number;
   /** Endpoints of the one push agent beside its1, serving every other WEC. */
   pushAgentPort: number;
+  /** `spaces up --real-nodes`: host1 and wec1 run real nodes; wds1's serve and wec1's pull agent run as pods (the chart), not as processes. */
+  realNodes: boolean;
 }
 
 export interface SpacesOptions {
@@ -41,6 +46,8 @@ export interface SpacesOptions {
   wecs: number;
   /** WDSs: wds1 … wdsN (default 1). */
   wdss?: number;
+  /** Real nodes: the hosting space host1 and a real node in host1 and wec1 (default false: kwok only). */
+  realNodes?: boolean;
 }
 
 export const DEFAULT_PORT_BASE = 16400;
@@ -57,6 +64,10 @@ const PORTS_PER_SPACE = 10;
  */
 const EXTRA_WDS_FIRST_BLOCK = MAX_WECS + 3;
 const SERVE_OFFSET = 5;
+/** The block of host1: after every block wds2…wds5 may take, so no other space's ports move with `--real-nodes`. */
+const HOST_BLOCK = EXTRA_WDS_FIRST_BLOCK + MAX_WDSS - 1;
+/** The hosting space of `--real-nodes`. */
+export const HOST_SPACE = 'host1';
 
 export function defaultSpacesDir(env = process.env): string {
   if (env.KSVIEW_SPACES_DIR) return env.KSVIEW_SPACES_DIR;
@@ -64,14 +75,15 @@ export function defaultSpacesDir(env = process.env): string {
   return path.join(stateHome, 'kubestellar-view', 'spaces');
 }
 
-/** The spaces, in start order: wds1, its1, wec1…wecN, then wds2…wdsM. */
-export function spaceNames(wecs: number, wdss = DEFAULT_WDSS): Array<{ name: string; role: SpaceRole; block: number }> {
+/** The spaces, in start order: wds1, its1, wec1…wecN, then wds2…wdsM, then (real nodes) host1. */
+export function spaceNames(wecs: number, wdss = DEFAULT_WDSS, realNodes = false): Array<{ name: string; role: SpaceRole; block: number }> {
   const names: Array<{ name: string; role: SpaceRole; block: number }> = [
     { name: 'wds1', role: 'wds', block: 1 },
     { name: 'its1', role: 'its', block: 2 },
   ];
   for (let i = 1; i <= wecs; i++) names.push({ name: `wec${i}`, role: 'wec', block: 2 + i });
   for (let i = 2; i <= wdss; i++) names.push({ name: `wds${i}`, role: 'wds', block: EXTRA_WDS_FIRST_BLOCK + i - 2 });
+  if (realNodes) names.push({ name: HOST_SPACE, role: 'host', block: HOST_BLOCK });
   return names;
 }
 
@@ -82,7 +94,8 @@ export function spaceNames(wecs: number, wdss = DEFAULT_WDSS): Array<{ name: str
  */
 export function spacesLayout(opts: SpacesOptions): SpacesLayout {
   const viewServerPort = opts.portBase + SERVE_OFFSET;
-  const spaces = spaceNames(opts.wecs, opts.wdss).map(({ name, role, block }): SpaceLayout => {
+  const realNodes = opts.realNodes ?? false;
+  const spaces = spaceNames(opts.wecs, opts.wdss, realNodes).map(({ name, role, block }): SpaceLayout => {
     const first = opts.portBase + PORTS_PER_SPACE * block;
     return {
       name,
@@ -92,6 +105,8 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
       schedulerPort: first + 2,
       dir: path.join(opts.dir, name),
       ...(role === 'wds' ? { viewServerPort: block === 1 ? viewServerPort : first + SERVE_OFFSET } : {}),
+      // The spaces that run pods for real: the hosting space and wec1 (the pull agent as a pod).
+      ...(realNodes && (role === 'host' || name === 'wec1') ? { realNode: true } : {}),
     };
   });
   return {
@@ -105,6 +120,7 @@ export function spacesLayout(opts: SpacesOptions): SpacesLayout {
     // Inside the first block of ten, beside etcd and serve: the spaces' own ports never move.
     pullAgentPort: opts.portBase + 6,
     pushAgentPort: opts.portBase + 7,
+    realNodes,
   };
 }
 
@@ -118,10 +134,13 @@ export function layoutPorts(layout: SpacesLayout): Array<{ port: number; what: s
   for (const s of layout.spaces) {
     ports.push({ port: s.apiserverPort, what: `${s.name} kube-apiserver` });
     ports.push({ port: s.controllerManagerPort, what: `${s.name} kube-controller-manager` });
-    if (s.role === 'wec') ports.push({ port: s.schedulerPort, what: `${s.name} kube-scheduler` });
+    if (runsScheduler(s)) ports.push({ port: s.schedulerPort, what: `${s.name} kube-scheduler` });
   }
   return ports;
 }
+
+/** The spaces that are clusters (pods run there): every controller, a scheduler; WECs and host1. */
+export const runsScheduler = (s: SpaceLayout): boolean => s.role === 'wec' || s.role === 'host';
 
 /** The WDS spaces, wds1 first. */
 export function wdsSpaces(layout: SpacesLayout): SpaceLayout[] {
@@ -135,8 +154,11 @@ export const serveProcessName = (wds: string): string => `${wds}/ksview-serve`;
 export function nodePorts(layout: SpacesLayout): Array<{ port: number; what: string }> {
   const [wds1, ...others] = wdsSpaces(layout);
   return [
-    { port: layout.viewServerPort, what: serveProcessName(wds1?.name ?? 'wds1') },
-    { port: layout.pullAgentPort, what: 'wec1/ksview-agent' },
+    // With real nodes wds1's serve and wec1's pull agent run as pods, not as our processes.
+    ...(layout.realNodes ? [] : [
+      { port: layout.viewServerPort, what: serveProcessName(wds1?.name ?? 'wds1') },
+      { port: layout.pullAgentPort, what: 'wec1/ksview-agent' },
+    ]),
     { port: layout.pushAgentPort, what: 'its1/ksview-agent-push' },
     ...others.map((s) => ({ port: s.viewServerPort!, what: serveProcessName(s.name) })),
   ];

@@ -15,11 +15,16 @@ export interface ProcessRecord {
   log: string;
 }
 
+/**
+ * `wrapper`: a command that execs `binary args` in another context (e.g. `nsenter --net=… --`):
+ * the record names `binary`, which is what runs once the wrapper has exec'd.
+ */
 export function startDetached(name: string, binary: string, args: string[], log: string,
-  env: NodeJS.ProcessEnv = process.env): ProcessRecord {
+  env: NodeJS.ProcessEnv = process.env, wrapper: string[] = []): ProcessRecord {
   const fd = openSync(log, 'a');
   try {
-    const child = spawn(binary, args, { detached: true, stdio: ['ignore', fd, fd], env });
+    const [cmd, ...pre] = wrapper.length > 0 ? [...wrapper, binary] : [binary];
+    const child = spawn(cmd!, [...pre, ...args], { detached: true, stdio: ['ignore', fd, fd], env });
     if (child.pid === undefined) throw new Error(`could not start ${binary}`);
     child.unref();
     return { name, pid: child.pid, binary, log };

@@ -50,21 +50,37 @@ function readPair(certFile: string, keyFile: string): KeyPair {
   return { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
 }
 
-export async function ensureSpacePki(spaceName: string, spaceDir: string): Promise<SpacePkiFiles> {
-  const f = spacePkiFiles(spaceDir);
-  // The last file written: when it exists, the whole set does.
-  if (existsSync(f.frontProxyClientKey)) return f;
-  mkdirSync(path.dirname(f.caCert), { recursive: true, mode: 0o700 });
-
-  const ca = await createCA(`${spaceName}-ca`);
-  writePair(f.caCert, f.caKey, ca);
+/** The kube-apiserver's serving certificate: loopback, the `kubernetes` Service, and `extraIps`. */
+async function issueServing(ca: KeyPair, f: SpacePkiFiles, extraIps: readonly string[]): Promise<void> {
   writePair(f.servingCert, f.servingKey, await issueCert(ca, {
     commonName: 'kube-apiserver',
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc',
       'kubernetes.default.svc.cluster.local'],
-    ipAddresses: ['127.0.0.1', '10.96.0.1'],
+    ipAddresses: ['127.0.0.1', '10.96.0.1', ...extraIps],
     usages: ['server'],
   }));
+  write(servingSansFile(f), JSON.stringify(extraIps));
+}
+
+const servingSansFile = (f: SpacePkiFiles) => f.servingCert.replace(/\.crt$/, '.extra-ips');
+
+/**
+ * `extraIps`: more addresses the serving certificate must carry (with real nodes, the address pods
+ * dial: ./node-layout.ts). When they change, only the serving certificate is made anew.
+ */
+export async function ensureSpacePki(spaceName: string, spaceDir: string, extraIps: readonly string[] = []): Promise<SpacePkiFiles> {
+  const f = spacePkiFiles(spaceDir);
+  // The last file written: when it exists, the whole set does.
+  if (existsSync(f.frontProxyClientKey)) {
+    const had = existsSync(servingSansFile(f)) ? readFileSync(servingSansFile(f), 'utf8') : '[]';
+    if (had !== JSON.stringify(extraIps)) await issueServing(readPair(f.caCert, f.caKey), f, extraIps);
+    return f;
+  }
+  mkdirSync(path.dirname(f.caCert), { recursive: true, mode: 0o700 });
+
+  const ca = await createCA(`${spaceName}-ca`);
+  writePair(f.caCert, f.caKey, ca);
+  await issueServing(ca, f, extraIps);
   writePair(f.adminCert, f.adminKey, await issueCert(ca, {
     commonName: 'kubernetes-admin', organizations: ['system:masters'], usages: ['client'],
   }));

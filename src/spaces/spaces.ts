@@ -7,18 +7,19 @@ import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } 
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
 import type { Progress } from '../util/progress.js';
-import { ensureBinaries, type Binaries } from './binaries.js';
+import { ensureBinaries, ensureNodeBinaries, type Binaries } from './binaries.js';
 import {
   apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs,
 } from './components.js';
-import type { ProbeResult } from '../kube/wait.js';
+import { waitFor, type ProbeResult } from '../kube/wait.js';
 import { probeApiserver, probeComponent, probeEtcd } from './health.js';
 import { agentCommands } from './agents.js';
 import { probeAgent } from './agent-endpoints.js';
 import { ensureEtcdPki } from './component-certs.js';
 import { ensureAgentIdentities } from './agent-identities.js';
 import { writeSpaceKubeconfig, writeSpacesKubeconfig } from './kubeconfig.js';
-import { DEFAULT_WDSS, layoutPorts, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
+import { DEFAULT_WDSS, layoutPorts, runsScheduler, serveProcessName, spacesLayout, wdsSpaces, type SpaceLayout, type SpacesLayout, type SpacesOptions } from './layout.js';
+import { nodeLayouts, nodeProcessNames, podApiserverAddress } from './node-layout.js';
 import { portFree } from './ports.js';
 import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
@@ -61,7 +62,7 @@ class Launcher {
     return this.live.has(name);
   }
 
-  async ensure(name: string, binary: string, args: string[]): Promise<ProcessRecord> {
+  async ensure(name: string, binary: string, args: string[], wrapper: string[] = []): Promise<ProcessRecord> {
     const existing = this.live.get(name);
     if (existing && runsWith(existing, binary, args)) return existing;
     if (existing) {
@@ -71,7 +72,9 @@ class Launcher {
     }
     const logDir = path.join(this.layout.dir, 'logs');
     mkdirSync(logDir, { recursive: true });
-    const rec = startDetached(name, binary, args, path.join(logDir, `${name.replace('/', '-')}.log`));
+    const rec = startDetached(name, binary, args, path.join(logDir, `${name.replace('/', '-')}.log`), process.env, wrapper);
+    // A wrapper execs the binary a moment later: until then the process is not yet "ours".
+    if (wrapper.length > 0) await waitFor(async () => ({ ok: isRunning(rec), detail: 'not exec\'d yet' }), 5_000, 20);
     this.live.set(name, rec);
     this.startedNow.add(name);
     this.args.set(name, { binary, args });
@@ -117,10 +120,17 @@ export function processNames(layout: SpacesLayout): string[] {
   const names = ['etcd'];
   for (const s of layout.spaces) {
     names.push(`${s.name}/kube-apiserver`, `${s.name}/kube-controller-manager`);
-    if (s.role === 'wec') names.push(`${s.name}/kube-scheduler`, `${s.name}/kwok`);
+    if (runsScheduler(s)) names.push(`${s.name}/kube-scheduler`);
+    if (s.role === 'wec' && !s.realNode) names.push(`${s.name}/kwok`);
   }
-  names.push(...wdsSpaces(layout).map((s) => serveProcessName(s.name)), ...agentCommands(layout).map((a) => a.name));
+  for (const n of nodeLayouts(layout)) names.push(...nodeProcessNames(n));
+  names.push(...serveSpaces(layout).map((s) => serveProcessName(s.name)), ...agentCommands(layout).map((a) => a.name));
   return names;
+}
+
+/** The WDSs whose `ksview serve` runs as a process: all but wds1 with real nodes (there, a pod of the chart). */
+export function serveSpaces(layout: SpacesLayout): SpaceLayout[] {
+  return wdsSpaces(layout).filter((s, i) => !(layout.realNodes && i === 0));
 }
 
 /** Stops one process cleanly (TERM, then KILL after the grace), keeping its data: `up` starts it again. */
@@ -155,20 +165,31 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const timeout = opts.readyTimeoutMs ?? 120_000;
   const layout = spacesLayout(opts);
   const wdss = opts.wdss ?? DEFAULT_WDSS;
+  const realNodes = opts.realNodes ?? false;
   const previous = readState(layout.statePath);
   // More WDSs than before is fine on running spaces (theirs are new ports; nothing else moves).
-  if (previous && (previous.portBase !== opts.portBase || previous.wecs !== opts.wecs || (previous.wdss ?? 1) > wdss)
-    && previous.processes.some(isRunning)) {
-    throw new UserError(`spaces in ${layout.dir} already run with --port-base ${previous.portBase} --wecs ${previous.wecs} --wdss ${previous.wdss ?? 1}; run 'ksview spaces down' first`);
+  if (previous && (previous.portBase !== opts.portBase || previous.wecs !== opts.wecs || (previous.wdss ?? 1) > wdss
+    || (previous.realNodes ?? false) !== realNodes) && previous.processes.some(isRunning)) {
+    throw new UserError(`spaces in ${layout.dir} already run with --port-base ${previous.portBase} --wecs ${previous.wecs} --wdss ${previous.wdss ?? 1}${previous.realNodes ? ' --real-nodes' : ''}; run 'ksview spaces down' first`);
   }
+  if (realNodes && opts.wecs < 1) throw new UserError('--real-nodes needs at least one WEC (wec1 runs a real node)');
+  // Real nodes: root and the Debian packages first (one line when missing), then the binaries.
+  const nodeHost = realNodes ? await import('./node-host.js') : undefined;
+  nodeHost?.ensureNodeHost(progress);
   const bins: Binaries = await ensureBinaries(opts.cacheDir, progress);
+  const nodeBins = realNodes ? await ensureNodeBinaries(opts.cacheDir, progress) : undefined;
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
-  const state: SpacesState = { portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [] };
+  const state: SpacesState = {
+    portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [],
+    ...(realNodes ? { realNodes, nodeSysctls: previous?.nodeSysctls ?? nodeHost!.readSysctls() } : {}),
+  };
   const launcher = new Launcher(layout, state, progress);
   writeState(layout.statePath, state);
   await checkPorts(layout, launcher);
 
-  await Promise.all([ensureEtcdPki(layout.dir), ...layout.spaces.map((s) => ensureSpacePki(s.name, s.dir))]);
+  // With real nodes pods dial every kube-apiserver at the nodes' DNATed address: in their certificates.
+  const podAddress = realNodes ? [podApiserverAddress(opts.portBase)] : [];
+  await Promise.all([ensureEtcdPki(layout.dir), ...layout.spaces.map((s) => ensureSpacePki(s.name, s.dir, podAddress))]);
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
   for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, s.viewServerPort ?? layout.viewServerPort);
@@ -189,9 +210,10 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   for (const s of layout.spaces) {
     controllers.push(launcher.ensureReady(`${s.name}/kube-controller-manager`, bins.kubeControllerManager,
       controllerManagerArgs(s, spaceKubeconfig(s)), `${s.name} kube-controller-manager`, () => probeComponent(s.controllerManagerPort), timeout));
-    if (s.role !== 'wec') continue;
+    if (!runsScheduler(s)) continue;
     controllers.push(launcher.ensureReady(`${s.name}/kube-scheduler`, bins.kubeScheduler, schedulerArgs(s, spaceKubeconfig(s)),
       `${s.name} kube-scheduler`, () => probeComponent(s.schedulerPort), timeout));
+    if (s.role !== 'wec' || s.realNode) continue;
     writeFileSync(path.join(s.dir, 'kwok.yaml'), KWOK_CONFIG);
     controllers.push(launcher.ensure(`${s.name}/kwok`, bins.kwok, kwokArgs(s)));
   }
@@ -201,9 +223,22 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   // client-node takes half a second to load: only `up` with WECs pays for it, not every command.
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { defaultServiceAccountExists, ensureFakeNodes, nodesReady } = await import('./fake-nodes.js');
-  await Promise.all(layout.spaces.filter((s) => s.role === 'wec').map(async (s) => {
+  if (nodeBins) {
+    // Recorded (state.nodeSysctls) before the first kubelet changes them.
+    writeState(layout.statePath, state);
+    const { ensureRealNodes } = await import('./real-nodes.js');
+    await ensureRealNodes(layout, nodeBins, opts.cacheDir, (name, binary, args, wrapper) => launcher.ensure(name, binary, args, wrapper), progress, timeout);
+  }
+  await Promise.all(layout.spaces.filter((s) => s.role === 'wec' || s.role === 'host').map(async (s) => {
     const kc = new KubeConfig();
     kc.loadFromFile(spaceKubeconfig(s));
+    if (s.realNode) {
+      // A real node: Ready already; pods wait for the `default` ServiceAccount.
+      const sa = await waitFor(async () => ({ ok: await defaultServiceAccountExists(kc), detail: 'no default ServiceAccount yet' }), timeout);
+      if (!sa.ok) throw new UserError(`${s.name}: no default ServiceAccount after ${timeout / 1000}s`);
+      if (s.role === 'wec') await ensureWecExecutors(spaceKubeconfig(s));
+      return;
+    }
     const nodes = await ensureFakeNodes(kc, s.name);
     const kwok = state.processes.find((p) => p.name === `${s.name}/kwok`)!;
     await waitReady(`${s.name} fake nodes (kwok)`, kwok, async () => ({
@@ -222,10 +257,32 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const { ensureViewServer } = await import('./view-server.js');
   const { ensureAgents, ensureInventory } = await import('./agents.js');
   // One at a time: the first installs the ITS CRDs the others then find.
-  for (const wds of wdsSpaces(layout)) await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false, wds: wds.name });
+  for (const wds of serveSpaces(layout)) await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false, wds: wds.name });
+  if (realNodes) {
+    progress.step(`real nodes: wds1's ksview serve and wec1's pull agent are not started as processes (the chart runs them as pods in ${nodeLayouts(layout).map((n) => n.space).join(' and ')})`);
+    // The inventory needs the ITS CRDs, which a server installs: without a serve process they come
+    // with the chart's server pods; `up --real-nodes` again then writes the inventory and starts the push agent.
+    if (!(await itsCrdsInstalled(layout))) {
+      progress.step("its1 has no ManagedCluster CRD yet (the chart's server installs it): inventory and push agent skipped; run 'ksview spaces up --real-nodes' again once the server runs");
+      return layout;
+    }
+  }
   await ensureInventory(layout, progress);
   await ensureAgents(layout, progress, { restart: opts.restartNode ?? false });
   return layout;
+}
+
+/** Whether its1 serves ManagedClusters (a server installed the ITS CRDs). */
+async function itsCrdsInstalled(layout: SpacesLayout): Promise<boolean> {
+  const { closeUpstream, upstreamFromKubeconfig, upstreamRequest } = await import('../kube/upstream.js');
+  const its = layout.spaces.find((s) => s.role === 'its')!;
+  const up = await upstreamFromKubeconfig(spaceKubeconfig(its));
+  try {
+    const res = await upstreamRequest(up, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/managedclusters.cluster.open-cluster-management.io');
+    return res.status === 200;
+  } finally {
+    await closeUpstream(up);
+  }
 }
 
 /** An explicit, empty kwok configuration, so a user's ~/.kwok/kwok.yaml never leaks in; kwok then uses its built-in stages. */
@@ -254,20 +311,45 @@ export async function spacesDown(dir: string): Promise<DownResult> {
     if (existsSync(path.join(dir, 'etcd'))) removeState(dir, 0);
     return { stopped: 0 };
   }
+  const live = state.processes.filter(isRunning);
+  // Real nodes first: kubelet and kube-proxy, the pods, containerd, then what they made (./node-cleanup.ts).
+  const failed = state.realNodes ? await realNodesDown(dir, state, live) : [];
   // Stop clients before servers: kwok, scheduler and controller-manager, then kube-apiservers, then etcd.
   const rank = (r: ProcessRecord) => (r.name === 'etcd' ? 2 : r.name.endsWith('/kube-apiserver') ? 1 : 0);
-  const live = state.processes.filter(isRunning);
   for (const level of [0, 1, 2]) await stopAll(live.filter((r) => rank(r) === level));
-  removeState(dir, state.wecs, state.wdss ?? 1);
+  if (failed.length > 0) {
+    // The state stays, so `down` again retries what is left.
+    throw new UserError(`spaces down could not remove everything the real nodes made: ${failed.join('; ')}`);
+  }
+  removeState(dir, state.wecs, state.wdss ?? 1, state.realNodes ?? false);
   return { stopped: live.length };
 }
 
+/** Stops the nodes' processes and removes what they made; restores kubelet's sysctls. Returns what failed. */
+async function realNodesDown(dir: string, state: SpacesState, live: ProcessRecord[]): Promise<string[]> {
+  const layout = spacesLayout(optionsOfState(dir, state));
+  const nodes = nodeLayouts(layout);
+  const named = (suffix: string) => live.filter((r) => nodes.some((n) => r.name === `${n.space}/${suffix}`));
+  await stopAll([...named('kubelet'), ...named('kube-proxy')]);
+  const { planNodeCleanup, readMachineFacts, runCleanup } = await import('./node-cleanup.js');
+  // The pods' processes and the shims go before containerd, so it does not restart them.
+  const kills = planNodeCleanup(nodes, state.portBase, readMachineFacts(nodes, state.portBase)).filter((s) => s.kind === 'kill');
+  const failed = await runCleanup(kills);
+  await stopAll(named('containerd'));
+  failed.push(...await runCleanup(planNodeCleanup(nodes, state.portBase, readMachineFacts(nodes, state.portBase))));
+  if (state.nodeSysctls) {
+    const { restoreSysctls } = await import('./node-host.js');
+    failed.push(...restoreSysctls(state.nodeSysctls).map((k) => `sysctl ${k} not restored`));
+  }
+  return failed;
+}
+
 /** Removes what `up` wrote, and only that: never a folder the user pointed at by mistake. */
-function removeState(dir: string, wecs: number, wdss = 1): void {
-  const layout = spacesLayout({ dir, portBase: 0, wecs, wdss });
+function removeState(dir: string, wecs: number, wdss = 1, realNodes = false): void {
+  const layout = spacesLayout({ dir, portBase: 0, wecs, wdss, realNodes });
   const ours = new Set(['state.json', 'state.json.tmp', 'kubeconfig', 'etcd', 'etcd-pki', 'logs', ...layout.spaces.map((s) => s.name)]);
   for (const entry of readdirSync(dir)) {
-    if (ours.has(entry) || /^(wec|wds)\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
+    if (ours.has(entry) || /^(wec|wds|host)\d+$/.test(entry) || entry.startsWith('kubeconfig')) rmSync(path.join(dir, entry), { recursive: true, force: true });
   }
   try { rmdirSync(dir); } catch { /* not empty: something else lives there */ }
 }
@@ -300,11 +382,18 @@ export async function spacesStatus(dir: string): Promise<SpaceStatus[] | undefin
       await check('kube-apiserver', () => probeApiserver(s.dir, s.apiserverPort)),
       await check('kube-controller-manager', () => probeComponent(s.controllerManagerPort)),
     ];
-    if (s.role === 'wec') {
-      components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
-      components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
+    if (runsScheduler(s)) components.push(await check('kube-scheduler', () => probeComponent(s.schedulerPort)));
+    if (s.role === 'wec' && !s.realNode) components.push(await check('kwok', async () => ({ ok: true, detail: 'running' })));
+    const node = nodeLayouts(layout).find((n) => n.space === s.name);
+    if (node) {
+      // The node's processes (pids), then its Ready condition as its kube-apiserver reports it.
+      for (const c of ['containerd', 'kubelet', 'kube-proxy']) {
+        components.push(await check(c, async () => ({ ok: true, detail: `running (pid ${proc(`${s.name}/${c}`)!.pid})` })));
+      }
+      const { nodeReady } = await import('./real-nodes.js');
+      components.push({ name: `node ${node.name}`, ...(await nodeReady(layout, node)) });
     }
-    if (s.role === 'wds') components.push(await check('ksview-serve', () => probeComponent(s.viewServerPort ?? layout.viewServerPort)));
+    if (serveSpaces(layout).includes(s)) components.push(await check('ksview-serve', () => probeComponent(s.viewServerPort ?? layout.viewServerPort)));
     // The agents answer /readyz (open; HTTPS, their certificate checked): ready means connected
     // to the ITS (and, pull, its WEC). Listed once started (KSVIEW_SPACES_NO_AGENTS=1 starts
     // none); a dead one stays recorded: "not running".

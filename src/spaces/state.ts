@@ -9,12 +9,16 @@ export interface SpacesState {
   wecs: number;
   /** Absent in state written before there could be more than one WDS: 1. */
   wdss?: number;
+  /** `up --real-nodes` (absent: false), so `status`, `down` and `kubeconfig` see host1 and the nodes. */
+  realNodes?: boolean;
+  /** The sysctls kubelet changes, as they were before the first kubelet started: `down` restores them. */
+  nodeSysctls?: Record<string, string>;
   processes: ProcessRecord[];
 }
 
 /** The options the recorded spaces run with. */
 export function optionsOfState(dir: string, state: SpacesState): SpacesOptions {
-  return { dir, portBase: state.portBase, wecs: state.wecs, wdss: state.wdss ?? 1 };
+  return { dir, portBase: state.portBase, wecs: state.wecs, wdss: state.wdss ?? 1, realNodes: state.realNodes ?? false };
 }
 
 export function readState(file: string): SpacesState | undefined {

@@ -1,0 +1,92 @@
+// What the machine needs before real nodes start: root, and Debian's packages (containerd, runc,
+// CNI plugins, iptables, conntrack for kube-proxy, buildah and busybox-static for the images, gcc
+// and libc6-dev for the static pause), installed with apt-get when missing (as etcd is), or one
+// line naming what is missing. And the sysctls kubelet changes at start, recorded before the first
+// kubelet runs so `down` puts them back.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Progress } from '../util/progress.js';
+import { UserError } from '../util/user-error.js';
+
+export interface HostRequirement {
+  /** The Debian package that provides it. */
+  pkg: string;
+  /** A file that exists once the package is installed. */
+  file: string;
+}
+
+export const HOST_REQUIREMENTS: readonly HostRequirement[] = [
+  { pkg: 'containerd', file: '/usr/bin/containerd' },
+  { pkg: 'containerd', file: '/usr/bin/ctr' },
+  { pkg: 'runc', file: '/usr/sbin/runc' },
+  { pkg: 'containernetworking-plugins', file: '/usr/lib/cni/bridge' },
+  { pkg: 'iptables', file: '/usr/sbin/iptables' },
+  { pkg: 'conntrack', file: '/usr/sbin/conntrack' },
+  { pkg: 'iproute2', file: '/usr/sbin/ip' },
+  { pkg: 'util-linux', file: '/usr/bin/nsenter' },
+  { pkg: 'buildah', file: '/usr/bin/buildah' },
+  { pkg: 'busybox-static', file: '/bin/busybox' },
+  { pkg: 'gcc', file: '/usr/bin/gcc' },
+  { pkg: 'libc6-dev', file: '/usr/include/signal.h' },
+];
+
+/** The packages whose files are missing, each once, in the order above. */
+export function missingPackages(exists: (file: string) => boolean, reqs: readonly HostRequirement[] = HOST_REQUIREMENTS): string[] {
+  return [...new Set(reqs.filter((r) => !exists(r.file)).map((r) => r.pkg))];
+}
+
+/** busybox (not busybox-static) is linked dynamically: the image needs the static one. */
+function busyboxIsStatic(): boolean {
+  const head = readFileSync('/bin/busybox').subarray(0, 4096).toString('latin1');
+  return !head.includes('/lib64/ld-linux') && !head.includes('ld-linux-x86-64');
+}
+
+/** Root, then the packages, installed when missing and possible; a UserError (one line) otherwise. */
+export function ensureNodeHost(progress: Progress): void {
+  if (process.getuid?.() !== 0) {
+    throw new UserError('--real-nodes needs root (kubelet, containerd and network namespaces); run as root or without --real-nodes (kwok)');
+  }
+  const exists = (f: string) => existsSync(f) && (f !== '/bin/busybox' || busyboxIsStatic());
+  const missing = missingPackages(exists);
+  if (missing.length === 0) return;
+  const aptGet = '/usr/bin/apt-get';
+  if (!existsSync(aptGet)) {
+    throw new UserError(`--real-nodes needs Debian's packages ${missing.join(', ')}: install them (no apt-get here)`);
+  }
+  progress.step(`installing Debian's ${missing.join(', ')} for the real nodes (apt-get)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Another apt-get on the machine (another engineer, CI) holds the lock for a while: wait for it.
+  const install = () => spawnSync(aptGet, ['install', '-y', '-q', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', ...missing], { env, encoding: 'utf8' });
+  let r = install();
+  if (r.status !== 0) {
+    spawnSync(aptGet, ['update', '-q', '-o', 'DPkg::Lock::Timeout=300'], { env, stdio: 'ignore' });
+    r = install();
+  }
+  const still = missingPackages(exists);
+  if (r.status !== 0 || still.length > 0) {
+    const last = (r.stderr || r.stdout || '').trim().split('\n').pop();
+    throw new UserError(`apt-get install ${missing.join(' ')} failed (still missing: ${still.join(', ') || 'none'}): ${last}`);
+  }
+}
+
+/** The sysctls kubelet sets at start (setupKernelTunables) that `down` restores. */
+export const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops'] as const;
+
+const sysctlFile = (key: string) => `/proc/sys/${key.replace(/\./g, '/')}`;
+
+export function readSysctls(keys: readonly string[] = KUBELET_SYSCTLS): Record<string, string> {
+  return Object.fromEntries(keys.map((k) => [k, readFileSync(sysctlFile(k), 'utf8').trim()]));
+}
+
+/** Writes back recorded values; returns the keys it could not write. */
+export function restoreSysctls(values: Record<string, string>): string[] {
+  const failed: string[] = [];
+  for (const [k, v] of Object.entries(values)) {
+    try {
+      if (readFileSync(sysctlFile(k), 'utf8').trim() !== v) writeFileSync(sysctlFile(k), v);
+    } catch {
+      failed.push(k);
+    }
+  }
+  return failed;
+}

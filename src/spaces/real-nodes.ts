@@ -1,0 +1,136 @@
+// The real nodes of `ksview spaces up --real-nodes`: one in the hosting space host1, one in wec1.
+// Each is a network namespace (./node-network.ts) running its own containerd, a kubelet and a
+// kube-proxy (kubelet and kube-proxy built from the same k8s.io/kubernetes as kube-apiserver),
+// registered with its space's kube-apiserver as `system:node:<node>` (group system:nodes) with a
+// client certificate of the space's PKI; those two spaces authorize with Node,RBAC and admit with
+// NodeRestriction, as kubeadm's clusters do (./components.ts), so a kubelet gets only what its
+// own pods need. kube-proxy is `system:kube-proxy`, bound by Kubernetes' own bootstrap policy to
+// `system:node-proxier`. Both images (./node-images.ts) are imported into each containerd.
+// `down` (./node-cleanup.ts) removes everything the nodes made and restores kubelet's sysctls.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Progress } from '../util/progress.js';
+import { UserError } from '../util/user-error.js';
+import { waitFor } from '../kube/wait.js';
+import type { NodeBinaries } from './binaries.js';
+import { renderKubeconfig } from './kubeconfig.js';
+import type { SpacesLayout } from './layout.js';
+import { cgroupHierarchies } from './node-cleanup.js';
+import {
+  cniConfList, containerdArgs, containerdConfig, kubeletArgs, kubeletConfig, kubeProxyArgs, kubeProxyConfig,
+} from './node-config.js';
+import { ensureNodeImages, importImage, PAUSE_IMAGE } from './node-images.js';
+import { nodeLayouts, portBaseOf, type NodeLayout } from './node-layout.js';
+import { ensureApiserverDnat, ensureNodeNetwork, inNetns, run } from './node-network.js';
+import { podServerUrl } from './pod-access.js';
+import type { ProcessRecord } from './processes.js';
+import { ensureClientCert, spacePkiFiles } from './space-pki.js';
+
+export const CONTAINERD = '/usr/bin/containerd';
+export const NSENTER = '/usr/bin/nsenter';
+
+/** Starts (or reuses) a recorded process; `wrapper` execs it elsewhere (here: in the node's namespace). */
+export type Starter = (name: string, binary: string, args: string[], wrapper: string[]) => Promise<ProcessRecord>;
+
+/** kube-proxy's mode: iptables when iptables works in the node's namespace, else nftables. */
+function proxyMode(n: NodeLayout): 'iptables' | 'nftables' {
+  return run(NSENTER, inNetns(n.netns, ['iptables', '-t', 'nat', '-S'])).status === 0 ? 'iptables' : 'nftables';
+}
+
+/** kubelet's cgroupRoot must exist, in every hierarchy (cpuset's needs its cpus and mems set). */
+function ensureCgroupRoot(n: NodeLayout): void {
+  for (const h of cgroupHierarchies()) {
+    const dir = path.join(h, n.cgroupRoot);
+    mkdirSync(dir, { recursive: true });
+    for (const f of ['cpuset.cpus', 'cpuset.mems']) {
+      const file = path.join(dir, f);
+      if (existsSync(file) && readFileSync(file, 'utf8').trim() === '') writeFileSync(file, readFileSync(path.join(h, f), 'utf8').trim());
+    }
+  }
+}
+
+async function writeNodeFiles(layout: SpacesLayout, n: NodeLayout): Promise<void> {
+  const space = layout.spaces.find((s) => s.name === n.space)!;
+  const pki = spacePkiFiles(space.dir);
+  for (const d of [n.dir, path.dirname(n.containerdConfig), n.cniConfDir, n.ipamDir, n.kubeletRoot, n.kubeletCertDir, n.podLogsDir]) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+  }
+  writeFileSync(n.containerdConfig, containerdConfig(n, PAUSE_IMAGE));
+  writeFileSync(path.join(n.cniConfDir, '10-ksview.conflist'), cniConfList(n));
+  writeFileSync(n.kubeletConfig, kubeletConfig(n, { clientCaFile: pki.caCert }));
+  writeFileSync(n.kubeProxyConfig, kubeProxyConfig(n, proxyMode(n)));
+  const ca = readFileSync(pki.caCert, 'utf8');
+  const server = podServerUrl(layout, n.space);
+  // The node's identity, as the Node authorizer and NodeRestriction know nodes.
+  const kubelet = await ensureClientCert(space.dir, `kubelet-${n.name}`, `system:node:${n.name}`, ['system:nodes']);
+  writeFileSync(n.kubeletKubeconfig, renderKubeconfig([{ name: n.space, user: `system:node:${n.name}`, server, caPem: ca, certPem: kubelet.certPem, keyPem: kubelet.keyPem }]), { mode: 0o600 });
+  // Bound to system:node-proxier by Kubernetes' bootstrap RBAC policy.
+  const proxy = await ensureClientCert(space.dir, 'kube-proxy', 'system:kube-proxy', []);
+  writeFileSync(n.kubeProxyKubeconfig, renderKubeconfig([{ name: n.space, user: 'system:kube-proxy', server, caPem: ca, certPem: proxy.certPem, keyPem: proxy.keyPem }]), { mode: 0o600 });
+}
+
+/** Waits until containerd answers on its socket. */
+async function waitContainerd(n: NodeLayout, timeoutMs: number): Promise<void> {
+  const r = await waitFor(async () => {
+    const v = run('ctr', ['--address', n.containerdSocket, 'version']);
+    return { ok: v.status === 0, detail: v.stderr.trim().split('\n').pop() ?? '' };
+  }, timeoutMs, 100);
+  if (!r.ok) throw new UserError(`containerd of ${n.name} does not answer on ${n.containerdSocket} after ${timeoutMs / 1000}s: ${r.detail}`);
+}
+
+/**
+ * Starts every real node of `layout` (network, cgroup root, containerd, images, kubelet,
+ * kube-proxy) and waits until each Node is Ready. Idempotent: what runs is reused.
+ */
+export async function ensureRealNodes(layout: SpacesLayout, bins: NodeBinaries, cacheDir: string,
+  start: Starter, progress: Progress, timeoutMs: number): Promise<NodeLayout[]> {
+  const nodes = nodeLayouts(layout);
+  const archives = ensureNodeImages(cacheDir, progress);
+  ensureApiserverDnat(portBaseOf(layout));
+  await Promise.all(nodes.map(async (n) => {
+    ensureNodeNetwork(n);
+    ensureCgroupRoot(n);
+    await writeNodeFiles(layout, n);
+    const wrap = [NSENTER, ...inNetns(n.netns, [])];
+    await start(`${n.space}/containerd`, CONTAINERD, containerdArgs(n), wrap);
+    await waitContainerd(n, timeoutMs);
+    for (const a of archives) importImage(n.containerdSocket, a);
+    progress.step(`${n.name}: containerd ready, images imported (${n.podSubnet}, node IP ${n.nodeIp})`);
+    await start(`${n.space}/kubelet`, bins.kubelet, kubeletArgs(n), wrap);
+    await start(`${n.space}/kube-proxy`, bins.kubeProxy, kubeProxyArgs(n), wrap);
+  }));
+  const { KubeConfig, CoreV1Api } = await import('@kubernetes/client-node');
+  await Promise.all(nodes.map(async (n) => {
+    const space = layout.spaces.find((s) => s.name === n.space)!;
+    const kc = new KubeConfig();
+    kc.loadFromFile(path.join(space.dir, 'kubeconfig'));
+    const core = kc.makeApiClient(CoreV1Api);
+    const started = Date.now();
+    const r = await waitFor(async () => {
+      try {
+        const node = await core.readNode({ name: n.name });
+        const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+        return { ok: ready?.status === 'True', detail: ready ? `${ready.reason}: ${ready.message}` : 'no Ready condition yet' };
+      } catch (err) {
+        return { ok: false, detail: `not registered yet (${(err as { code?: number }).code ?? (err as Error).message})` };
+      }
+    }, timeoutMs, 250);
+    if (!r.ok) throw new UserError(`node ${n.name} is not Ready after ${timeoutMs / 1000}s (${r.detail.slice(0, 200)}); logs in ${path.join(layout.dir, 'logs')}`);
+    progress.step(`${n.name} Ready in ${((Date.now() - started) / 1000).toFixed(1)}s (kube-proxy: ${proxyMode(n)} mode)`);
+  }));
+  return nodes;
+}
+
+/** Ready or not, per node, as its space's kube-apiserver says (never throws). */
+export async function nodeReady(layout: SpacesLayout, n: NodeLayout): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const { KubeConfig, CoreV1Api } = await import('@kubernetes/client-node');
+    const kc = new KubeConfig();
+    kc.loadFromFile(path.join(layout.spaces.find((s) => s.name === n.space)!.dir, 'kubeconfig'));
+    const node = await kc.makeApiClient(CoreV1Api).readNode({ name: n.name });
+    const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+    return { ok: ready?.status === 'True', detail: `node ${n.name} ${ready?.status === 'True' ? 'Ready' : `not Ready (${ready?.reason ?? 'no condition'})`}` };
+  } catch (err) {
+    return { ok: false, detail: `node ${n.name}: ${(err as Error).message.slice(0, 120)}` };
+  }
+}
