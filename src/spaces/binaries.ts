@@ -207,6 +207,16 @@ function ensureEtcd(progress: Progress): string {
   return installed;
 }
 
+/** ksview serve's Go helpers (the image ships them), built with the Kubernetes binaries when absent. */
+export async function ensureGoHelpers(cacheDir: string, progress: Progress): Promise<Pick<Binaries, 'native' | 'protojson' | 'gotemplate'>> {
+  const kubeDir = await goBuild(KUBERNETES, cacheDir, progress);
+  return {
+    native: path.join(kubeDir, 'ksview-native'),
+    protojson: path.join(kubeDir, 'ksview-protojson'),
+    gotemplate: path.join(kubeDir, 'ksview-gotemplate'),
+  };
+}
+
 /** Every binary local spaces need, building or installing what is missing. */
 export async function ensureBinaries(cacheDir: string, progress: Progress): Promise<Binaries> {
   const etcd = ensureEtcd(progress);
