@@ -1,7 +1,7 @@
 # The two commands of the README's Quick start: `make demo` and `make test`. Each installs what it
 # needs: npm packages from the lockfile, the TypeScript build, and (inside ksview) etcd from
 # Debian and the Kubernetes binaries built from their Go modules.
-.PHONY: all deps build demo test test-unit test-integration spaces-up spaces-down clean
+.PHONY: all deps build image demo test test-unit test-integration spaces-up spaces-down clean
 
 all: build
 
@@ -12,6 +12,10 @@ deps: node_modules/.package-lock.json
 
 build: deps
 	npx tsc -p tsconfig.json
+
+# dist/kubestellar-view-<version>.oci.tar, built with buildah (README.md, "Image").
+image: build
+	node build/image/build.mjs
 
 demo: build
 	node bin/ksview.js demo

@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectVersion, repoRoot } from '../util/repo-root.js';
+import { versionLine } from '../util/build-info.js';
 import { optionsOfState, readState } from '../spaces/state.js';
 import { defaultCacheDir, gotemplatePath, nativeCodePath, protojsonPath } from '../spaces/binaries.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
@@ -41,10 +42,12 @@ function startFailure(err: unknown, flags: { port: number; bindAddress: string }
   return err;
 }
 
-function buildProgram(): Command {
+function buildProgram(argv: string[]): Command {
+  // The commit comes from git in a checkout: ask it only when the version is asked for.
+  const versionAsked = argv.slice(2).some((a) => a === '-V' || a === '--version');
   const program = new Command('ksview')
     .description('kubestellar-view: multi-cluster delivery with a workload-as-data view of the WDS')
-    .version(projectVersion())
+    .version(versionAsked ? versionLine() : projectVersion(), '-V, --version', 'output the version and the commit it was built from')
     .showSuggestionAfterError(true)
     .exitOverride()
     // One line per mistake: commander puts its suggestion ("Did you mean ...?") on a line of its own.
@@ -244,7 +247,7 @@ function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -124,14 +124,23 @@ const buildDir = (build: GoBuild, cacheDir: string): string =>
 
 const kubernetesBin = (cacheDir: string, name: string): string => path.join(buildDir(KUBERNETES, cacheDir), name);
 
-/** Where ensureBinaries puts ksview-protojson (it may not be built yet). */
-export const protojsonPath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-protojson');
+/**
+ * In a checkout, where ensureBinaries puts a Go helper (it may not be built yet); in a copy
+ * without build/ (the image), the helper shipped beside bin/ksview.js (/app/bin).
+ */
+function helperPath(cacheDir: string, name: string): string {
+  const checkout = existsSync(path.join(repoRoot(), 'build', KUBERNETES.module, 'go.mod'));
+  return checkout ? kubernetesBin(cacheDir, name) : path.join(repoRoot(), 'bin', name);
+}
 
-/** Where ensureBinaries puts ksview-native (it may not be built yet). */
-export const nativeCodePath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-native');
+/** The ksview-protojson serve runs by default. */
+export const protojsonPath = (cacheDir: string): string => helperPath(cacheDir, 'ksview-protojson');
 
-/** Where ensureBinaries puts ksview-gotemplate (it may not be built yet). */
-export const gotemplatePath = (cacheDir: string): string => kubernetesBin(cacheDir, 'ksview-gotemplate');
+/** The ksview-native serve runs by default. */
+export const nativeCodePath = (cacheDir: string): string => helperPath(cacheDir, 'ksview-native');
+
+/** The ksview-gotemplate serve runs by default. */
+export const gotemplatePath = (cacheDir: string): string => helperPath(cacheDir, 'ksview-gotemplate');
 
 function which(cmd: string): string | undefined {
   const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
@@ -223,6 +232,16 @@ function ensureEtcd(progress: Progress): string {
     throw new UserError(`apt-get install etcd-server failed: ${last}`);
   }
   return installed;
+}
+
+/** ksview serve's Go helpers (the image ships them), built with the Kubernetes binaries when absent. */
+export async function ensureGoHelpers(cacheDir: string, progress: Progress): Promise<Pick<Binaries, 'native' | 'protojson' | 'gotemplate'>> {
+  const kubeDir = await goBuild(KUBERNETES, cacheDir, progress);
+  return {
+    native: path.join(kubeDir, 'ksview-native'),
+    protojson: path.join(kubeDir, 'ksview-protojson'),
+    gotemplate: path.join(kubeDir, 'ksview-gotemplate'),
+  };
 }
 
 /** Every binary local spaces need, building or installing what is missing. */

@@ -2,6 +2,7 @@
 // a non-zero exit, never a stack trace: unknown flags and commands, bad values, kubeconfigs that
 // are not usable, servers that do not answer or refuse the credentials, bad folders, a port
 // already taken, no Go toolchain when a build is needed. And `--version` and `--help` say what holds.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -92,11 +93,14 @@ t.test('kubeconfig and status before any up', async (t) => {
   oneLineError(t, ksview(['spaces', 'status', '--dir', dir]), /no spaces in/, 'status');
 });
 
-t.test('--version prints the version of package.json', async (t) => {
+t.test('--version prints the version of package.json and the commit, -dirty when the tree has changes', async (t) => {
   const r = ksview(['--version']);
   t.equal(r.status, 0, 'exit 0');
-  const pkg = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
-  t.equal(r.stdout.trim(), pkg.version, 'the version');
+  const root = path.resolve(import.meta.dirname, '..', '..');
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  const head = execFileSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain'], { encoding: 'utf8' }).trim() !== '';
+  t.equal(r.stdout.trim(), `${pkg.version}${dirty ? '-dirty' : ''} commit ${head}`, 'the version and the commit');
 });
 
 t.test('serve --help shows the --denatured default as the list the flag takes', async (t) => {
