@@ -35,6 +35,7 @@ import { canonicalViewUrl } from './view-path.js';
 import { decorateRequests, userOf } from './request-state.js';
 import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
 import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
+import { markLongRunning } from './graceful-shutdown.js';
 import type { UserInfo } from '../kube/user.js';
 import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
@@ -59,6 +60,8 @@ export interface AppOptions {
   authorizer: Pick<Authorizer, 'authorize' | 'decide'> & Partial<Pick<Authorizer, 'cached'>>;
   /** Readiness beyond "serving": e.g. the WDS answers. */
   ready: () => Promise<boolean>;
+  /** True once a graceful shutdown has begun (./graceful-shutdown.ts): /readyz answers 503 at once. */
+  shuttingDown?: () => boolean;
   /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
   limits?: RequestLimits;
   startedAt?: Date;
@@ -178,7 +181,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     req.user = user;
     let release;
     try {
-      release = limits.acquire(user, longRunning(req));
+      const long = longRunning(req);
+    release = limits.acquire(user, long);
+    // A graceful shutdown ends these rather than waiting for them.
+    if (long) markLongRunning(reply.raw);
     } catch (err) {
       done(err as Error);
       return;
@@ -212,6 +218,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', ok);
   app.get('/livez', ok);
   app.get('/readyz', async (_req, reply) => {
+    if (opts.shuttingDown?.()) return reply.code(503).type('text/plain').send('[-]shutdown failed: the server is shutting down\nreadyz check failed');
     if (!(await opts.ready())) return reply.code(503).type('text/plain').send('[-]wds failed: the WDS does not answer\nreadyz check failed');
     return reply.type('text/plain').send('ok');
   });

@@ -10,6 +10,12 @@
 // an executor (with the placement controllers), and of direct writes of denatured objects (with
 // denatured kinds).
 // manifests/ holds the same objects for an in-cluster deployment.
+//
+// Hosted (`--register-endpoints-from`, the server's pods in a hosting cluster, the WDS another
+// cluster): the WDS's admin has installed the server's RBAC and the user roles (the chart's `wds`
+// part, manifests/wds-registration-rbac.yaml for the rights used here), so the server writes only
+// the routing: a Service without selector (its endpoints are mirrored by the leader,
+// ../controllers/endpoints-mirror.ts), the APIService and the webhooks, each by name.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { ADMISSION_PATH, WEBHOOK_NAME } from './admission.js';
 import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from './denatured-webhook.js';
@@ -21,9 +27,15 @@ import { GROUP, VERSION } from './view-group.js';
 export interface RegistrationOptions {
   namespace: string;
   service: string;
-  /** Where the aggregator connects: `localhost` for local spaces, a DNS name in a hosting cluster. */
+  /** Where the aggregator connects: `localhost` for local spaces (not hosted). */
   externalName: string;
+  /** The Service's port, which the APIService and the webhooks name. */
   port: number;
+  /**
+   * Hosted: the Service has no selector and no externalName (its endpoints are mirrored from the
+   * hosting cluster), and no RBAC nor Namespace is written (the WDS's admin installs them).
+   */
+  hosted?: boolean;
   caBundlePem: string;
   /** Also the StatusCollector admission webhook (./admission.ts): when the status controller runs. */
   admission?: boolean;
@@ -174,14 +186,51 @@ export const DENATURED_RBAC_ADMIN_RULES = [
   { apiGroups: ['denatured.kubestellar.io'], resources: ['roles', 'clusterroles'], verbs: ['escalate', 'bind'] },
 ];
 
+/** Name of the Service's one port: the mirrored endpoints' port carries it (the aggregator matches by name). */
+export const SERVICE_PORT_NAME = 'https';
+
+/** The Service the APIService and the webhooks name: an ExternalName, or (hosted) a ClusterIP Service without selector. */
+export function registeredService(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'externalName' | 'port' | 'hosted'>): object {
+  const ports = [{ name: SERVICE_PORT_NAME, port: o.port, protocol: 'TCP' }];
+  return {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: o.service, namespace: o.namespace },
+    spec: o.hosted ? { type: 'ClusterIP', ports } : { type: 'ExternalName', externalName: o.externalName, ports },
+  };
+}
+
+/** The routing objects: the Service, the APIService and the webhooks the server runs. */
+async function registerRouting(up: Upstream, o: RegistrationOptions): Promise<void> {
+  await apply(up, `/api/v1/namespaces/${o.namespace}/services/${o.service}`, registeredService(o));
+  await apply(up, `/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`, apiService(o));
+  if (o.admission) await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION}`, webhookConfiguration(o));
+  if (o.policyAdmission) {
+    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${POLICY_WEBHOOK_CONFIGURATION}`, policyWebhookConfiguration(o));
+  }
+  if (o.denaturedAdmission) {
+    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${DENATURED_WEBHOOK_CONFIGURATION}`, denaturedWebhookConfiguration(o));
+  }
+}
+
+/** The APIService of view.kubestellar.io/v1alpha1, verified by our CA. */
+export function apiService(o: Pick<RegistrationOptions, 'namespace' | 'service' | 'port' | 'caBundlePem'>): object {
+  return {
+    apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${VERSION}.${GROUP}` },
+    spec: {
+      group: GROUP, version: VERSION, groupPriorityMinimum: 2000, versionPriority: 100,
+      service: { name: o.service, namespace: o.namespace, port: o.port },
+      caBundle: Buffer.from(o.caBundlePem).toString('base64'),
+    },
+  };
+}
+
 export async function register(up: Upstream, o: RegistrationOptions): Promise<void> {
+  if (o.hosted) {
+    await registerRouting(up, o);
+    return;
+  }
   const subject = await serverSubject(up);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
   await apply(up, `/api/v1/namespaces/${o.namespace}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace } });
-  await apply(up, `/api/v1/namespaces/${o.namespace}/services/${o.service}`, {
-    apiVersion: 'v1', kind: 'Service', metadata: { name: o.service, namespace: o.namespace },
-    spec: { type: 'ExternalName', externalName: o.externalName, ports: [{ name: 'https', port: o.port, protocol: 'TCP' }] },
-  });
   await apply(up, `${rbac}/clusterrolebindings/kubestellar-view:auth-delegator`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kubestellar-view:auth-delegator' },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' }, subjects: [subject],
@@ -220,19 +269,5 @@ export async function register(up: Upstream, o: RegistrationOptions): Promise<vo
   await apply(up, `${rbac}/clusterroles/kubestellar-view:denatured-rbac-admin`, {
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kubestellar-view:denatured-rbac-admin' }, rules: DENATURED_RBAC_ADMIN_RULES,
   });
-  await apply(up, `/apis/apiregistration.k8s.io/v1/apiservices/${VERSION}.${GROUP}`, {
-    apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: `${VERSION}.${GROUP}` },
-    spec: {
-      group: GROUP, version: VERSION, groupPriorityMinimum: 2000, versionPriority: 100,
-      service: { name: o.service, namespace: o.namespace, port: o.port },
-      caBundle: Buffer.from(o.caBundlePem).toString('base64'),
-    },
-  });
-  if (o.admission) await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${WEBHOOK_CONFIGURATION}`, webhookConfiguration(o));
-  if (o.policyAdmission) {
-    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${POLICY_WEBHOOK_CONFIGURATION}`, policyWebhookConfiguration(o));
-  }
-  if (o.denaturedAdmission) {
-    await apply(up, `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${DENATURED_WEBHOOK_CONFIGURATION}`, denaturedWebhookConfiguration(o));
-  }
+  await registerRouting(up, o);
 }

@@ -15,7 +15,7 @@ import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categorie
 import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
-import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, resourceList, serviceAccountRef, stateDir } from './options.js';
+import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, namespacedName, resourceList, serviceAccountRef, stateDir } from './options.js';
 import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import type { AgentFlags } from './agent.js';
 
@@ -156,6 +156,9 @@ function buildProgram(argv: string[]): Command {
     .option('--namespace <ns>', 'namespace of the Service the APIService points at', dnsLabel, 'kubestellar-view')
     .option('--service <name>', 'name of that Service', dnsLabel, 'ksview')
     .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
+    .option('--register-endpoints-from <namespace/service>', 'hosted registration (with --register): the server runs as pods of a cluster other than the WDS; the Service registered in the WDS has no selector, and the leader keeps its endpoints those of this Service of the cluster the pods run in (the WDS needs --enable-aggregator-routing=true); no RBAC is written', namespacedName)
+    .option('--hosting-kubeconfig <file>', 'with --register-endpoints-from: kubeconfig of the cluster the pods run in (default: the pod\'s in-cluster configuration)')
+    .option('--shutdown-delay <duration>', 'on SIGTERM: answer /readyz with 503 and release leadership at once, keep serving this long, then drain and exit (as kube-apiserver\'s --shutdown-delay-duration)', durationOption(0, 600_000), 0)
     .addOption(new Option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none')
       .argParser(resourceList).default(DEFAULT_DENATURED, formatResourceList(DEFAULT_DENATURED)))
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
@@ -173,7 +176,7 @@ function buildProgram(argv: string[]): Command {
     .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)
     .option('--max-requests-inflight-per-user <n>', 'other requests one user may have in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightPerUser)
     .option('--max-requests-inflight <n>', 'other requests of all users in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightTotal)
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       const { checkSpace } = await import('./preflight.js');
@@ -197,11 +200,26 @@ function buildProgram(argv: string[]): Command {
         process.stderr.write(`ksview serve: unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}\n`);
       });
       process.stderr.write(`ksview serve: listening on ${server.url}; view of ${flags.wdsName} at ${server.up.origin}${server.viewPath}\n`);
+      const running = server;
       await new Promise<void>((resolve) => {
-        const stop = () => { void server.close().then(resolve); };
-        process.once('SIGTERM', stop);
-        process.once('SIGINT', stop);
+        let stopping = false;
+        const stop = (signal: NodeJS.Signals) => {
+          // A second signal: the operator wants out now (as Kubernetes' components' signal handler).
+          if (stopping) {
+            process.stderr.write(`ksview serve: ${signal} again: exiting at once\n`);
+            process.exit(1);
+          }
+          stopping = true;
+          running.shutdown(flags.shutdownDelay).catch((err: Error) => {
+            process.stderr.write(`ksview serve: shutdown: ${err.message.split('\n')[0]}\n`);
+          }).finally(resolve);
+        };
+        process.on('SIGTERM', stop);
+        process.on('SIGINT', stop);
       });
+      process.stderr.write('ksview serve: stopped\n');
+      // Anything still holding the event loop (an upgraded connection's peer) does not keep a stopped server alive.
+      setImmediate(() => process.exit(process.exitCode ?? 0)).unref();
     });
 
   program.command('agent')

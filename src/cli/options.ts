@@ -33,6 +33,15 @@ export function serviceAccountRef(value: string): ServiceAccountRef {
   }
 }
 
+/** NAMESPACE/NAME of an object (a Service), both DNS labels as kube validates them. */
+export function namespacedName(value: string): { namespace: string; name: string } {
+  const parts = value.split('/');
+  if (parts.length !== 2 || !isDNS1123Label(parts[0]!) || !isDNS1123Label(parts[1]!)) {
+    throw new InvalidArgumentError('must be NAMESPACE/NAME, both DNS labels (lowercase letters, digits and -), e.g. kubestellar-view/ksview');
+  }
+  return { namespace: parts[0]!, name: parts[1]! };
+}
+
 export function ipAddress(value: string): string {
   if (!net.isIP(value)) throw new InvalidArgumentError('must be an IP address, e.g. 127.0.0.1 or 0.0.0.0');
   return value;

@@ -2,8 +2,11 @@
 // src/apiserver/app.ts): the connection to the WDS (and the ITS), the authentication
 // configuration the WDS publishes (re-read every minute; the TLS client CAs follow),
 // authentication, authorization, the serving certificate, the denatured kinds' CRDs, optional
-// registration, the app and its upgrade passthrough listening, and the placement controllers
-// under leader election. Resolves once listening; `close()` stops everything it started.
+// registration (hosted: with the endpoints mirror), the app and its upgrade passthrough listening,
+// and the leader-elected work (placement controllers, endpoints mirror) under one Lease. Resolves
+// once listening; `close()` stops everything it started; `shutdown()` is the graceful way
+// (SIGTERM): readiness off and the Lease released at once, serving on for the delay, then the
+// listener drained (src/apiserver/graceful-shutdown.ts), then close().
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import { retryUntilDone } from '../kube/wait.js';
@@ -31,6 +34,10 @@ import { viewRoot } from '../apiserver/view-group.js';
 import { ensureServingCert } from '../apiserver/serving-cert.js';
 import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
 import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/request-limits.js';
+import { GracefulShutdown } from '../apiserver/graceful-shutdown.js';
+import { EndpointsMirror } from '../controllers/endpoints-mirror.js';
+import { inClusterUpstream } from '../kube/in-cluster.js';
+import { SERVICE_PORT_NAME } from '../apiserver/registration.js';
 
 export interface ServeOptions {
   wdsKubeconfig: string;
@@ -40,6 +47,14 @@ export interface ServeOptions {
   port: number;
   certDir: string;
   register: boolean;
+  /**
+   * Hosted registration (--register-endpoints-from NAMESPACE/SERVICE): the server runs as pods in a
+   * hosting cluster; the WDS's Service has no selector and the leader mirrors into it the
+   * endpoints of this Service of the hosting cluster.
+   */
+  registerEndpointsFrom?: { namespace: string; name: string };
+  /** kubeconfig of the hosting cluster (default: the pod's in-cluster configuration). */
+  hostingKubeconfig?: string;
   namespace: string;
   service: string;
   externalName: string;
@@ -66,18 +81,38 @@ export interface ServeOptions {
   defaultExecutor?: ServiceAccountRef;
 }
 
+/** The port of the WDS's Service in hosted mode (the APIService and webhooks name it; the mirrored endpoints carry the pods' port). */
+export const HOSTED_SERVICE_PORT = 443;
+
+/** How long requests in flight may take to finish once the listener stops (kube-apiserver's request timeout). */
+export const DRAIN_GRACE_MS = 60_000;
+
 export interface RunningServer {
   app: FastifyInstance;
   up: Upstream;
   url: string;
   viewPath: string;
+  /** Whether this replica holds the Lease (no leader election: undefined). */
+  isLeader(): boolean | undefined;
   close(): Promise<void>;
+  /**
+   * SIGTERM: /readyz fails and the Lease is released at once, requests are served for `delayMs`,
+   * then the listener stops and requests in flight finish (at most `graceMs`), then close().
+   */
+  shutdown(delayMs: number, graceMs?: number): Promise<void>;
 }
 
 export async function serve(o: ServeOptions): Promise<RunningServer> {
+  const hosted = o.registerEndpointsFrom !== undefined;
+  if (hosted && !o.register) throw new UserError('--register-endpoints-from needs --register');
   const up = await upstreamFromKubeconfig(o.wdsKubeconfig, o.wdsContext);
+  // Hosted: the cluster the pods run in, read for the endpoints of our Service there.
+  const hosting = o.registerEndpointsFrom
+    ? (o.hostingKubeconfig ? { up: await upstreamFromKubeconfig(o.hostingKubeconfig), stop: () => undefined } : await inClusterUpstream())
+    : undefined;
   let authnConfig: AuthnConfig = await loadAuthnConfig(up);
-  const cert = await ensureServingCert(o.certDir, o.service, o.namespace);
+  // Hosted, only the names the aggregator and in-cluster clients use are required (no one dials localhost).
+  const cert = await ensureServingCert(o.certDir, o.service, o.namespace, { localhost: !hosted });
   const authenticator = new Authenticator(() => authnConfig, tokenReviewer(up));
   const authorizer = new Authorizer(up);
   const limits = new RequestLimits(o.limits ?? DEFAULT_REQUEST_LIMITS);
@@ -94,6 +129,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const denatured = new DenaturedRegistry(up, denaturedKinds, log, native);
 
   let readyUntil = 0;
+  let gate: GracefulShutdown | undefined;
   const ready = async () => {
     if (!denatured.ready) return false;
     if (Date.now() < readyUntil) return true;
@@ -137,7 +173,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready, limits, log: log.error,
+    shuttingDown: () => gate?.shuttingDown === true,
   });
+  gate = new GracefulShutdown(app.server);
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator, limits });
   await app.listen({ host: o.bindAddress, port: o.port });
 
@@ -152,9 +190,18 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   refresh.unref();
 
   if (o.register) {
-    await register(up, { namespace: o.namespace, service: o.service, externalName: o.externalName, port: o.port, caBundlePem: cert.caPem, admission: combined !== undefined,
-      policyAdmission: placement !== undefined, denaturedAdmission: denaturedKinds.length > 0 });
+    await register(up, {
+      namespace: o.namespace, service: o.service, externalName: o.externalName, port: hosted ? HOSTED_SERVICE_PORT : o.port, caBundlePem: cert.caPem, hosted,
+      admission: combined !== undefined, policyAdmission: placement !== undefined, denaturedAdmission: denaturedKinds.length > 0,
+    });
   }
+  // Hosted: the leader keeps the WDS Service's endpoints those of our pods in the hosting cluster.
+  const mirror = hosting && o.registerEndpointsFrom
+    ? new EndpointsMirror({
+      hosting: hosting.up, source: { namespace: o.registerEndpointsFrom.namespace, service: o.registerEndpointsFrom.name },
+      wds: up, target: { namespace: o.namespace, service: o.service, portName: SERVICE_PORT_NAME }, serverPort: o.port, log: log.info,
+    })
+    : undefined;
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
   await denatured.start();
@@ -173,31 +220,58 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await status?.start();
     await combined?.start();
     await health?.start();
-    // Replicas of the server for one WDS: one Lease decides which one writes.
+  }
+  if (placement || mirror) {
+    // Replicas of the server for one WDS: one Lease (in the WDS, the name kept from when only
+    // placement used it) decides which one writes ManifestWorks, status and the mirrored endpoints.
     elector = new LeaderElector(up, {
       namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => { placement.setLeading(true); status?.setLeading(true); combined?.setLeading(true); health?.setLeading(true); },
-      onStoppedLeading: () => { placement.setLeading(false); status?.setLeading(false); combined?.setLeading(false); health?.setLeading(false); },
+      onStartedLeading: () => {
+        placement?.setLeading(true); status?.setLeading(true); combined?.setLeading(true); health?.setLeading(true); mirror?.setLeading(true);
+      },
+      onStoppedLeading: () => {
+        mirror?.setLeading(false); placement?.setLeading(false); status?.setLeading(false); combined?.setLeading(false); health?.setLeading(false);
+      },
       log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     });
     elector.start();
   }
+  let closed: Promise<void> | undefined;
   return {
     app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
-    async close() {
-      clearInterval(refresh);
-      denatured.stop();
-      await elector?.stop();
-      combined?.stop();
-      await status?.stop();
-      await placement?.stop();
-      await health?.stop();
-      templates?.close();
-      if (its) await closeUpstream(its);
-      protobuf?.close();
-      await app.close();
-      await native.close();
-      await closeUpstream(up);
+    isLeader: () => elector?.isLeader,
+    async shutdown(delayMs, graceMs = DRAIN_GRACE_MS) {
+      gate!.begin();
+      log.info(`shutting down: not ready${elector?.isLeader ? ', leadership released' : ''}; serving ${delayMs / 1000} s more`);
+      // Released at once: another replica leads on its next try, not after the Lease expires.
+      await elector?.stop().catch((err: Error) => log.error(`leader election: releasing the Lease: ${err.message.split('\n')[0]}`));
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+      const { cut } = await gate!.drain(graceMs);
+      if (cut > 0) log.info(`shutdown: ${cut} connection(s) still open after ${graceMs / 1000} s were closed`);
+      closed ??= closeAll();
+      await closed;
+    },
+    close() {
+      closed ??= closeAll();
+      return closed;
     },
   };
+  async function closeAll(): Promise<void> {
+    clearInterval(refresh);
+    denatured.stop();
+    await elector?.stop();
+    mirror?.stop();
+    hosting?.stop();
+    if (hosting) await closeUpstream(hosting.up);
+    combined?.stop();
+    await status?.stop();
+    await placement?.stop();
+    await health?.stop();
+    templates?.close();
+    if (its) await closeUpstream(its);
+    protobuf?.close();
+    await app.close();
+    await native.close();
+    await closeUpstream(up);
+  }
 }

@@ -32,6 +32,8 @@ export class LeaderElector {
   private stopped = false;
   private observed: { record: string; at: number } | undefined;
   private lastRenew = 0;
+  /** The try under way, if any: stop() waits for it, so a Lease won while stopping is released too. */
+  private attempt: Promise<void> | undefined;
   private readonly leaseMs: number;
   private readonly retryMs: number;
 
@@ -51,7 +53,8 @@ export class LeaderElector {
   start(): void {
     const tick = () => {
       if (this.stopped) return;
-      this.tryAcquireOrRenew().catch((err) => this.o.log?.(`leader election: ${(err as Error).message}`)).finally(() => {
+      this.attempt = this.tryAcquireOrRenew().catch((err) => this.o.log?.(`leader election: ${(err as Error).message}`)).finally(() => {
+        this.attempt = undefined;
         if (this.leading && Date.now() - this.lastRenew > this.leaseMs) this.setLeading(false);
         if (!this.stopped) this.timer = setTimeout(tick, this.retryMs);
       });
@@ -63,6 +66,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.attempt;
     if (!this.leading) return;
     this.setLeading(false);
     const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`);

@@ -1,0 +1,254 @@
+// Hosted registration's routing (`ksview serve --register-endpoints-from NAMESPACE/SERVICE`): the
+// server's pods run in a hosting cluster, the WDS is another cluster, and the WDS's aggregator
+// (with --enable-aggregator-routing=true) dials the endpoints of the selectorless Service
+// `<namespace>/<service>` registered in the WDS. This controller, run by the leader only, keeps
+// those endpoints equal to the endpoints of Service NAMESPACE/SERVICE in the hosting cluster, which
+// the hosting cluster's EndpointSlice controller computes from its pods' readiness.
+//
+// What the WDS reads decides what is written (kube-aggregator's endpoint service resolver):
+// - up to v1.33 it reads v1 Endpoints, and only `subsets[].addresses` (the ready ones) of the port
+//   named as the Service's port (k8s.io/apiserver/pkg/util/proxy.ResolveEndpoint);
+// - from v1.34 it reads EndpointSlices labelled kubernetes.io/service-name, endpoints whose
+//   `ready` is true or unset.
+// So both are written, as kube-apiserver's own endpoint reconciler writes both for the `kubernetes`
+// Service (pkg/controlplane/reconcilers/endpointsadapter.go): the Endpoints labelled
+// endpointslice.kubernetes.io/skip-mirror (the WDS's endpointslicemirroring controller, when it
+// runs, must not make a second slice of them), one EndpointSlice per address family, managed-by
+// ours. Endpoints: ready addresses in `addresses`, not-ready ones that are not terminating in
+// `notReadyAddresses`, terminating ones left out (the endpoints controller's rule). Slices: the
+// conditions as the hosting cluster says them. Node names and targetRefs name the hosting
+// cluster's objects and are not copied.
+//
+// Contract: setLeading(true) starts a watch (./informer) of the hosting slices and writes after
+// its first list and after every change (coalesced); setLeading(false) stops the watch and no write
+// starts afterwards. A write equal to the last one written in this term is skipped (idempotent);
+// a failed write is retried with backoff (1 s doubling to 30 s) for as long as it leads.
+import { Informer } from '../kube/informer.js';
+import type { KubeObject } from '../kube/objects.js';
+import { serverSideApply, type Upstream } from '../kube/upstream.js';
+
+/** The value of endpointslice.kubernetes.io/managed-by on the slices written here. */
+export const MIRROR_MANAGER = 'endpoints-mirror.view.kubestellar.io';
+const FIELD_MANAGER = 'ksview-serve-endpoints';
+
+export interface SourceEndpoint {
+  addresses: string[];
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+}
+
+export interface SourceSlice extends KubeObject {
+  addressType?: string;
+  endpoints?: SourceEndpoint[] | null;
+  ports?: Array<{ name?: string; port?: number; protocol?: string }> | null;
+}
+
+export interface MirrorTarget {
+  /** The selectorless Service in the WDS. */
+  namespace: string;
+  service: string;
+  /** Name of its port, which the aggregator matches (the Service's `ports[0].name`). */
+  portName: string;
+}
+
+export interface MirrorWrite {
+  path: string;
+  object: Record<string, unknown>;
+}
+
+interface Address { ip: string; ready: boolean; serving: boolean; terminating: boolean }
+
+const FAMILIES = ['IPv4', 'IPv6'] as const;
+
+/** The slice name for one address family. */
+export const sliceName = (service: string, family: string) => `${service}-${family.toLowerCase()}`;
+
+/**
+ * The port of a hosting slice that leads to this server: the one numbered `serverPort` (the
+ * Service's targetPort is the container's port), else the slice's only port.
+ */
+function portOf(slice: SourceSlice, serverPort: number): { port: number; protocol: string } | undefined {
+  const ports = (slice.ports ?? []).filter((p) => typeof p.port === 'number');
+  const p = ports.find((x) => x.port === serverPort) ?? (ports.length === 1 ? ports[0] : undefined);
+  return p ? { port: p.port!, protocol: p.protocol ?? 'TCP' } : undefined;
+}
+
+/**
+ * What the WDS must hold for the hosting slices given (the Endpoints and one EndpointSlice per
+ * family): a pure function, so every write is decided here and tested without a cluster.
+ */
+export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTarget, serverPort: number): MirrorWrite[] {
+  const byFamily = new Map<string, Map<string, Address>>(FAMILIES.map((f) => [f, new Map()]));
+  let port: { port: number; protocol: string } | undefined;
+  for (const s of slices) {
+    const family = s.addressType;
+    if (family !== 'IPv4' && family !== 'IPv6') continue; // FQDN slices: nothing the aggregator dials
+    const p = portOf(s, serverPort);
+    if (!p) continue;
+    port ??= p;
+    if (p.port !== port.port) continue; // one port per Service port; a slice disagreeing is a transient of a rollout
+    for (const e of s.endpoints ?? []) {
+      const ip = e.addresses?.[0];
+      if (!ip) continue;
+      const c = e.conditions ?? {};
+      // The EndpointSlice API: an unset `ready` is read as ready, unset `serving` as ready's value.
+      const ready = c.ready !== false;
+      const addr = { ip, ready, serving: c.serving ?? ready, terminating: c.terminating === true };
+      const seen = byFamily.get(family)!.get(ip);
+      // An address listed twice (two slices during a resync): the readier reading wins.
+      if (!seen || (addr.ready && !seen.ready)) byFamily.get(family)!.set(ip, addr);
+    }
+  }
+  const all = FAMILIES.flatMap((f) => [...byFamily.get(f)!.values()]).sort((a, b) => a.ip.localeCompare(b.ip));
+  const ready = all.filter((a) => a.ready).map((a) => ({ ip: a.ip }));
+  const notReady = all.filter((a) => !a.ready && !a.terminating).map((a) => ({ ip: a.ip }));
+  const ports = port ? [{ name: target.portName, port: port.port, protocol: port.protocol }] : [];
+  const ns = target.namespace;
+  const writes: MirrorWrite[] = [{
+    path: `/api/v1/namespaces/${ns}/endpoints/${target.service}`,
+    object: {
+      apiVersion: 'v1', kind: 'Endpoints',
+      metadata: { name: target.service, namespace: ns, labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+      subsets: port && (ready.length || notReady.length)
+        ? [{ ...(ready.length ? { addresses: ready } : {}), ...(notReady.length ? { notReadyAddresses: notReady } : {}), ports }]
+        : [],
+    },
+  }];
+  for (const family of FAMILIES) {
+    const addrs = [...byFamily.get(family)!.values()].sort((a, b) => a.ip.localeCompare(b.ip));
+    // IPv4 always (the Service's usual family: an empty slice says "no endpoints"); IPv6 when the
+    // hosting cluster has IPv6 slices for the Service (dual-stack).
+    if (family === 'IPv6' && !slices.some((s) => s.addressType === 'IPv6')) continue;
+    const name = sliceName(target.service, family);
+    writes.push({
+      path: `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${name}`,
+      object: {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+        metadata: { name, namespace: ns, labels: { 'kubernetes.io/service-name': target.service, 'endpointslice.kubernetes.io/managed-by': MIRROR_MANAGER } },
+        addressType: family,
+        endpoints: addrs.map((a) => ({ addresses: [a.ip], conditions: { ready: a.ready, serving: a.serving, terminating: a.terminating } })),
+        ports,
+      },
+    });
+  }
+  return writes;
+}
+
+export interface EndpointsMirrorOptions {
+  /** The cluster the server's pods run in (in-cluster config), and the Service there whose endpoints are mirrored. */
+  hosting: Upstream;
+  source: { namespace: string; service: string };
+  /** The WDS and its selectorless Service. */
+  wds: Upstream;
+  target: MirrorTarget;
+  /** The server's own port, which the hosting Service targets. */
+  serverPort: number;
+  log: (msg: string) => void;
+  /** How the WDS is written (default: server-side apply); tests record instead. */
+  write?: (w: MirrorWrite) => Promise<void>;
+  /** The watch of the hosting slices (default: an Informer); tests give a fake. */
+  watch?: (onChange: () => void) => SliceWatch;
+}
+
+/** The part of an Informer the mirror uses. */
+export interface SliceWatch {
+  start(): void;
+  stop(): void;
+  list(): SourceSlice[];
+  readonly hasSynced: boolean;
+}
+
+export class EndpointsMirror {
+  private watch: SliceWatch | undefined;
+  private term = 0;
+  private readonly lastWritten = new Map<string, string>();
+  private scheduled = false;
+  private running: Promise<void> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private backoff = 1000;
+  private readonly write: (w: MirrorWrite) => Promise<void>;
+
+  constructor(private readonly o: EndpointsMirrorOptions) {
+    this.write = o.write ?? (async (w) => { await serverSideApply(o.wds, w.path, w.object, FIELD_MANAGER); });
+  }
+
+  get leading(): boolean {
+    return this.watch !== undefined;
+  }
+
+  setLeading(leading: boolean): void {
+    if (leading === this.leading) return;
+    if (!leading) {
+      this.watch!.stop();
+      this.watch = undefined;
+      this.term++;
+      clearTimeout(this.retry);
+      this.retry = undefined;
+      this.lastWritten.clear();
+      return;
+    }
+    this.backoff = 1000;
+    this.watch = (this.o.watch ?? this.informer)(() => this.schedule());
+    this.watch.start();
+  }
+
+  stop(): void {
+    this.setLeading(false);
+  }
+
+  /** Resolves once no sync runs (tests). */
+  async idle(): Promise<void> {
+    while (this.running || this.scheduled) await (this.running ?? Promise.resolve());
+  }
+
+  private readonly informer = (onChange: () => void): SliceWatch => {
+    const { namespace, service } = this.o.source;
+    const inf = new Informer<SourceSlice>(this.o.hosting, {
+      path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+      labelSelector: `kubernetes.io/service-name=${service}`,
+      onChange, onRelisted: onChange,
+      onError: (err) => this.o.log(`endpoints mirror: hosting EndpointSlices of ${namespace}/${service}: ${err.message.split('\n')[0]}`),
+    });
+    return { start: () => inf.start(), stop: () => inf.stop(), list: () => inf.list(), get hasSynced() { return inf.hasSynced; } };
+  };
+
+  /** Coalesces changes: one sync at a time, one more after it if anything changed meanwhile. */
+  private schedule(): void {
+    if (!this.watch?.hasSynced) return;
+    this.scheduled = true;
+    if (this.running) return;
+    this.running = this.loop().finally(() => { this.running = undefined; });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.scheduled) {
+      this.scheduled = false;
+      await Promise.resolve(); // let a burst of events land first
+      const term = this.term;
+      if (!this.watch) return;
+      try {
+        await this.sync(term);
+        this.backoff = 1000;
+      } catch (err) {
+        if (term !== this.term) return;
+        this.o.log(`endpoints mirror: writing ${this.o.target.namespace}/${this.o.target.service} in the WDS: ${(err as Error).message.split('\n')[0]} (retrying)`);
+        clearTimeout(this.retry);
+        this.retry = setTimeout(() => { this.retry = undefined; this.schedule(); }, this.backoff);
+        this.retry.unref?.();
+        this.backoff = Math.min(this.backoff * 2, 30_000);
+        return;
+      }
+    }
+  }
+
+  private async sync(term: number): Promise<void> {
+    const writes = mirroredObjects(this.watch!.list(), this.o.target, this.o.serverPort);
+    for (const w of writes) {
+      if (term !== this.term) return; // leadership lost: no write starts
+      const body = JSON.stringify(w.object);
+      if (this.lastWritten.get(w.path) === body) continue;
+      await this.write(w);
+      if (term !== this.term) return;
+      this.lastWritten.set(w.path, body);
+    }
+  }
+}
