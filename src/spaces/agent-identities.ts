@@ -1,15 +1,16 @@
 // The ITS identities of the local agents. Each agent reaches its1 with a client certificate of its1's
 // CA, never the admin kubeconfig, and holds exactly the rights of the shipped RBAC: a pull agent
-// the per-cluster manifests/agent/its/ rendered for its cluster (OCM's identity: user
+// the per-cluster chart file agent/its-rbac.yaml rendered for its cluster (OCM's identity: user
 // `system:open-cluster-management:<cluster>:ksview-agent` in the groups
 // `system:open-cluster-management:<cluster>` and `…:managed-clusters`, the group the manifest
-// binds); the push agent manifests/agent/push/ and, per cluster it serves, manifests/agent/push-mailbox/
+// binds); the push agent agent/push-rbac.yaml and, per cluster it serves, agent/push-mailbox-rbac.yaml
+// (files of charts/kubestellar-view/files/, what the chart's `its` and `agent.push` parts install)
 // (their ServiceAccount subject replaced by this certificate's user: the push agent runs beside
 // its1 as a process, not as a pod). So every test with agents runs them with what a real ITS grants.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { repoRoot } from '../util/repo-root.js';
+import { CHART_FILES_DIR, chartFile } from '../util/chart-files.js';
 import { renderKubeconfig, type KubeconfigEntry } from './kubeconfig.js';
 import type { SpaceLayout, SpacesLayout } from './layout.js';
 import { ensureClientCert, readAdminCredentials } from './space-pki.js';
@@ -91,13 +92,13 @@ export function rbacPath(o: Manifest): string {
 }
 
 /**
- * A shipped RBAC manifest (under manifests/), with CLUSTER_NAME replaced and, when `subjects` is
+ * A shipped RBAC file (under charts/kubestellar-view/files/), with CLUSTER_NAME replaced and, when `subjects` is
  * given, every binding's subjects replaced by them; nothing else changes.
  */
 export function renderRbac(file: string, cluster?: string, subjects?: object[]): Manifest[] {
-  let text = readFileSync(path.join(repoRoot(), 'manifests', file), 'utf8');
+  let text = readFileSync(chartFile(file), 'utf8');
   if (cluster !== undefined) text = text.replaceAll('CLUSTER_NAME', cluster);
-  if (text.includes('CLUSTER_NAME')) throw new Error(`manifests/${file} is per cluster: name one`);
+  if (text.includes('CLUSTER_NAME')) throw new Error(`${path.join(CHART_FILES_DIR, file)} is per cluster: name one`);
   return YAML.parseAllDocuments(text).map((d) => d.toJSON() as Manifest).filter((o) => o !== null)
     .map((o) => (subjects && 'subjects' in o ? { ...o, subjects } : o));
 }
@@ -106,7 +107,7 @@ const userSubject = (id: AgentIdentity) => [{ apiGroup: 'rbac.authorization.k8s.
 
 /** What lets the spaces' push agent read `cluster`'s kubeconfig Secret (what the hub admin applies with it). */
 export function pushMailboxRbac(cluster: string, id = pushAgentIdentity()): Manifest[] {
-  return renderRbac('agent/push-mailbox/rbac.yaml', cluster, userSubject(id));
+  return renderRbac('agent/push-mailbox-rbac.yaml', cluster, userSubject(id));
 }
 
 /**
@@ -116,10 +117,10 @@ export function pushMailboxRbac(cluster: string, id = pushAgentIdentity()): Mani
  */
 export function agentRbacObjects(layout: SpacesLayout): Manifest[] {
   const out: Manifest[] = [];
-  for (const wec of pullWecs(layout)) out.push(...renderRbac('agent/its/rbac.yaml', wec.name));
+  for (const wec of pullWecs(layout)) out.push(...renderRbac('agent/its-rbac.yaml', wec.name));
   const pushed = pushWecs(layout);
   if (pushed.length > 0) {
-    out.push(...renderRbac('agent/push/rbac.yaml', undefined, userSubject(pushAgentIdentity())));
+    out.push(...renderRbac('agent/push-rbac.yaml', undefined, userSubject(pushAgentIdentity())));
     for (const wec of pushed) out.push(...pushMailboxRbac(wec.name));
   }
   return out;

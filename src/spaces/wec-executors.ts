@@ -1,4 +1,5 @@
-// The executors of works in each local WEC (issue 25): manifests/executors/wec-executors.yaml —
+// The executors of works in each local WEC (issue 25): charts/kubestellar-view/files/agent/wec-executors.yaml
+// (what the chart's agent.pull part installs in a WEC) —
 // the restricted default executor (namespaced workloads and Namespaces, never in the system,
 // executors' or agents' namespaces: a ValidatingAdmissionPolicy) and the admin executor
 // (cluster-admin, for policies delivering cluster RBAC, CRDs and other cluster-scoped objects) —
@@ -8,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
-import { repoRoot } from '../util/repo-root.js';
+import { CHART_FILES_DIR, chartFile } from '../util/chart-files.js';
 
-export const EXECUTORS_FILE = path.join('manifests', 'executors', 'wec-executors.yaml');
+export const EXECUTORS_FILE = path.join(CHART_FILES_DIR, 'agent', 'wec-executors.yaml');
 export const EXECUTORS_NAMESPACE = 'kubestellar-view-executors';
 /** The default executor's ServiceAccount (serve's --default-executor in the local spaces). */
 export const DEFAULT_EXECUTOR = { namespace: EXECUTORS_NAMESPACE, name: 'default-executor' };
@@ -33,7 +34,7 @@ function pathOf(d: Doc): string {
 
 /** Applies the executors to the WEC of this kubeconfig. */
 export async function ensureWecExecutors(kubeconfig: string): Promise<void> {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), EXECUTORS_FILE), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean);
+  const docs = YAML.parseAllDocuments(readFileSync(chartFile('agent/wec-executors.yaml'), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean);
   const up = await upstreamFromKubeconfig(kubeconfig);
   try {
     for (const d of docs) await serverSideApply(up, pathOf(d), d, 'ksview-spaces');

@@ -6,14 +6,13 @@
 // cluster is nobody. The shipped RBAC gives the agents' own identities what delegation needs.
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
 import { issueCert, type KeyPair } from '../../src/kube/pki.js';
 import { readAgentEndpoint } from '../../src/spaces/agent-endpoints.js';
 import { agentCommands } from '../../src/spaces/agents.js';
 import { spacePkiFiles } from '../../src/spaces/space-pki.js';
-import { repoRoot } from '../../src/util/repo-root.js';
+import { chartFile } from '../../src/util/chart-files.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const [pullAgent, pushAgent] = agentCommands(layout);
@@ -44,12 +43,12 @@ function get(agent: { port: number; delegate: { name: string } }, pathname: stri
 }
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown };
-const manifests = (file: string): Manifest[] => YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), 'manifests', file), 'utf8'))
+const manifests = (file: string): Manifest[] => YAML.parseAllDocuments(readFileSync(chartFile(file), 'utf8'))
   .map((d) => d.toJSON() as Manifest).filter((o) => o);
 
 /** The shipped reader ClusterRoles, applied in `space` for this test. */
 function readerRoles(t: Tap, space: string): void {
-  kcOk(space, ['apply', '-f', '-'], manifests('agent/readers/rbac.yaml').map((o) => YAML.stringify(o)).join('---\n'));
+  kcOk(space, ['apply', '-f', '-'], manifests('agent/readers-rbac.yaml').map((o) => YAML.stringify(o)).join('---\n'));
   t.teardown(() => { kc(space, ['delete', 'clusterrole', 'ksview-agent:metrics-reader', 'ksview-agent:endpoints-reader', '--ignore-not-found']); });
 }
 

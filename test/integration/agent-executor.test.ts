@@ -5,16 +5,15 @@
 // up` runs (wec1's pull agent, and the push agent for wec2) apply it as that ServiceAccount: the
 // namespaced objects land, the binding is refused with the WEC's own Forbidden words on its
 // manifest condition (exactly what the WEC answers the same request made natively by that
-// ServiceAccount), mallory gains nothing, and deleting the work removes what it applied. The shipped RBAC (manifests/agent/pull/) lets the agent impersonate
+// ServiceAccount), mallory gains nothing, and deleting the work removes what it applied. The shipped RBAC (chart file agent/pull-rbac.yaml) lets the agent impersonate
 // ServiceAccounts and nothing more.
 import t from 'tap';
 import YAML from 'yaml';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { kc, kcOk, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { configMap, deployment, getWork, live, manifestStatus, writeWork, type Obj } from '../fixtures/agent.js';
 import { FIELD_MANAGER, malloryAdmin, ssaConfigs, teamExecutor } from '../fixtures/executor.js';
-import { repoRoot } from '../../src/util/repo-root.js';
+import { chartFile } from '../../src/util/chart-files.js';
 
 
 const manifestCond = (m: Obj | undefined, type: string): Obj | undefined => (m?.conditions as Obj[] | undefined)?.find((c) => c.type === type);
@@ -80,7 +79,7 @@ t.test('a work without executor keeps the agent\'s rights (the behaviour before 
 });
 
 t.test('the shipped WEC RBAC lets the agent impersonate ServiceAccounts, and no user or group', async (t) => {
-  const docs = YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), 'manifests', 'agent', 'pull', 'rbac.yaml'), 'utf8')).map((d) => d.toJSON() as Obj);
+  const docs = YAML.parseAllDocuments(readFileSync(chartFile('agent/pull-rbac.yaml'), 'utf8')).map((d) => d.toJSON() as Obj);
   const objs = docs.filter((o) => o && o.metadata?.name === 'ksview-agent:executors');
   t.same(objs.map((o) => o.kind).sort(), ['ClusterRole', 'ClusterRoleBinding']);
   const sa = 'system:serviceaccount:ksview-agent:ksview-agent';

@@ -1,0 +1,351 @@
+// charts/kubestellar-view, checked with the real helm (built from helm.sh/helm/v3 by ensureHelm,
+// cached): `helm lint --strict` of every part, what `helm template` renders for each tls.type, the
+// Pod Security `restricted` fields of every pod, the schema naming a wrong value, and the RBAC equal
+// to what `ksview serve --register` and the local spaces grant. No cluster: `lookup` (the
+// helm-made certificate kept across upgrades) is checked only as far as a render can show it
+// (below); its real check is an upgrade against a cluster, the end-to-end test's.
+import { spawnSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import YAML from 'yaml';
+import {
+  CRD_MANAGER_RULES, DENATURED_EDITOR_RULES, DENATURED_RBAC_ADMIN_RULES, DENATURED_WEBHOOK_CONFIGURATION, ESCALATION_CHECKER_RULES,
+  IMPERSONATOR_RULES, POLICY_WEBHOOK_CONFIGURATION, VIEW_USER_RULES, WEBHOOK_CONFIGURATION,
+} from '../../src/apiserver/registration.js';
+import { GROUP, VERSION } from '../../src/apiserver/view-group.js';
+import { pushMailboxRbac, renderRbac } from '../../src/spaces/agent-identities.js';
+import { ensureHelm, helmVersion } from '../../src/spaces/helm.js';
+import { stderrProgress } from '../../src/util/progress.js';
+import { repoRoot } from '../../src/util/repo-root.js';
+
+const CHART = path.join(repoRoot(), 'charts', 'kubestellar-view');
+const CI = path.join(CHART, 'ci');
+// The first run builds helm (about a minute with a warm Go cache, several with a cold one).
+t.setTimeout(20 * 60_000);
+const helm = await ensureHelm(undefined, stderrProgress());
+
+interface Obj { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any }
+
+function run(args: string[]): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync(helm, args, { encoding: 'utf8', cwd: CHART, env: { ...process.env, HELM_CACHE_HOME: '/nonexistent-cache', HELM_CONFIG_HOME: '/nonexistent-config' } });
+  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `helm template` of the chart with these values files and --set flags; every object rendered. */
+function render(files: string[], set: string[] = [], namespace = 'kubestellar-view'): Obj[] {
+  const r = run(['template', 'ksview', '.', '--namespace', namespace, ...files.flatMap((f) => ['-f', path.join(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
+  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
+  return YAML.parseAllDocuments(r.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
+}
+
+/** `helm template` expected to fail: its error text. */
+function refused(set: string[], files: string[] = []): string {
+  const r = run(['template', 'ksview', '.', ...files.flatMap((f) => ['-f', path.join(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
+  return r.status === 0 ? '(rendered)' : r.stderr;
+}
+
+const parts = readdirSync(CI).filter((f) => f.endsWith('-values.yaml')).sort();
+const one = (objs: Obj[], kind: string, name?: string): Obj => {
+  const found = objs.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
+  return found[0]!;
+};
+const rulesOf = (objs: Obj[], kind: string, name: string) => one(objs, kind, name).rules as unknown[];
+
+t.test('helm is built from helm.sh/helm/v3 at the pinned version and says so', async (t) => {
+  t.equal(helmVersion(), 'v3.22.0');
+  const r = spawnSync(helm, ['version', '--template', '{{ .Version }}'], { encoding: 'utf8' });
+  t.equal(r.stdout.trim(), 'v3.22.0');
+});
+
+t.test('Chart.yaml: apiVersion v2, version and appVersion are package.json\'s', async (t) => {
+  const chart = YAML.parse(readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as Record<string, string>;
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as { version: string };
+  t.equal(chart.apiVersion, 'v2');
+  t.equal(chart.version, pkg.version);
+  t.equal(chart.appVersion, pkg.version);
+});
+
+t.test('helm lint --strict is clean for every part', async (t) => {
+  t.same(parts, ['agent-pull-values.yaml', 'agent-push-values.yaml', 'its-values.yaml', 'server-existing-secret-values.yaml',
+    'server-placement-values.yaml', 'server-values.yaml', 'wds-values.yaml'], 'one values file per part and tls.type');
+  for (const f of parts) {
+    const r = run(['lint', '--strict', '.', '-f', path.join(CI, f)]);
+    t.equal(r.status, 0, `${f}: ${r.stdout}${r.stderr}`);
+    t.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+    t.notMatch(r.stdout, /\[(WARNING|ERROR)\]/, `${f}: no warning`);
+  }
+});
+
+t.test('each part renders only what belongs to its cluster', async (t) => {
+  const kinds = (f: string) => [...new Set(render([f]).map((o) => o.kind))].sort();
+  t.same(kinds('server-values.yaml'), ['Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount']);
+  t.same(kinds('server-placement-values.yaml'), ['Certificate', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ServiceMonitor']);
+  t.same(kinds('wds-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  t.same(kinds('agent-pull-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Namespace', 'RoleBinding', 'ServiceAccount',
+    'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  t.same(kinds('agent-push-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'RoleBinding', 'ServiceAccount']);
+  // Nothing of the WDS's is created in the hosting cluster: the server writes its APIService and
+  // webhooks into the WDS itself.
+  for (const f of parts) t.notOk(render([f]).some((o) => o.kind === 'APIService' || o.kind === 'ValidatingWebhookConfiguration'), f);
+});
+
+t.test('the server: flags, hosted registration from its own Service, graceful shutdown, probes, spread, PDB', async (t) => {
+  const objs = render(['server-values.yaml']);
+  const d = one(objs, 'Deployment');
+  const svc = one(objs, 'Service');
+  const c = d.spec.template.spec.containers[0];
+  t.equal(d.spec.replicas, 2);
+  t.same(d.spec.strategy.rollingUpdate, { maxUnavailable: 0, maxSurge: 1 });
+  t.equal(c.image, 'docker.io/kubestellar/kubestellar-view:0.1.0', 'tag = appVersion');
+  t.equal(c.command, undefined, 'the image\'s entrypoint (ksview)');
+  t.equal(c.args[0], 'serve');
+  for (const flag of ['--wds-kubeconfig=/var/run/ksview/wds/kubeconfig', '--wds-name=wds1', '--bind-address=0.0.0.0', '--port=8443',
+    '--cert-dir=/var/run/ksview/serving-cert', '--native-code=/app/bin/ksview-native', '--protobuf-decoder=/app/bin/ksview-protojson',
+    '--template-expander=/app/bin/ksview-gotemplate', '--namespace=kubestellar-view', '--service=ksview', '--register',
+    `--register-endpoints-from=kubestellar-view/${svc.metadata.name}`, '--shutdown-delay=15s']) t.ok(c.args.includes(flag), flag);
+  t.notOk(c.args.some((a: string) => a.startsWith('--its-kubeconfig') || a.startsWith('--default-executor')), 'no placement without an ITS');
+  t.same(svc.spec.selector, d.spec.selector.matchLabels, 'the Service selects the server pods');
+  t.same(svc.spec.ports, [{ name: 'https', protocol: 'TCP', port: 443, targetPort: 'https' }]);
+  t.same(c.readinessProbe.httpGet, { scheme: 'HTTPS', path: '/readyz', port: 'https' });
+  t.same(c.livenessProbe.httpGet, { scheme: 'HTTPS', path: '/healthz', port: 'https' });
+  t.same(c.lifecycle.preStop, { sleep: { seconds: 5 } }, 'no shell in the image: the kubelet sleeps');
+  t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 15, 'grace covers preStop and the shutdown delay');
+  const pdb = one(objs, 'PodDisruptionBudget');
+  t.same(pdb.spec, { minAvailable: 1, selector: { matchLabels: d.spec.selector.matchLabels } });
+  const spread = d.spec.template.spec.topologySpreadConstraints as any[];
+  t.same(spread.map((s) => s.topologyKey), ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+  for (const s of spread) t.same(s.labelSelector.matchLabels, d.spec.selector.matchLabels);
+  const role = one(objs, 'Role');
+  t.same(role.rules, [{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }], 'reads its endpoints, nothing else');
+  t.same(one(objs, 'RoleBinding').subjects, [{ kind: 'ServiceAccount', name: d.spec.template.spec.serviceAccountName, namespace: 'kubestellar-view' }]);
+
+  const placed = one(render(['server-placement-values.yaml']), 'Deployment').spec.template.spec;
+  t.ok(placed.containers[0].args.includes('--its-kubeconfig=/var/run/ksview/its/kubeconfig'));
+  t.ok(placed.containers[0].args.includes('--default-executor=kubestellar-view-executors/default-executor'));
+  t.same(placed.volumes.find((v: any) => v.name === 'its-kubeconfig').secret.secretName, 'ksview-its-kubeconfig');
+  const noReg = one(render(['server-values.yaml'], ['apiService.create=false']), 'Deployment').spec.template.spec.containers[0].args as string[];
+  t.notOk(noReg.some((a) => a.startsWith('--register')), 'apiService.create=false: the server registers nothing');
+  const values = one(render(['server-values.yaml'], ['replicas=3', 'image.tag=dev', 'image.repository=registry.example/ksview', 'priorityClassName=high',
+    'nodeSelector.role=infra', 'wdsName=prod']), 'Deployment');
+  t.equal(values.spec.replicas, 3);
+  t.equal(values.spec.template.spec.containers[0].image, 'registry.example/ksview:dev');
+  t.equal(values.spec.template.spec.priorityClassName, 'high');
+  t.same(values.spec.template.spec.nodeSelector, { role: 'infra' });
+  t.ok(values.spec.template.spec.containers[0].args.includes('--wds-name=prod'));
+});
+
+/** What Pod Security `restricted` (latest) demands of a pod, as the PodSecurity admission checks it. */
+function restrictedViolations(spec: any): string[] {
+  const out: string[] = [];
+  const allowedVolumes = ['configMap', 'csi', 'downwardAPI', 'emptyDir', 'ephemeral', 'persistentVolumeClaim', 'projected', 'secret'];
+  if (spec.hostNetwork || spec.hostPID || spec.hostIPC) out.push('host namespaces');
+  for (const v of spec.volumes ?? []) {
+    const type = Object.keys(v).find((k) => k !== 'name');
+    if (!type || !allowedVolumes.includes(type)) out.push(`volume ${v.name}: ${type}`);
+  }
+  const pod = spec.securityContext ?? {};
+  if (pod.sysctls?.length) out.push('sysctls');
+  if (pod.runAsUser === 0) out.push('pod runAsUser 0');
+  const podSeccomp = pod.seccompProfile?.type;
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+    const sc = c.securityContext ?? {};
+    if (sc.privileged) out.push(`${c.name}: privileged`);
+    if (sc.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation must be false`);
+    if (!(sc.runAsNonRoot === true || (sc.runAsNonRoot === undefined && pod.runAsNonRoot === true))) out.push(`${c.name}: runAsNonRoot`);
+    if (sc.runAsUser === 0) out.push(`${c.name}: runAsUser 0`);
+    const seccomp = sc.seccompProfile?.type ?? podSeccomp;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccompProfile`);
+    if (!(sc.capabilities?.drop ?? []).includes('ALL')) out.push(`${c.name}: capabilities must drop ALL`);
+    for (const cap of sc.capabilities?.add ?? []) if (cap !== 'NET_BIND_SERVICE') out.push(`${c.name}: adds ${cap}`);
+    for (const p of c.ports ?? []) if (p.hostPort) out.push(`${c.name}: hostPort`);
+    if (sc.procMount && sc.procMount !== 'Default') out.push(`${c.name}: procMount`);
+    if (sc.appArmorProfile && !['RuntimeDefault', 'Localhost'].includes(sc.appArmorProfile.type)) out.push(`${c.name}: appArmor`);
+    if (sc.seLinuxOptions?.type && !['container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t'].includes(sc.seLinuxOptions.type)) out.push(`${c.name}: seLinux`);
+  }
+  return out;
+}
+
+t.test('every pod the chart renders meets Pod Security restricted, non-root, read-only root, /tmp an emptyDir', async (t) => {
+  const deployments = ['server-values.yaml', 'server-placement-values.yaml', 'server-existing-secret-values.yaml', 'agent-pull-values.yaml', 'agent-push-values.yaml']
+    .flatMap((f) => render([f]).filter((o) => o.kind === 'Deployment').map((d) => ({ f, d })));
+  t.equal(deployments.length, 5);
+  for (const { f, d } of deployments) {
+    const spec = d.spec.template.spec;
+    t.same(restrictedViolations(spec), [], `${f}: ${d.metadata.name}`);
+    t.equal(spec.securityContext.runAsUser, 65532, 'the image\'s UID');
+    for (const c of spec.containers) {
+      t.equal(c.securityContext.readOnlyRootFilesystem, true);
+      const tmp = c.volumeMounts.find((m: any) => m.mountPath === '/tmp');
+      t.ok(tmp && spec.volumes.find((v: any) => v.name === tmp.name).emptyDir, `${c.name}: /tmp is an emptyDir`);
+      t.ok(c.readinessProbe && c.livenessProbe, 'probed');
+      if (c.args[0] === 'agent') t.ok(c.args.includes('--bind-address=0.0.0.0'), 'the agent listens on the pod IP, where the kubelet probes');
+    }
+  }
+  // The checker itself refuses what restricted refuses.
+  const bad = structuredClone(deployments[0]!.d.spec.template.spec);
+  bad.containers[0].securityContext = { ...bad.containers[0].securityContext, allowPrivilegeEscalation: true, capabilities: { add: ['SYS_ADMIN'] } };
+  bad.volumes.push({ name: 'h', hostPath: { path: '/' } });
+  t.same(restrictedViolations(bad), ['volume h: hostPath', 'ksview: allowPrivilegeEscalation must be false', 'ksview: capabilities must drop ALL', 'ksview: adds SYS_ADMIN']);
+});
+
+t.test('tls.type helm: a CA and a certificate for the names the WDS verifies, mounted by the pods', async (t) => {
+  const objs = render(['server-values.yaml']);
+  const secret = one(objs, 'Secret');
+  const d = one(objs, 'Deployment');
+  t.equal(secret.type, 'kubernetes.io/tls');
+  t.equal(d.spec.template.spec.volumes.find((v: any) => v.name === 'serving-cert').secret.secretName, secret.metadata.name);
+  const pem = (k: string) => Buffer.from(secret.data[k], 'base64').toString();
+  const ca = new X509Certificate(pem('ca.crt'));
+  const crt = new X509Certificate(pem('tls.crt'));
+  t.ok(ca.ca, 'ca.crt is a CA');
+  t.ok(crt.verify(ca.publicKey), 'tls.crt is signed by ca.crt');
+  t.ok(crt.checkPrivateKey((await import('node:crypto')).createPrivateKey(pem('tls.key'))), 'tls.key is its key');
+  for (const n of ['ksview.kubestellar-view.svc', 'ksview.kubestellar-view.svc.cluster.local', 'localhost', `${one(objs, 'Service').metadata.name}.kubestellar-view.svc`]) {
+    t.equal(crt.checkHost(n), n, `names ${n}`);
+  }
+  t.ok(Date.parse(crt.validTo) > Date.now() + 365 * 24 * 3600_000, 'valid for years (the server wants more than 24 h)');
+  t.match(d.spec.template.metadata.annotations['checksum/serving-cert'], /^[0-9a-f]{16}$/, 'a new certificate rolls the pods');
+  // What a render can show of `lookup`: with no cluster (helm template) it finds nothing, so each
+  // render makes a new CA. That the Secret of an installed release is found and kept is the
+  // upgrade's, against a cluster (the end-to-end test).
+  const again = one(render(['server-values.yaml']), 'Secret');
+  t.not(again.data['ca.crt'], secret.data['ca.crt'], 'no cluster to look up: a new CA');
+  const helpers = readFileSync(path.join(CHART, 'templates', '_helpers.tpl'), 'utf8');
+  t.match(helpers, /lookup "v1" "Secret" \.Release\.Namespace \$name/, 'looks up the Secret it renders');
+  t.match(helpers, /\$name := include "ksview\.server\.certSecret" \./, 'under the name it renders');
+});
+
+t.test('tls.type cert-manager: a Certificate writes the Secret the pods mount', async (t) => {
+  const objs = render(['server-placement-values.yaml']);
+  const cert = one(objs, 'Certificate');
+  const d = one(objs, 'Deployment');
+  t.equal(cert.apiVersion, 'cert-manager.io/v1');
+  t.equal(d.spec.template.spec.volumes.find((v: any) => v.name === 'serving-cert').secret.secretName, cert.spec.secretName);
+  t.same(cert.spec.issuerRef, { name: 'ksview-ca', kind: 'Issuer', group: 'cert-manager.io' });
+  t.ok(cert.spec.dnsNames.includes('ksview.kubestellar-view.svc'));
+  t.notOk(objs.some((o) => o.kind === 'Secret'), 'cert-manager writes the Secret, not the chart');
+  const sm = one(objs, 'ServiceMonitor');
+  t.equal(sm.spec.endpoints[0].scheme, 'https');
+  t.same(sm.spec.endpoints[0].tlsConfig.ca.secret, { name: cert.spec.secretName, key: 'ca.crt' }, 'Prometheus verifies the server');
+  t.notOk(sm.spec.endpoints[0].tlsConfig.insecureSkipVerify);
+});
+
+t.test('tls.type existingSecret: the pods mount the given Secret, the chart makes none', async (t) => {
+  const objs = render(['server-existing-secret-values.yaml']);
+  t.equal(one(objs, 'Deployment').spec.template.spec.volumes.find((v: any) => v.name === 'serving-cert').secret.secretName, 'ksview-serving-cert');
+  t.notOk(objs.some((o) => o.kind === 'Secret' || o.kind === 'Certificate'));
+});
+
+t.test('a wrong value fails helm template (and install) with a message naming it', async (t) => {
+  const cases: [string, string[], RegExp, string[]?][] = [
+    ['replicas as a string', ['replicas=two'], /at '\/replicas': got string, want integer/, ['server-values.yaml']],
+    ['an unknown tls.type', ['tls.type=openssl'], /at '\/tls\/type': value must be one of 'helm', 'cert-manager', 'existingSecret'/, ['server-values.yaml']],
+    ['no WDS kubeconfig Secret with the server enabled', [], /at '\/wds\/kubeconfigSecret': minLength: got 0, want 1/],
+    ['insecureSkipTLSVerify true', ['apiService.insecureSkipTLSVerify=true'], /at '\/apiService\/insecureSkipTLSVerify': value must be false/, ['server-values.yaml']],
+    ['cert-manager without an issuer', ['tls.type=cert-manager'], /at '\/tls\/certManager\/issuerRef\/name': minLength/, ['server-values.yaml']],
+    ['existingSecret without its name', ['tls.type=existingSecret'], /at '\/tls\/existingSecret': minLength/, ['server-values.yaml']],
+    ['a pull agent without its cluster', ['agent.pull.cluster='], /at '\/agent\/pull\/cluster': minLength/, ['agent-pull-values.yaml']],
+    ['a misspelt value', ['replica=3'], /at '': additional properties 'replica' not allowed/, ['server-values.yaml']],
+    ['a default executor that is not namespace/name', ['defaultExecutor=default-executor'], /at '\/defaultExecutor': '.*' does not match pattern/, ['server-values.yaml']],
+    ['a WDS name that is not a DNS label', ['wdsName=WDS_1'], /at '\/wdsName': '.*' does not match pattern/, ['server-values.yaml']],
+  ];
+  for (const [what, set, message, files] of cases) {
+    const err = refused(set, files);
+    t.match(err, /values don't meet the specifications of the schema/, what);
+    t.match(err, message, what);
+  }
+});
+
+t.test('the WDS part: the rules ksview serve --register grants (the same as the spaces), for the server\'s identity', async (t) => {
+  const objs = render(['wds-values.yaml']);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:impersonator'), IMPERSONATOR_RULES);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:user'), VIEW_USER_RULES);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:crd-manager'), CRD_MANAGER_RULES);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:denatured-editor'), DENATURED_EDITOR_RULES);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:denatured-rbac-admin'), DENATURED_RBAC_ADMIN_RULES);
+  t.same(rulesOf(objs, 'ClusterRole', 'kubestellar-view:escalation-checker'), ESCALATION_CHECKER_RULES);
+  const auth = one(objs, 'ClusterRoleBinding', 'kubestellar-view:auth-delegator');
+  t.equal(auth.roleRef.name, 'system:auth-delegator');
+  t.equal(one(objs, 'RoleBinding', 'kubestellar-view:authentication-reader').metadata.namespace, 'kube-system');
+  // Bound: the server's identity. Not bound: the roles an admin gives users.
+  const bound = objs.filter((o) => o.kind.endsWith('Binding')).map((o) => o.roleRef.name);
+  for (const r of ['kubestellar-view:user', 'kubestellar-view:denatured-editor', 'kubestellar-view:denatured-rbac-admin', 'kubestellar-view:metrics-reader']) {
+    t.notOk(bound.includes(r), `${r} is bound to nobody`);
+  }
+  const sa = { kind: 'ServiceAccount', name: 'ksview', namespace: 'kubestellar-view' };
+  for (const b of objs.filter((o) => o.kind.endsWith('Binding'))) t.same(b.subjects, [sa], `${b.metadata.name}: the server's ServiceAccount`);
+  t.equal(one(objs, 'Secret').type, 'kubernetes.io/service-account-token', 'a token for the server\'s WDS kubeconfig');
+
+  const user = render(['wds-values.yaml'], ['wds.subjects[0].kind=User', 'wds.subjects[0].apiGroup=rbac.authorization.k8s.io', 'wds.subjects[0].name=ksview-server']);
+  for (const b of user.filter((o) => o.kind.endsWith('Binding'))) {
+    t.same(b.subjects, [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'ksview-server' }], `${b.metadata.name}: the given identity`);
+  }
+  t.notOk(user.some((o) => o.kind === 'ServiceAccount'), 'no ServiceAccount when an identity is given');
+  t.notOk(render(['wds-values.yaml'], ['wds.placement=false']).some((o) => o.metadata.name === 'kubestellar-view:placement'), 'placement rights only with placement');
+});
+
+t.test('the WDS part: hosted registration writes exactly the objects the server registers, by name', async (t) => {
+  const objs = render(['wds-values.yaml']);
+  const cluster = rulesOf(objs, 'ClusterRole', 'kubestellar-view:registration') as { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+  const named = (resource: string) => cluster.filter((r) => r.resources.includes(resource) && r.resourceNames).flatMap((r) => r.resourceNames!);
+  t.same(named('apiservices'), [`${VERSION}.${GROUP}`]);
+  t.same(named('validatingwebhookconfigurations').sort(), [DENATURED_WEBHOOK_CONFIGURATION, POLICY_WEBHOOK_CONFIGURATION, WEBHOOK_CONFIGURATION].sort());
+  for (const r of cluster) if (!r.resourceNames) t.same(r.verbs, ['create'], `${r.resources}: only create is unnamed (RBAC cannot name it)`);
+  const role = one(objs, 'Role', 'kubestellar-view:registration');
+  t.equal(role.metadata.namespace, 'kubestellar-view', 'the Service, its endpoints and the Lease: one namespace');
+  for (const r of role.rules) t.notOk(r.verbs.includes('list') || r.verbs.includes('watch') || r.resources.includes('secrets'), JSON.stringify(r));
+  t.notOk(objs.some((o) => (o.rules ?? []).some((r: any) => r.resources?.some((x: string) => /roles|rolebindings/.test(x)) && r.verbs.some((v: string) => ['create', 'bind', 'escalate', 'patch', 'update'].includes(v)) && o.metadata.name !== 'kubestellar-view:denatured-rbac-admin' && r.apiGroups.includes('rbac.authorization.k8s.io'))),
+    'the server may not write RBAC in the WDS');
+});
+
+t.test('the ITS and agent parts render the files the local spaces bind their agents with', async (t) => {
+  const strip = (o: any) => ({ kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace, rules: o.rules, roleRef: o.roleRef });
+  const its = render(['its-values.yaml']);
+  const spacesPull = renderRbac('agent/its-rbac.yaml', 'wec1').map(strip);
+  for (const o of spacesPull) t.same(strip(its.find((x) => x.kind === o.kind && x.metadata.name === o.name && x.metadata.namespace === o.namespace)), o, `its part: ${o.kind} ${o.name}`);
+  for (const o of pushMailboxRbac('wec2').map(strip)) t.same(strip(its.find((x) => x.kind === o.kind && x.metadata.name === o.name && x.metadata.namespace === o.namespace)), o, `its part: ${o.kind} ${o.name}`);
+  t.same(one(its, 'RoleBinding', 'ksview-agent-push-kubeconfig').subjects, [{ kind: 'ServiceAccount', name: 'ksview-agent-push', namespace: 'ksview-agent' }]);
+  const placementIts = one(its, 'ClusterRoleBinding', 'kubestellar-view:placement-its');
+  t.same(placementIts.subjects, [{ kind: 'ServiceAccount', name: 'kubestellar-view-wds1', namespace: 'kubestellar-view' }], 'the server\'s ITS identity');
+
+  const push = render(['agent-push-values.yaml'], [], 'ksview-agent');
+  for (const o of renderRbac('agent/push-rbac.yaml').map(strip)) t.same(strip(one(push, o.kind, o.name)), o, `push part: ${o.kind} ${o.name}`);
+  const pull = render(['agent-pull-values.yaml'], [], 'team-agents');
+  for (const o of renderRbac('agent/pull-rbac.yaml').map(strip)) t.same(strip(one(pull, o.kind, o.name)), o, `pull part: ${o.kind} ${o.name}`);
+  for (const b of pull.filter((o) => o.kind.endsWith('Binding') && o.metadata.name.startsWith('ksview-agent'))) {
+    t.same(b.subjects, [{ kind: 'ServiceAccount', name: 'ksview-agent', namespace: 'team-agents' }], `${b.metadata.name}: the agent in the release namespace`);
+  }
+  const agent = one(pull, 'Deployment').spec.template.spec.containers[0];
+  t.ok(agent.args.includes('--cluster=wec1'));
+  t.ok(one(pull, 'ServiceAccount', 'default-executor'), 'the WEC executors');
+});
+
+t.test('every Role and ClusterRole the chart ships says why, in a comment', async (t) => {
+  const dir = path.join(CHART, 'files');
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml'));
+  t.ok(files.length >= 10);
+  for (const f of files) {
+    const docs = readFileSync(path.join(dir, f), 'utf8').split(/^---$/m);
+    for (const doc of docs) {
+      const obj = YAML.parse(doc) as Obj | null;
+      if (!obj || !['Role', 'ClusterRole'].includes(obj.kind)) continue;
+      t.match(doc, /^\s*#/m, `${f}: ${obj.kind} ${obj.metadata.name} is commented`);
+    }
+  }
+});
+
+t.test('the chart\'s flags are flags of ksview serve and ksview agent', async (t) => {
+  const help = (cmd: string) => spawnSync(process.execPath, [path.join(repoRoot(), 'bin', 'ksview.js'), cmd, '--help'], { encoding: 'utf8' }).stdout;
+  const known = { serve: help('serve'), agent: help('agent') };
+  for (const f of ['server-placement-values.yaml', 'agent-pull-values.yaml', 'agent-push-values.yaml']) {
+    for (const d of render([f]).filter((o) => o.kind === 'Deployment')) {
+      const args = d.spec.template.spec.containers[0].args as string[];
+      const cmd = args[0] as 'serve' | 'agent';
+      for (const a of args.slice(1)) t.ok(known[cmd].includes(`${a.split('=')[0]} `) || known[cmd].includes(`${a.split('=')[0]}\n`), `${cmd} ${a.split('=')[0]}`);
+    }
+  }
+});
