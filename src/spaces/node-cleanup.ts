@@ -68,8 +68,9 @@ export function planNodeCleanup(nodes: NodeLayout[], portBase: number, facts: Ma
   for (const m of mounts) steps.push({ kind: 'umount', path: m });
   for (const p of podNetns) steps.push({ kind: 'rm', path: p });
   for (const n of nodes) {
-    if (facts.netns.some((ns) => ns.name === n.netns)) steps.push({ kind: 'run', cmd: 'ip', args: ['netns', 'delete', n.netns] });
+    // Deleting one end of the link deletes both; then the namespace.
     if (facts.links.includes(n.hostVeth)) steps.push({ kind: 'run', cmd: 'ip', args: ['link', 'delete', n.hostVeth] });
+    if (facts.netns.some((ns) => ns.name === n.netns)) steps.push({ kind: 'run', cmd: 'ip', args: ['netns', 'delete', n.netns] });
   }
   if (facts.chainExists) {
     const { jump } = dnatRules(portBase, hostVethPrefix(portBase));
@@ -149,7 +150,8 @@ export async function runCleanup(steps: CleanupStep[]): Promise<string[]> {
       if (r.status !== 0 && !/not mounted|no mount point/.test(r.stderr)) failed.push(`umount ${s.path}: ${r.stderr.trim()}`);
     } else if (s.kind === 'run') {
       const r = run(s.cmd, s.args);
-      if (r.status !== 0) failed.push(`${s.cmd} ${s.args.join(' ')}: ${r.stderr.trim()}`);
+      // Gone already (with its namespace, or by an earlier `down`): nothing left to remove.
+      if (r.status !== 0 && !/Cannot find device|No such file|does not exist/.test(r.stderr)) failed.push(`${s.cmd} ${s.args.join(' ')}: ${r.stderr.trim()}`);
     } else if (s.kind === 'rmdir') {
       // A cgroup goes once its last process has: retry for a moment.
       let ok = false;

@@ -1,8 +1,8 @@
 // What the machine needs before real nodes start: root, and Debian's packages (containerd, runc,
 // CNI plugins, iptables, conntrack for kube-proxy, buildah and busybox-static for the images, gcc
 // and libc6-dev for the static pause), installed with apt-get when missing (as etcd is), or one
-// line naming what is missing. And the sysctls kubelet changes at start, recorded before the first
-// kubelet runs so `down` puts them back.
+// line naming what is missing. And the sysctls the nodes change (kubelet at start; the inotify
+// instances we raise), recorded before the first node starts so `down` puts them back.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Progress } from '../util/progress.js';
@@ -69,12 +69,27 @@ export function ensureNodeHost(progress: Progress): void {
   }
 }
 
-/** The sysctls kubelet sets at start (setupKernelTunables) that `down` restores. */
-export const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops'] as const;
+/**
+ * The sysctls the nodes change, recorded before and restored by `down`: those kubelet sets at start
+ * (setupKernelTunables), and the inotify instances per user, which we raise (below).
+ */
+export const NODE_SYSCTLS = ['vm.overcommit_memory', 'kernel.panic', 'kernel.panic_on_oops', 'fs.inotify.max_user_instances'] as const;
+
+/**
+ * Every containerd's CRI plugin and every kubelet watch files with inotify; Linux's default of 128
+ * instances per user is soon spent on a machine running many processes as root ("failed to create
+ * fsnotify watcher: too many open files"): raised to `min`, as kind's known-issues page advises.
+ */
+export const INOTIFY_MIN_INSTANCES = 1024;
+
+export function raiseInotifyInstances(): void {
+  const file = sysctlFile('fs.inotify.max_user_instances');
+  if (Number(readFileSync(file, 'utf8').trim()) < INOTIFY_MIN_INSTANCES) writeFileSync(file, String(INOTIFY_MIN_INSTANCES));
+}
 
 const sysctlFile = (key: string) => `/proc/sys/${key.replace(/\./g, '/')}`;
 
-export function readSysctls(keys: readonly string[] = KUBELET_SYSCTLS): Record<string, string> {
+export function readSysctls(keys: readonly string[] = NODE_SYSCTLS): Record<string, string> {
   return Object.fromEntries(keys.map((k) => [k, readFileSync(sysctlFile(k), 'utf8').trim()]));
 }
 

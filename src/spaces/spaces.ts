@@ -181,7 +181,7 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
   const state: SpacesState = {
     portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [],
-    ...(realNodes ? { realNodes, nodeSysctls: previous?.nodeSysctls ?? nodeHost!.readSysctls() } : {}),
+    ...(realNodes ? { realNodes, nodeSysctls: { ...nodeHost!.readSysctls(), ...previous?.nodeSysctls } } : {}),
   };
   const launcher = new Launcher(layout, state, progress);
   writeState(layout.statePath, state);
@@ -224,8 +224,9 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { defaultServiceAccountExists, ensureFakeNodes, nodesReady } = await import('./fake-nodes.js');
   if (nodeBins) {
-    // Recorded (state.nodeSysctls) before the first kubelet changes them.
+    // Recorded (state.nodeSysctls) before the first node changes them.
     writeState(layout.statePath, state);
+    nodeHost!.raiseInotifyInstances();
     const { ensureRealNodes } = await import('./real-nodes.js');
     await ensureRealNodes(layout, nodeBins, opts.cacheDir, (name, binary, args, wrapper) => launcher.ensure(name, binary, args, wrapper), progress, timeout);
   }
