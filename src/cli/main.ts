@@ -179,6 +179,8 @@ function buildProgram(argv: string[]): Command {
     .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
+      if (flags.registerEndpointsFrom && !flags.register) throw new UserError('--register-endpoints-from needs --register');
+      if (flags.hostingKubeconfig && !flags.registerEndpointsFrom) throw new UserError('--hosting-kubeconfig is for hosted registration: give --register-endpoints-from too');
       const { checkSpace } = await import('./preflight.js');
       await checkSpace('WDS', wdsKubeconfig, flags.wdsContext);
       if (flags.itsKubeconfig) await checkSpace('ITS', flags.itsKubeconfig, flags.itsContext);

@@ -206,6 +206,23 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // denatured kinds and /readyz is not ready.
   await denatured.start();
   let elector: LeaderElector | undefined;
+  // Placement's controllers lead only once started (below, after the ITS answers); the endpoints
+  // mirror leads at once: the view's routing must not wait for the ITS.
+  let placementStarted = false;
+  const setPlacementLeading = (leading: boolean) => {
+    placement?.setLeading(leading); status?.setLeading(leading); combined?.setLeading(leading); health?.setLeading(leading);
+  };
+  if (placement || mirror) {
+    // Replicas of the server for one WDS: one Lease (in the WDS, the name kept from when only
+    // placement used it) decides which one writes ManifestWorks, status and the mirrored endpoints.
+    elector = new LeaderElector(up, {
+      namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
+      onStartedLeading: () => { mirror?.setLeading(true); if (placementStarted) setPlacementLeading(true); },
+      onStoppedLeading: () => { mirror?.setLeading(false); if (placementStarted) setPlacementLeading(false); },
+      log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+    });
+    elector.start();
+  }
   if (placement && its) {
     await ensureCRDs(up, WDS_CRD_FILES);
     // The ITS may be restarting while this server starts: placement waits for it, the view does not.
@@ -220,21 +237,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await status?.start();
     await combined?.start();
     await health?.start();
-  }
-  if (placement || mirror) {
-    // Replicas of the server for one WDS: one Lease (in the WDS, the name kept from when only
-    // placement used it) decides which one writes ManifestWorks, status and the mirrored endpoints.
-    elector = new LeaderElector(up, {
-      namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => {
-        placement?.setLeading(true); status?.setLeading(true); combined?.setLeading(true); health?.setLeading(true); mirror?.setLeading(true);
-      },
-      onStoppedLeading: () => {
-        mirror?.setLeading(false); placement?.setLeading(false); status?.setLeading(false); combined?.setLeading(false); health?.setLeading(false);
-      },
-      log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-    });
-    elector.start();
+    placementStarted = true;
+    if (elector?.isLeader) setPlacementLeading(true);
   }
   let closed: Promise<void> | undefined;
   return {

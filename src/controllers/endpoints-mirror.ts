@@ -208,7 +208,11 @@ export class EndpointsMirror {
       onChange, onRelisted: onChange,
       onError: (err) => this.o.log(`endpoints mirror: hosting EndpointSlices of ${namespace}/${service}: ${err.message.split('\n')[0]}`),
     });
-    return { start: () => inf.start(), stop: () => inf.stop(), list: () => inf.list(), get hasSynced() { return inf.hasSynced; } };
+    // The first list's events and onRelisted come before hasSynced is set: the first sync follows `synced`.
+    return {
+      start: () => { inf.start(); void inf.synced.then(onChange); },
+      stop: () => inf.stop(), list: () => inf.list(), get hasSynced() { return inf.hasSynced; },
+    };
   };
 
   /** Coalesces changes: one sync at a time, one more after it if anything changed meanwhile. */

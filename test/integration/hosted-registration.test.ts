@@ -80,6 +80,7 @@ t.test('the WDS holds the hosting endpoints as they change: ready, not ready, te
   // Leadership lost: the WDS is no longer written.
   mirror.setLeading(false);
   kcOk('wec1', ['apply', '-f', '-'], hostingSlice([ep('10.244.0.9', true)]));
+  // A negative: given the time each change above took to show (well under a second), 3 s says it.
   const deadline = Date.now() + 3000;
   while (Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
   t.same(ready(), [], 'a change after leadership was lost is not mirrored');

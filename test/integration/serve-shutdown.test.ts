@@ -1,0 +1,142 @@
+// `ksview serve --shutdown-delay`: two replicas for one WDS name of the test's own (its own Lease,
+// no --register, so the spaces' server and other tests are not disturbed). SIGTERM to the leader
+// while a client sends requests to it: /readyz fails at once, the standby leads within seconds (the
+// Lease is released, not left to expire), no request fails during the delay, then the listener
+// closes and the process exits 0. A second signal exits at once. The handover after kill -9 is
+// measured too (the Lease must expire).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { ksviewBin } from '../fixtures/ksview.js';
+import { kc, layout, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { loadKubeconfig } from '../../src/kube/kubeconfig-file.js';
+import { freeLoopbackPort } from '../../src/spaces/ports.js';
+
+const wds = layout.spaces.find((s) => s.role === 'wds')!;
+const its = layout.spaces.find((s) => s.role === 'its')!;
+
+interface Replica { child: ChildProcess; port: number; certDir: string; log(): string; exited: Promise<{ code: number | null; signal: string | null; at: number }> }
+
+async function replica(t: Test, wdsName: string, delay: string): Promise<Replica> {
+  const port = await freeLoopbackPort();
+  const certDir = mkdtempSync(path.join(os.tmpdir(), 'ksview-shutdown-'));
+  const child = spawn(process.execPath, [ksviewBin, 'serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--its-kubeconfig', path.join(its.dir, 'kubeconfig'),
+    '--wds-name', wdsName, '--port', String(port), '--cert-dir', certDir, '--shutdown-delay', delay,
+    '--default-executor', 'kubestellar-view-executors/default-executor'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => { log = (log + c).slice(-8000); });
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((r) => child.once('exit', (code, signal) => r({ code, signal, at: Date.now() })));
+  t.teardown(() => {
+    child.kill('SIGKILL');
+    rmSync(certDir, { recursive: true, force: true });
+  });
+  const r = { child, port, certDir, log: () => log, exited };
+  await waitUntil(`replica on ${port} to serve`, () => {
+    if (child.exitCode !== null) throw new Error(`replica exited: ${log}`);
+    return log.includes('listening on') || undefined;
+  }, 90_000);
+  return r;
+}
+
+const holder = (lease: string): string => {
+  const r = kc('wds1', ['-n', 'kubestellar-view', 'get', 'lease', lease, '-o', 'jsonpath={.spec.holderIdentity}']);
+  return r.status === 0 ? r.stdout : '';
+};
+
+/** A client of one replica as the aggregator is: its CA verified, a client certificate the WDS issued (wds1's admin). */
+async function client(r: Replica) {
+  const { https: creds } = await loadKubeconfig(path.join(wds.dir, 'kubeconfig'));
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 4, ca: readFileSync(path.join(r.certDir, 'ca.crt')), cert: creds.cert, key: creds.key, servername: 'localhost' });
+  const get = (p: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = https.get({ host: '127.0.0.1', port: r.port, path: p, agent, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+  return { get, close: () => agent.destroy() };
+}
+
+t.test('SIGTERM to the leader under load: ready off, Lease handed over, no failed request in the delay, exit 0', async (t) => {
+  const wdsName = uniqueName('sdwds');
+  const lease = `kubestellar-view-placement-${wdsName}`;
+  t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', lease, '--ignore-not-found']); });
+  const DELAY_MS = 3000;
+  const a = await replica(t, wdsName, `${DELAY_MS / 1000}s`);
+  await waitUntil('replica A to lead', () => holder(lease).includes(`-${a.child.pid}-`) || undefined, 60_000);
+  const b = await replica(t, wdsName, '3s');
+  const c = await client(a);
+  t.teardown(c.close);
+  t.equal((await c.get('/readyz')).status, 200, 'A is ready');
+  t.equal((await c.get('/apis/view.kubestellar.io/v1alpha1')).status, 200, 'A serves an authenticated client');
+
+  // 20 requests a second, as the acceptance load, until A stops accepting.
+  const results: Array<{ sent: number; ok: boolean; error?: string }> = [];
+  let loading = true;
+  const load = (async () => {
+    while (loading) {
+      const sent = Date.now();
+      void c.get('/apis/view.kubestellar.io/v1alpha1').then(
+        (res) => results.push({ sent, ok: res.status === 200, error: res.status === 200 ? undefined : `${res.status} ${res.body.slice(0, 200)}` }),
+        (err: NodeJS.ErrnoException) => results.push({ sent, ok: false, error: err.code ?? err.message }));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 500));
+  const termAt = Date.now();
+  a.child.kill('SIGTERM');
+  const notReady = await waitUntil('A\'s /readyz to fail', async () => ((await c.get('/readyz')).status === 503 ? Date.now() : undefined), 5000);
+  t.ok(notReady - termAt < 1000, `/readyz 503 ${notReady - termAt} ms after SIGTERM`);
+  const ledAt = await waitUntil('B to lead', () => (holder(lease).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
+  const handover = ledAt - termAt;
+  t.ok(handover < DELAY_MS, `B leads ${handover} ms after A's SIGTERM: the Lease was released, not left to expire (10 s)`);
+  t.comment(`handover after SIGTERM: ${handover} ms`);
+  const exit = await a.exited;
+  loading = false;
+  await load;
+  await new Promise((r) => setTimeout(r, 300)); // the last answers
+  t.same({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, 'A exited 0');
+  t.ok(exit.at - termAt >= DELAY_MS, `A served for the whole delay (exited ${exit.at - termAt} ms after SIGTERM)`);
+  const inDelay = results.filter((r) => r.sent >= termAt && r.sent < termAt + DELAY_MS);
+  t.ok(inDelay.length >= 40, `${inDelay.length} requests sent during the delay`);
+  t.same(inDelay.filter((r) => !r.ok), [], 'none of them failed');
+  const before = results.filter((r) => r.sent < termAt);
+  t.same(before.filter((r) => !r.ok), [], 'nor any before');
+  t.match(a.log(), /shutting down: not ready, leadership released/);
+});
+
+t.test('a second signal exits at once', async (t) => {
+  const wdsName = uniqueName('sdwds');
+  t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', `kubestellar-view-placement-${wdsName}`, '--ignore-not-found']); });
+  const r = await replica(t, wdsName, '60s');
+  const start = Date.now();
+  r.child.kill('SIGTERM');
+  await waitUntil('the shutdown to begin', () => r.log().includes('shutting down') || undefined, 10_000);
+  r.child.kill('SIGINT');
+  const exit = await r.exited;
+  t.equal(exit.code, 1, 'exit 1: stopped, not drained');
+  t.ok(exit.at - start < 10_000, `exited ${exit.at - start} ms after the first signal, not after the 60 s delay`);
+  t.match(r.log(), /SIGINT again: exiting at once/);
+});
+
+t.test('kill -9 of the leader: the standby leads once the Lease expires', async (t) => {
+  const wdsName = uniqueName('sdwds');
+  const lease = `kubestellar-view-placement-${wdsName}`;
+  t.teardown(() => { kc('wds1', ['-n', 'kubestellar-view', 'delete', 'lease', lease, '--ignore-not-found']); });
+  const a = await replica(t, wdsName, '0s');
+  await waitUntil('replica A to lead', () => holder(lease).includes(`-${a.child.pid}-`) || undefined, 60_000);
+  const b = await replica(t, wdsName, '0s');
+  await new Promise((r) => setTimeout(r, 2500)); // B has seen A's Lease renewed
+  const killedAt = Date.now();
+  a.child.kill('SIGKILL');
+  const ledAt = await waitUntil('B to lead', () => (holder(lease).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
+  const handover = ledAt - killedAt;
+  t.ok(handover >= 8000 && handover <= 15_000, `B leads ${handover} ms after A was killed (lease 10 s, retry 2 s)`);
+  t.comment(`handover after kill -9: ${handover} ms`);
+});
