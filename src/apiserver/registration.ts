@@ -9,7 +9,7 @@
 // admission webhooks: of StatusCollectors (with the status controller), of BindingPolicies naming
 // an executor (with the placement controllers), and of direct writes of denatured objects (with
 // denatured kinds).
-// manifests/ holds the same objects for an in-cluster deployment.
+// The RBAC rules here are those of charts/kubestellar-view/files/wds/rbac.yaml (test/unit/chart.test.ts).
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { ADMISSION_PATH, WEBHOOK_NAME } from './admission.js';
 import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from './denatured-webhook.js';
