@@ -76,11 +76,12 @@ t.test('server part: pods admitted under restricted, the certificate kept by hel
   t.equal(json(SPACE, ['-n', ns, 'get', 'deployment', deploy]).spec.replicas, 2, 'nothing changed');
 });
 
-t.test('wds part: the server\'s ServiceAccount may register the view and nothing it should not', async (t) => {
+t.test('wds part: the server\'s ServiceAccount may register the view and nothing it should not; placement adds its reads', async (t) => {
   // wec1 plays the WDS here (wds1 already holds the objects the spaces' own server registered).
   const created = kc(SPACE, ['create', 'namespace', 'kubestellar-view']).status === 0;
   const release = uniqueName('ksview-wds');
-  helmOk(['install', release, CHART, '-n', 'kubestellar-view', '--set', 'server.enabled=false', '--set', 'wds.enabled=true']);
+  // First without placement's rights (wds.placement=false): the view and its registration alone.
+  helmOk(['install', release, CHART, '-n', 'kubestellar-view', '--set', 'server.enabled=false', '--set', 'wds.enabled=true', '--set', 'wds.placement=false']);
   t.teardown(() => {
     helm(['uninstall', release, '-n', 'kubestellar-view']);
     if (created) kc(SPACE, ['delete', 'namespace', 'kubestellar-view', '--wait=false']);
@@ -126,6 +127,15 @@ t.test('wds part: the server\'s ServiceAccount may register the view and nothing
   ];
   for (const a of allowed) t.equal(can(...a), 'yes', a.join(' '));
   for (const a of denied) t.equal(can(...a), 'no', a.join(' '));
+
+  // Placement reads every resource and patches any (returned status; files/wds/placement-rbac.yaml),
+  // and still writes no RBAC.
+  helmOk(['upgrade', release, CHART, '-n', 'kubestellar-view', '--reuse-values', '--set', 'wds.placement=true']);
+  await waitUntil('placement\'s rights bound', () => can('list', 'pods', '-A') === 'yes');
+  for (const a of [['patch', 'bindingpolicies.control.kubestellar.io/status'], ['create', 'events', '-n', 'default']]) t.equal(can(...a), 'yes', a.join(' '));
+  for (const a of [['create', 'clusterrolebindings'], ['bind', 'clusterroles'], ['escalate', 'clusterroles'], ['delete', 'pods', '-A'], ['create', 'secrets', '-A']]) {
+    t.equal(can(...a), 'no', `with placement, still not: ${a.join(' ')}`);
+  }
 });
 
 t.test('agent.pull part: the agent\'s pod admitted under restricted, with its shipped RBAC', async (t) => {
