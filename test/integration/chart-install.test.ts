@@ -105,20 +105,24 @@ t.test('wds part: the server\'s ServiceAccount may register the view and nothing
   t.match(spawnSync('kubectl', ['--kubeconfig', file, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { encoding: 'utf8' }).stdout,
     'system:serviceaccount:kubestellar-view:ksview');
   const allowed: string[][] = [
-    ['create', 'apiservices.apiregistration.k8s.io'],
+    ['create', 'apiservices.apiregistration.k8s.io/v1alpha1.view.kubestellar.io'],
     ['patch', 'apiservices.apiregistration.k8s.io/v1alpha1.view.kubestellar.io'],
     ['patch', 'validatingwebhookconfigurations/kubestellar-view-denatured'],
     ['patch', 'services/ksview', '-n', 'kubestellar-view'],
     ['patch', 'endpointslices.discovery.k8s.io/ksview-ipv4', '-n', 'kubestellar-view'],
-    ['update', 'leases', '-n', 'kubestellar-view'],
+    ['update', 'leases/kubestellar-view-placement-wds1', '-n', 'kubestellar-view'],
+    ['create', 'leases', '-n', 'kubestellar-view'],
     ['impersonate', 'users'],
     ['create', 'tokenreviews.authentication.k8s.io'],
     ['list', 'clusterrolebindings'],
   ];
   const denied: string[][] = [
     ['patch', 'apiservices.apiregistration.k8s.io/v1.apps'],
+    ['create', 'apiservices.apiregistration.k8s.io/v1.apps'],
+    ['update', 'leases/someone-elses', '-n', 'kubestellar-view'],
     ['patch', 'validatingwebhookconfigurations/someone-elses'],
     ['create', 'services', '-n', 'default'],
+    ['create', 'services/other', '-n', 'kubestellar-view'],
     ['create', 'endpointslices.discovery.k8s.io', '-n', 'default'],
     ['get', 'secrets', '-n', 'kubestellar-view'],
     ['create', 'clusterrolebindings'],
