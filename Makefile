@@ -37,3 +37,9 @@ spaces-down: build
 
 clean:
 	rm -rf dist .tap coverage
+
+# Helm built from helm.sh/helm/v3 (build/helm, cached like the Kubernetes binaries); prints its path,
+# e.g. `$(make -s helm) lint --strict charts/kubestellar-view -f charts/kubestellar-view/ci/wds-values.yaml`.
+.PHONY: helm
+helm: build
+	@node --input-type=module -e "const { ensureHelm } = await import('./dist/src/spaces/helm.js'); const { stderrProgress } = await import('./dist/src/util/progress.js'); console.log(await ensureHelm(undefined, stderrProgress()));"

@@ -3,7 +3,7 @@
 // the center, and that Secret is the fleet's input, not the operator's:
 // - Secrets are read only in the mailbox namespaces of accepted ManagedClusters: one watch of
 //   ManagedClusters, and per accepted cluster a watch of its one Secret (field selector on its
-//   name, which RBAC grants per mailbox: manifests/agent/push-mailbox/). A cluster no longer
+//   name, which RBAC grants per mailbox: charts/kubestellar-view/files/agent/push-mailbox-rbac.yaml). A cluster no longer
 //   accepted (or deleted) stops being served; a Secret anywhere else is never asked for.
 // - Its kubeconfig may not run a credential plugin (exec, auth-provider) unless the operator said
 //   so (--insecure-kubeconfig-exec), nor name a local file; refused, nothing of it is used, and the

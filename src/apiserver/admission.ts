@@ -1,6 +1,6 @@
 // The validating admission webhook for StatusCollectors (control.kubestellar.io/v1alpha1), which
 // the WDS calls on every CREATE and UPDATE of one (registration.ts writes the
-// ValidatingWebhookConfiguration; manifests/webhook.yaml is the same for a cluster deployment): a
+// ValidatingWebhookConfiguration, with --register): a
 // collector whose CEL expressions or shape the status controller would refuse is denied with a
 // 422 Invalid Status listing each error, in the words the collector's status.errors would use.
 // So `kubectl apply` of a bad collector fails at once, as with any invalid object, instead of the
@@ -8,7 +8,7 @@
 //
 // Only the WDS's kube-apiserver may call it: the app answers every route under /admission/ only
 // for the front-proxy client certificate it presents to webhooks (./app.ts; configured by its
-// --admission-control-config-file, manifests/README.md), others get 401 or 403. It reads nothing
+// --admission-control-config-file, charts/kubestellar-view/README.md), others get 401 or 403. It reads nothing
 // and writes nothing, only compiles the spec it is sent, and what one review can cost is bounded
 // by `validate` (src/controllers/status: a spec over the count and size bounds is refused by
 // counting; the rest compiles in a CEL worker, never on this thread, within a deadline, reviews

@@ -76,7 +76,7 @@ const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
 /**
  * The admission webhooks (./admission.ts, and any other route under /admission/): only the WDS's
  * kube-apiserver calls them, with its front-proxy client certificate (its
- * --admission-control-config-file; manifests/README.md). Judged by the route matched, so no
+ * --admission-control-config-file; charts/kubestellar-view/README.md). Judged by the route matched, so no
  * spelling of the path escapes the rule.
  */
 const isWebhookRoute = (req: FastifyRequest) => req.routeOptions.url?.startsWith('/admission/') === true;

@@ -9,11 +9,11 @@
 // admission webhooks: of StatusCollectors (with the status controller), of BindingPolicies naming
 // an executor (with the placement controllers), and of direct writes of denatured objects (with
 // denatured kinds).
-// manifests/ holds the same objects for an in-cluster deployment.
+// The RBAC rules here are those of charts/kubestellar-view/files/wds/rbac.yaml (test/unit/chart.test.ts).
 //
 // Hosted (`--register-endpoints-from`, the server's pods in a hosting cluster, the WDS another
 // cluster): the WDS's admin has installed the server's RBAC and the user roles (the chart's `wds`
-// part, manifests/wds-registration-rbac.yaml for the rights used here), so the server writes only
+// part, charts/kubestellar-view/files/wds/registration-rbac.yaml for the rights used here), so the server writes only
 // the routing: a Service without selector (its endpoints are mirrored by the leader,
 // ../controllers/endpoints-mirror.ts), the APIService and the webhooks, each by name.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';

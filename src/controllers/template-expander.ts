@@ -75,7 +75,7 @@ export class TemplateExpander {
     if (names && names.length !== properties.length) throw new Error(`${names.length} template names for ${properties.length} destinations`);
     if (properties.length === 0) return [];
     if (!existsSync(this.binary)) {
-      throw new Error(`the template helper ksview-gotemplate is missing: ${this.binary} (it is built with the spaces' binaries; see manifests/README.md)`);
+      throw new Error(`the template helper ksview-gotemplate is missing: ${this.binary} (it is built with the spaces' binaries; see charts/kubestellar-view/README.md)`);
     }
     const out: ExpansionResult[] = [];
     // The object's time limit is for all its batches: each says how long the earlier ones took

@@ -104,7 +104,7 @@ export function inventoryObjects(layout: SpacesLayout, readKubeconfig = (s: Spac
     });
   }
   for (const wec of pushWecs(layout)) {
-    // The WEC's admin kubeconfig: local spaces have no cheaper identity; manifests/agent/ shows
+    // The WEC's admin kubeconfig: local spaces have no cheaper identity; charts/kubestellar-view/files/agent/ shows
     // the least-privilege RBAC a real WEC grants instead.
     out.push({
       path: `/api/v1/namespaces/${wec.name}/secrets/${wec.name}-kubeconfig`,

@@ -12,7 +12,7 @@
 // of the view cannot send it through the view (the view drops every Impersonate-* header a client
 // sends and denatured.kubestellar.io is hidden there); a user talking to the WDS directly can set it
 // only holding that right, which only the view's own identity is granted
-// (kubestellar-view:impersonator, manifests/rbac.yaml). Whoever holds it may impersonate anyone
+// (kubestellar-view:impersonator, charts/kubestellar-view/files/wds/rbac.yaml). Whoever holds it may impersonate anyone
 // anyway, so it opens nothing new.
 
 export const VIEW_WRITE_EXTRA = 'view.kubestellar.io/admitted-by';

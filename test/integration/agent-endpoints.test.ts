@@ -1,7 +1,7 @@
 // The running agents' endpoints guard what they list, as kubelet guards its own: over HTTPS, a
 // request without a credential gets 401 (only /healthz, /livez and /readyz are open); a user the
 // agent's cluster authenticates (a ServiceAccount token made with kubectl, a client certificate of
-// that cluster's CA) gets 403 until bound to the shipped ClusterRoles of manifests/agent/readers,
+// that cluster's CA) gets 403 until bound to the shipped ClusterRoles of charts/kubestellar-view/files/agent/readers-rbac.yaml,
 // then 200. The pull agent of wec1 asks wec1, the push agent asks its1; an identity of the other
 // cluster is nobody. The shipped RBAC gives the agents' own identities what delegation needs.
 import { readFileSync } from 'node:fs';

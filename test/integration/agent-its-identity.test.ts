@@ -1,5 +1,5 @@
 // The edge is less trusted than the center, in the ITS: an agent identity holding exactly the
-// shipped RBAC (manifests/agent/its/) cannot accept its own ManagedCluster, register another
+// shipped RBAC (charts/kubestellar-view/files/agent/its-rbac.yaml) cannot accept its own ManagedCluster, register another
 // cluster or one pre-labelled into placements, relabel it or change its spec afterwards, nor read
 // another cluster's mailbox; it writes its status. Where a hub grants agents more (OCM's own
 // per-cluster role grants update), the ITS's admission policy (manifests/its/managedcluster-admission.yaml,

@@ -1,5 +1,5 @@
 // One cluster's reports never stop another's (issue 24, defects 13 and 14), on the test spaces: a
-// cluster's agent identity — exactly the rights of manifests/agent/its/rbac.yaml
+// cluster's agent identity — exactly the rights of charts/kubestellar-view/files/agent/its-rbac.yaml
 // (test/fixtures/agent-identity.ts) — writes what a compromised agent could into its own mailbox,
 // and wec2's real status of a Deployment keeps coming back into the WDS while the bad reports are
 // refused or capped and said in the status.errors of the policies that send the object there.

@@ -92,7 +92,7 @@ t.test('creates the ManagedCluster unaccepted and starts nothing until the hub a
   await reg.syncOnce();
   t.same(accepted, [true, false]);
   await reg.stop();
-  // What the agent's RBAC allows (manifests/agent/its): one create, then the status subresource only.
+  // What the agent's RBAC allows (charts/kubestellar-view/files/agent/its-rbac.yaml): one create, then the status subresource only.
   const writes2 = its.calls().filter((c) => c.method !== 'GET' && c.path.startsWith('/apis/cluster.open-cluster-management.io/'));
   t.same([...new Set(writes2.map((c) => `${c.method} ${c.path.split('?')[0]}`))],
     ['POST /apis/cluster.open-cluster-management.io/v1/managedclusters', `PATCH ${MC}/status`], 'the ManagedCluster is created once, then only its status written');

@@ -106,20 +106,21 @@ t.test('the server: flags, hosted registration from its own Service, graceful sh
   for (const flag of ['--wds-kubeconfig=/var/run/ksview/wds/kubeconfig', '--wds-name=wds1', '--bind-address=0.0.0.0', '--port=8443',
     '--cert-dir=/var/run/ksview/serving-cert', '--native-code=/app/bin/ksview-native', '--protobuf-decoder=/app/bin/ksview-protojson',
     '--template-expander=/app/bin/ksview-gotemplate', '--namespace=kubestellar-view', '--service=ksview', '--register',
-    `--register-endpoints-from=kubestellar-view/${svc.metadata.name}`, '--shutdown-delay=15s']) t.ok(c.args.includes(flag), flag);
+    `--register-endpoints-from=kubestellar-view/${svc.metadata.name}`, '--shutdown-delay=5s']) t.ok(c.args.includes(flag), flag);
   t.notOk(c.args.some((a: string) => a.startsWith('--its-kubeconfig') || a.startsWith('--default-executor')), 'no placement without an ITS');
   t.same(svc.spec.selector, d.spec.selector.matchLabels, 'the Service selects the server pods');
   t.same(svc.spec.ports, [{ name: 'https', protocol: 'TCP', port: 443, targetPort: 'https' }]);
   t.same(c.readinessProbe.httpGet, { scheme: 'HTTPS', path: '/readyz', port: 'https' });
   t.same(c.livenessProbe.httpGet, { scheme: 'HTTPS', path: '/healthz', port: 'https' });
   t.same(c.lifecycle.preStop, { sleep: { seconds: 5 } }, 'no shell in the image: the kubelet sleeps');
-  t.ok(d.spec.template.spec.terminationGracePeriodSeconds > 5 + 15, 'grace covers preStop and the shutdown delay');
+  t.ok(d.spec.template.spec.terminationGracePeriodSeconds >= 5 + 5 + 60, 'grace covers preStop, the shutdown delay and draining');
   const pdb = one(objs, 'PodDisruptionBudget');
   t.same(pdb.spec, { minAvailable: 1, selector: { matchLabels: d.spec.selector.matchLabels } });
   const spread = d.spec.template.spec.topologySpreadConstraints as any[];
   t.same(spread.map((s) => s.topologyKey), ['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
   for (const s of spread) t.same(s.labelSelector.matchLabels, d.spec.selector.matchLabels);
   const role = one(objs, 'Role');
+  t.equal(role.metadata.name, `${svc.metadata.name}:endpoints-reader`);
   t.same(role.rules, [{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }], 'reads its endpoints, nothing else');
   t.same(one(objs, 'RoleBinding').subjects, [{ kind: 'ServiceAccount', name: d.spec.template.spec.serviceAccountName, namespace: 'kubestellar-view' }]);
 
@@ -297,7 +298,11 @@ t.test('the WDS part: hosted registration writes exactly the objects the server 
   for (const r of cluster) if (!r.resourceNames) t.same(r.verbs, ['create'], `${r.resources}: only create is unnamed (RBAC cannot name it)`);
   const role = one(objs, 'Role', 'kubestellar-view:registration');
   t.equal(role.metadata.namespace, 'kubestellar-view', 'the Service, its endpoints and the Lease: one namespace');
-  for (const r of role.rules) t.notOk(r.verbs.includes('list') || r.verbs.includes('watch') || r.resources.includes('secrets'), JSON.stringify(r));
+  for (const r of role.rules) {
+    t.notOk(r.verbs.includes('list') || r.verbs.includes('watch') || r.resources.includes('secrets'), JSON.stringify(r));
+    if (!r.resourceNames) t.same([r.resources, r.verbs], [['leases'], ['create']], 'only the Lease\'s first create is unnamed');
+  }
+  t.ok(role.rules.some((r: any) => r.resourceNames?.includes('kubestellar-view-placement-wds1')), 'the Lease of wdsName');
   t.notOk(objs.some((o) => (o.rules ?? []).some((r: any) => r.resources?.some((x: string) => /roles|rolebindings/.test(x)) && r.verbs.some((v: string) => ['create', 'bind', 'escalate', 'patch', 'update'].includes(v)) && o.metadata.name !== 'kubestellar-view:denatured-rbac-admin' && r.apiGroups.includes('rbac.authorization.k8s.io'))),
     'the server may not write RBAC in the WDS');
 });

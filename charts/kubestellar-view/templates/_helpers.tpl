@@ -111,7 +111,8 @@ imagePullSecrets:
 {{- end -}}
 
 {{/*
-tls.type helm: the serving certificate as a dict {ca, crt, key} (PEM). An existing Secret of this
+tls.type helm: the serving certificate as JSON {ca, crt, key} (PEM; JSON, not YAML: lossless, so the
+checksum of a made certificate and of the same one looked up are equal). An existing Secret of this
 release is kept (lookup: across `helm upgrade`, so the CA the server registered in the WDS stays
 valid and the pods do not roll); otherwise a new CA and certificate are made (genCA,
 genSignedCert). Made once per render and cached in the values, so the Secret and the pods'
@@ -138,7 +139,7 @@ up: they make a new one every time.
 {{- end -}}
 {{- $_ := set .Values.tls "_generated" $cert -}}
 {{- end -}}
-{{- toYaml .Values.tls._generated -}}
+{{- toJson .Values.tls._generated -}}
 {{- end -}}
 
 {{/* The literal default subject of files/wds/*.yaml, replaced by the server's WDS identity. */}}
