@@ -13,6 +13,7 @@ import { createAgentMetrics, type AgentMetrics } from '../agent/metrics.js';
 import { stderrLog, type AgentLog } from '../agent/log.js';
 import { parseCABundle } from '../kube/client-ca.js';
 import type { KeyPair } from '../kube/pki.js';
+import { inClusterUpstream } from '../kube/in-cluster.js';
 import { upstreamFromKubeconfig } from '../kube/upstream.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
@@ -55,7 +56,6 @@ export function checkAgentFlags(f: AgentFlags): AgentInvocation {
   }
   if (f.insecureKubeconfigExec) throw new UserError('--insecure-kubeconfig-exec is for push mode: in pull mode the WEC kubeconfig is your own file, and its plugins run');
   if (!f.cluster) throw new UserError("required option '--cluster <name>' not specified (or --push for push mode)");
-  if (!f.wecKubeconfig) throw new UserError("required option '--wec-kubeconfig <file>' not specified (pull mode; or --push)");
   return { mode: 'pull', cluster: f.cluster, agentID: f.agentId ?? `ksview-agent-${f.cluster}`, fleetID: f.fleetId };
 }
 
@@ -106,7 +106,10 @@ export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; cre
   const tls = endpointTls(f);
   // Unusable kubeconfigs are the user's to fix now: UserErrors naming the file.
   const its = await upstreamFromKubeconfig(f.itsKubeconfig!, f.itsContext);
-  const wec = inv.mode === 'pull' ? await upstreamFromKubeconfig(f.wecKubeconfig!, f.wecContext) : undefined;
+  // Pull mode without --wec-kubeconfig: the WEC is the cluster the pod runs in (client-go's
+  // in-cluster configuration: the Service's IP from the environment, no cluster DNS needed).
+  const wec = inv.mode !== 'pull' ? undefined
+    : f.wecKubeconfig ? await upstreamFromKubeconfig(f.wecKubeconfig, f.wecContext) : (await inClusterUpstream(process.env, undefined, '--wec-kubeconfig')).up;
   const metrics = createAgentMetrics();
   const createWorker = deps.createWorker ?? realWorkerFactory(metrics);
   const { runPullAgent, runPushAgent } = await import('../agent/agent.js');

@@ -231,7 +231,7 @@ function buildProgram(argv: string[]): Command {
     .option('--cluster <name>', 'pull mode: the cluster served (its ManagedCluster and mailbox namespace)', dnsLabel)
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS (required)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
-    .option('--wec-kubeconfig <file>', 'pull mode: kubeconfig of the WEC (required in pull mode)')
+    .option('--wec-kubeconfig <file>', 'pull mode: kubeconfig of the WEC (default: the in-cluster configuration of the pod the agent runs in)')
     .option('--wec-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--fleet-id <id>', 'push mode: the fleet named in each WEC\'s kube-system/kubestellar-fleet lease', dnsLabel, 'ksview')
     .option('--agent-id <id>', 'agent ID in AppliedManifestWorks and holder of fleet leases (default: ksview-agent-<cluster>, or ksview-push-<fleet>-<host>)')

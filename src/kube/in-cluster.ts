@@ -20,10 +20,11 @@ export interface InClusterUpstream {
   stop(): void;
 }
 
-export async function inClusterUpstream(env: NodeJS.ProcessEnv = process.env, dir = SERVICE_ACCOUNT_DIR): Promise<InClusterUpstream> {
+/** `flag`: the option that gives a kubeconfig instead, named by the error outside a pod. */
+export async function inClusterUpstream(env: NodeJS.ProcessEnv = process.env, dir = SERVICE_ACCOUNT_DIR, flag = '--hosting-kubeconfig'): Promise<InClusterUpstream> {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
-  if (!host || !port) throw new UserError('not running in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset): give --hosting-kubeconfig');
+  if (!host || !port) throw new UserError(`not running in a pod (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are unset): give ${flag}`);
   const read = (name: string) => {
     try {
       return readFileSync(`${dir}/${name}`, 'utf8');

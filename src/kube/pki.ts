@@ -42,10 +42,17 @@ function validity(cert: forge.pki.Certificate, days: number): void {
   cert.validity.notAfter = new Date(now + days * 24 * 3600 * 1000);
 }
 
+/**
+ * Names as UTF8String, as Go's crypto/x509 writes them: forge's default, PrintableString, cannot
+ * hold '@' (a self-signed CN `<host>@<time>`) or '_', and Go refuses such a certificate outright
+ * (kubelet's HTTPS probes: "invalid PrintableString"), even when it does not verify it.
+ */
 function subject(commonName: string, organizations: string[] = []): forge.pki.CertificateField[] {
+  // forge's typings call it a Class; x509.js uses it as the ASN.1 type of the value.
+  const utf8 = forge.asn1.Type.UTF8 as unknown as forge.asn1.Class;
   return [
-    ...organizations.map((o) => ({ shortName: 'O', value: o })),
-    { shortName: 'CN', value: commonName },
+    ...organizations.map((o) => ({ shortName: 'O', value: o, valueTagClass: utf8 })),
+    { shortName: 'CN', value: commonName, valueTagClass: utf8 },
   ];
 }
 

@@ -24,7 +24,8 @@ const base: AgentFlags = { fleetId: 'ksview', port: 0, bindAddress: '127.0.0.1',
 t.test('mode rules', async (t) => {
   t.throws(() => checkAgentFlags({ ...base, cluster: 'wec1', wecKubeconfig: 'w' }), /--its-kubeconfig/);
   t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', wecKubeconfig: 'w' }), /--cluster/);
-  t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1' }), /--wec-kubeconfig/);
+  // Pull mode without --wec-kubeconfig: the pod's in-cluster configuration (below).
+  t.match(checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1' }), { mode: 'pull' });
   t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', cluster: 'wec1' }), /--cluster is for pull mode/);
   t.throws(() => checkAgentFlags({ ...base, push: true, itsKubeconfig: 'i', wecKubeconfig: 'w' }), /--wec-kubeconfig is for pull mode/);
   t.throws(() => checkAgentFlags({ ...base, itsKubeconfig: 'i', cluster: 'wec1', wecKubeconfig: 'w', insecureKubeconfigExec: true }), /--insecure-kubeconfig-exec is for push mode/);
@@ -49,6 +50,19 @@ t.test('command line mistakes are one line and a non-zero exit', async (t) => {
     t.match(err, want, args.join(' '));
     t.equal(err.trim().split('\n').length, 1, `one line: ${err.trim()}`);
   }
+});
+
+t.test('pull mode without --wec-kubeconfig outside a pod: a UserError naming the flag', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'agent-cli-'));
+  const its = path.join(dir, 'its');
+  writeFileSync(its, ['apiVersion: v1', 'kind: Config', 'current-context: its',
+    'clusters: [{name: its, cluster: {server: "https://127.0.0.1:1"}}]', 'users: [{name: u, user: {token: t}}]',
+    'contexts: [{name: its, context: {cluster: its, user: u}}]', ''].join('\n'));
+  const saved = process.env.KUBERNETES_SERVICE_HOST;
+  delete process.env.KUBERNETES_SERVICE_HOST;
+  t.teardown(() => { if (saved !== undefined) process.env.KUBERNETES_SERVICE_HOST = saved; });
+  await t.rejects(runAgentCommand({ ...base, itsKubeconfig: its, cluster: 'wec1' }, { createWorker: () => { throw new Error('never'); } }),
+    { name: 'UserError', message: /not running in a pod .*give --wec-kubeconfig/ });
 });
 
 t.test('an unusable kubeconfig is a UserError before anything starts', async (t) => {

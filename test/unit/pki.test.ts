@@ -1,6 +1,7 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import t from 'tap';
-import { createCA, createSigningKey, issueCert } from '../../src/kube/pki.js';
+import forge from 'node-forge';
+import { createCA, createSigningKey, issueCert, selfSignedServingCert } from '../../src/kube/pki.js';
 
 t.test('a CA signs serving and client certificates that chain to it', async (t) => {
   const ca = await createCA('test-ca');
@@ -32,4 +33,15 @@ t.test('a CA signs serving and client certificates that chain to it', async (t) 
 t.test('a signing key pair for service-account tokens', async (t) => {
   const k = await createSigningKey();
   t.ok(createPublicKey(k.publicPem).equals(createPublicKey(createPrivateKey(k.privatePem))));
+});
+
+t.test('names are UTF8Strings, as Go writes them: Go refuses a PrintableString holding "@"', async (t) => {
+  // selfSignedServingCert's CN is `<host>@<time>`, as client-go's; kubelet's HTTPS probes parse it.
+  const { certPem, caPem } = await selfSignedServingCert('agent-pod', ['localhost'], ['127.0.0.1']);
+  for (const [what, pem] of [['serving certificate', certPem], ['its CA', caPem]] as const) {
+    const cert = forge.pki.certificateFromPem(pem);
+    const cn = cert.subject.getField('CN') as { value: string; valueTagClass: number };
+    t.match(cn.value, /@/, `${what}: the CN holds "@"`);
+    t.equal(cn.valueTagClass, forge.asn1.Type.UTF8, `${what}: encoded as UTF8String`);
+  }
 });
