@@ -149,8 +149,8 @@ t.test('push agent: an its1 ServiceAccount is 403 on /clusters until bound, then
 
 t.test('the shipped RBAC gives each agent identity what delegation needs, and no other ConfigMap', async (t) => {
   for (const [space, file, sa] of [
-    ['wec1', 'agent/pull/rbac.yaml', 'system:serviceaccount:ksview-agent:ksview-agent'],
-    ['its1', 'agent/push/rbac.yaml', 'system:serviceaccount:ksview-agent:ksview-agent-push'],
+    ['wec1', 'agent/pull-rbac.yaml', 'system:serviceaccount:ksview-agent:ksview-agent'],
+    ['its1', 'agent/push-rbac.yaml', 'system:serviceaccount:ksview-agent:ksview-agent-push'],
   ] as const) {
     const delegation = manifests(file).filter((o) => /:auth-(delegator|reader)$/.test(o.metadata.name));
     t.equal(delegation.length, 2, `${file}: a ClusterRoleBinding and a RoleBinding`);
