@@ -20,7 +20,6 @@ t.test('hosted registration and shutdown flags: mistakes are one line', async (t
   const cases: Array<[string[], RegExp]> = [
     [['--wds-kubeconfig', 'k', '--register', '--register-endpoints-from', 'ksview'], /--register-endpoints-from .*must be NAMESPACE\/NAME/],
     [['--wds-kubeconfig', 'k', '--register', '--register-endpoints-from', 'Bad/ksview'], /must be NAMESPACE\/NAME/],
-    [['--wds-kubeconfig', 'k', '--register-endpoints-from', 'ns/ksview'], /--register-endpoints-from needs --register/],
     [['--wds-kubeconfig', 'k', '--hosting-kubeconfig', 'h'], /--hosting-kubeconfig is for hosted registration/],
     [['--wds-kubeconfig', 'k', '--shutdown-delay', 'soon'], /--shutdown-delay .*must be a duration/],
     [['--wds-kubeconfig', 'k', '--shutdown-delay', '11m'], /--shutdown-delay .*must be a duration/],
