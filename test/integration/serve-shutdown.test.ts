@@ -14,7 +14,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { ksviewBin } from '../fixtures/ksview.js';
 import YAML from 'yaml';
-import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kcAsync, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { loadKubeconfig } from '../../src/kube/kubeconfig-file.js';
 import { freeLoopbackPort } from '../../src/spaces/ports.js';
 
@@ -33,16 +33,20 @@ function setting(t: Test): Setting {
 
 /** The hosting Service's slice, as its EndpointSlice controller would write it: these ready addresses. */
 function hostingEndpoints(s: Setting, ips: string[]): void {
-  kcOk('wec1', ['apply', '-f', '-'], YAML.stringify({
+  kcOk('wec1', ['apply', '-f', '-'], hostingSlice(s, ips));
+}
+
+function hostingSlice(s: Setting, ips: string[]): string {
+  return YAML.stringify({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
     metadata: { name: `${s.svc}-x1`, namespace: s.hostingNs, labels: { 'kubernetes.io/service-name': s.svc, 'endpointslice.kubernetes.io/managed-by': 'test.view.kubestellar.io' } },
     ports: [{ name: '', port: 8443, protocol: 'TCP' }], endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
-  }));
+  });
 }
 
-/** The ready addresses of the WDS Service's Endpoints. */
-function wdsEndpoints(s: Setting): string {
-  const r = kc('wds1', ['-n', s.wdsNs, 'get', 'endpoints', s.svc, '-o', 'jsonpath={.subsets[*].addresses[*].ip}']);
+/** The ready addresses of the WDS Service's Endpoints (kubectl run asynchronously: a load runs in this process meanwhile). */
+async function wdsEndpoints(s: Setting): Promise<string> {
+  const r = await kcAsync('wds1', ['-n', s.wdsNs, 'get', 'endpoints', s.svc, '-o', 'jsonpath={.subsets[*].addresses[*].ip}']);
   return r.status === 0 ? r.stdout.trim() : '';
 }
 
@@ -70,8 +74,9 @@ async function replica(t: Test, s: Setting, delay: string): Promise<Replica> {
   return r;
 }
 
-const holder = (s: Setting): string => {
-  const r = kc('wds1', ['-n', s.wdsNs, 'get', 'lease', `kubestellar-view-placement-${s.wdsName}`, '-o', 'jsonpath={.spec.holderIdentity}']);
+/** The Lease's holder (kubectl run asynchronously, as above). */
+const holder = async (s: Setting): Promise<string> => {
+  const r = await kcAsync('wds1', ['-n', s.wdsNs, 'get', 'lease', `kubestellar-view-placement-${s.wdsName}`, '-o', 'jsonpath={.spec.holderIdentity}']);
   return r.status === 0 ? r.stdout : '';
 };
 
@@ -99,8 +104,8 @@ t.test('SIGTERM to the leader under load: ready off, Lease handed over, no faile
   const s = setting(t);
   const DELAY_MS = 3000;
   const a = await replica(t, s, `${DELAY_MS / 1000}s`);
-  await waitUntil('replica A to lead', () => holder(s).includes(`-${a.child.pid}-`) || undefined, 60_000);
-  await waitUntil('the leader A to mirror the hosting endpoints into wds1', () => wdsEndpoints(s) === '10.244.1.1' || undefined, 30_000);
+  await waitUntil('replica A to lead', async () => (await holder(s)).includes(`-${a.child.pid}-`) || undefined, 60_000);
+  await waitUntil('the leader A to mirror the hosting endpoints into wds1', async () => (await wdsEndpoints(s)) === '10.244.1.1' || undefined, 30_000);
   const b = await replica(t, s, '3s');
   const c = await client(a, s);
   t.teardown(c.close);
@@ -124,12 +129,12 @@ t.test('SIGTERM to the leader under load: ready off, Lease handed over, no faile
   a.child.kill('SIGTERM');
   const notReady = await waitUntil('A\'s /readyz to fail', async () => ((await c.get('/readyz')).status === 503 ? Date.now() : undefined), 5000);
   t.ok(notReady - termAt < 1000, `/readyz 503 ${notReady - termAt} ms after SIGTERM`);
-  const ledAt = await waitUntil('B to lead', () => (holder(s).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
+  const ledAt = await waitUntil('B to lead', async () => ((await holder(s)).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
   const handover = ledAt - termAt;
   t.ok(handover < DELAY_MS, `B leads ${handover} ms after A's SIGTERM: the Lease was released, not left to expire (10 s)`);
   t.comment(`handover after SIGTERM: ${handover} ms`);
-  hostingEndpoints(s, ['10.244.1.2']);
-  await waitUntil('the new leader B to mirror the change', () => wdsEndpoints(s) === '10.244.1.2' || undefined, 30_000);
+  await kcAsync('wec1', ['apply', '-f', '-'], hostingSlice(s, ['10.244.1.2']));
+  await waitUntil('the new leader B to mirror the change', async () => (await wdsEndpoints(s)) === '10.244.1.2' || undefined, 30_000);
   t.pass('the endpoints are mirrored by the new leader');
   const exit = await a.exited;
   loading = false;
@@ -160,12 +165,12 @@ t.test('a second signal exits at once', async (t) => {
 t.test('kill -9 of the leader: the standby leads once the Lease expires', async (t) => {
   const s = setting(t);
   const a = await replica(t, s, '0s');
-  await waitUntil('replica A to lead', () => holder(s).includes(`-${a.child.pid}-`) || undefined, 60_000);
+  await waitUntil('replica A to lead', async () => (await holder(s)).includes(`-${a.child.pid}-`) || undefined, 60_000);
   const b = await replica(t, s, '0s');
   await new Promise((r) => setTimeout(r, 2500)); // B has seen A's Lease renewed
   const killedAt = Date.now();
   a.child.kill('SIGKILL');
-  const ledAt = await waitUntil('B to lead', () => (holder(s).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
+  const ledAt = await waitUntil('B to lead', async () => ((await holder(s)).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
   const handover = ledAt - killedAt;
   t.ok(handover >= 8000 && handover <= 15_000, `B leads ${handover} ms after A was killed (lease 10 s, retry 2 s)`);
   t.comment(`handover after kill -9: ${handover} ms`);
