@@ -156,7 +156,7 @@ function buildProgram(argv: string[]): Command {
     .option('--namespace <ns>', 'namespace of the Service the APIService points at', dnsLabel, 'kubestellar-view')
     .option('--service <name>', 'name of that Service', dnsLabel, 'ksview')
     .option('--external-name <host>', "the Service's externalName: where kube-apiserver reaches this server", 'localhost')
-    .option('--register-endpoints-from <namespace/service>', 'hosted registration (with --register): the server runs as pods of a cluster other than the WDS; the Service registered in the WDS has no selector, and the leader keeps its endpoints those of this Service of the cluster the pods run in (the WDS needs --enable-aggregator-routing=true); no RBAC is written', namespacedName)
+    .option('--register-endpoints-from <namespace/service>', 'hosted registration: the server runs as pods of a cluster other than the WDS; the leader keeps the endpoints of the WDS\'s Service (--namespace/--service) those of this Service of the cluster the pods run in (the WDS needs --enable-aggregator-routing=true); with --register that Service is written without selector, and no RBAC', namespacedName)
     .option('--hosting-kubeconfig <file>', 'with --register-endpoints-from: kubeconfig of the cluster the pods run in (default: the pod\'s in-cluster configuration)')
     .option('--shutdown-delay <duration>', 'on SIGTERM: answer /readyz with 503 and release leadership at once, keep serving this long, then drain and exit (as kube-apiserver\'s --shutdown-delay-duration)', durationOption(0, 600_000), 0)
     .addOption(new Option('--denatured <resources>', 'the denatured kinds, comma-separated <resource>.<group> (core: <resource>); "" for none')
@@ -179,7 +179,6 @@ function buildProgram(argv: string[]): Command {
     .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
-      if (flags.registerEndpointsFrom && !flags.register) throw new UserError('--register-endpoints-from needs --register');
       if (flags.hostingKubeconfig && !flags.registerEndpointsFrom) throw new UserError('--hosting-kubeconfig is for hosted registration: give --register-endpoints-from too');
       const { checkSpace } = await import('./preflight.js');
       await checkSpace('WDS', wdsKubeconfig, flags.wdsContext);

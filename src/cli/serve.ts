@@ -49,8 +49,9 @@ export interface ServeOptions {
   register: boolean;
   /**
    * Hosted registration (--register-endpoints-from NAMESPACE/SERVICE): the server runs as pods in a
-   * hosting cluster; the WDS's Service has no selector and the leader mirrors into it the
-   * endpoints of this Service of the hosting cluster.
+   * hosting cluster; the leader mirrors into the WDS's Service the endpoints of this Service of the
+   * hosting cluster. With `register`, that Service is written without selector (else it is the
+   * admin's, and only the endpoints are written).
    */
   registerEndpointsFrom?: { namespace: string; name: string };
   /** kubeconfig of the hosting cluster (default: the pod's in-cluster configuration). */
@@ -104,7 +105,6 @@ export interface RunningServer {
 
 export async function serve(o: ServeOptions): Promise<RunningServer> {
   const hosted = o.registerEndpointsFrom !== undefined;
-  if (hosted && !o.register) throw new UserError('--register-endpoints-from needs --register');
   const up = await upstreamFromKubeconfig(o.wdsKubeconfig, o.wdsContext);
   // Hosted: the cluster the pods run in, read for the endpoints of our Service there.
   const hosting = o.registerEndpointsFrom
