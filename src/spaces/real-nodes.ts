@@ -52,7 +52,7 @@ function ensureCgroupRoot(n: NodeLayout): void {
 async function writeNodeFiles(layout: SpacesLayout, n: NodeLayout): Promise<void> {
   const space = layout.spaces.find((s) => s.name === n.space)!;
   const pki = spacePkiFiles(space.dir);
-  for (const d of [n.dir, path.dirname(n.containerdConfig), n.cniConfDir, n.ipamDir, n.kubeletRoot, n.kubeletCertDir, n.podLogsDir]) {
+  for (const d of [n.dir, path.dirname(n.containerdConfig), path.dirname(n.containerdSocket), n.cniConfDir, n.ipamDir, n.kubeletRoot, n.kubeletCertDir, n.podLogsDir]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
   }
   writeFileSync(n.containerdConfig, containerdConfig(n, PAUSE_IMAGE));

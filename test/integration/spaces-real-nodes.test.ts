@@ -51,10 +51,10 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
   const before: MachineTraces = machineTraces(opts);
   t.same({ ...before, sysctls: {} }, { netns: [], links: [], natRules: [], mounts: [], cgroups: [], sysctls: {} }, 'no traces of these spaces before up');
 
-  const spaces = realNodeSpacesUp(opts);
-  t.comment(`spaces up --real-nodes took ${(spaces.upMs / 1000).toFixed(1)}s`);
   let downDone = false;
   t.teardown(() => { if (!downDone) realNodeSpacesDown(opts); });
+  const spaces = realNodeSpacesUp(opts);
+  t.comment(`spaces up --real-nodes took ${(spaces.upMs / 1000).toFixed(1)}s`);
   const kc = (space: string, args: string[], input?: string) => kubectlIn(spaces.kubeconfig, space, args, input);
   const kcOk = (space: string, args: string[], input?: string) => {
     const r = kc(space, args, input);
