@@ -79,6 +79,7 @@ export function planNodeCleanup(nodes: NodeLayout[], portBase: number, facts: Ma
     steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', 'nat', '-X', dnatChain(portBase)] });
   }
   for (const d of [...facts.cgroupDirs].sort((a, b) => depth(b) - depth(a) || b.localeCompare(a))) steps.push({ kind: 'rmdir', path: d });
+  for (const n of nodes) steps.push({ kind: 'rm', path: path.dirname(n.containerdSocket) });
   for (const f of facts.cniResults) {
     if (nodes.some((n) => f.startsWith(`${n.cniNetwork}-`))) steps.push({ kind: 'rm', path: path.join(CNI_RESULTS_DIR, f) });
   }
@@ -163,7 +164,7 @@ export async function runCleanup(steps: CleanupStep[]): Promise<string[]> {
       }
       if (!ok) failed.push(`rmdir ${s.path}`);
     } else if (s.kind === 'rm') {
-      try { if (existsSync(s.path) && statSync(s.path)) rmSync(s.path, { force: true }); } catch (err) { failed.push(`rm ${s.path}: ${(err as Error).message}`); }
+      try { if (existsSync(s.path)) rmSync(s.path, { force: true, recursive: statSync(s.path).isDirectory() }); } catch (err) { failed.push(`rm ${s.path}: ${(err as Error).message}`); }
     }
   }
   return failed;

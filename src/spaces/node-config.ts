@@ -122,6 +122,8 @@ export function kubeProxyConfig(n: NodeLayout, mode: 'iptables' | 'nftables'): s
     hostnameOverride: n.name,
     mode,
     clusterCIDR: n.podSubnet,
+    // NodePorts on the node's own address only (in its namespace: eth0), not on every address.
+    nodePortAddresses: ['primary'],
     // Inside the node's namespace: these ports are the node's own.
     healthzBindAddress: '127.0.0.1:10256',
     metricsBindAddress: '127.0.0.1:10249',

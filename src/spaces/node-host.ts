@@ -1,5 +1,5 @@
 // What the machine needs before real nodes start: root, and Debian's packages (containerd, runc,
-// CNI plugins, iptables, conntrack for kube-proxy, buildah and busybox-static for the images, gcc
+// CNI plugins, iptables, conntrack and nftables for kube-proxy, buildah and busybox-static for the images, gcc
 // and libc6-dev for the static pause), installed with apt-get when missing (as etcd is), or one
 // line naming what is missing. And the sysctls the nodes change (kubelet at start; the inotify
 // instances we raise), recorded before the first node starts so `down` puts them back.
@@ -22,6 +22,8 @@ export const HOST_REQUIREMENTS: readonly HostRequirement[] = [
   { pkg: 'containernetworking-plugins', file: '/usr/lib/cni/bridge' },
   { pkg: 'iptables', file: '/usr/sbin/iptables' },
   { pkg: 'conntrack', file: '/usr/sbin/conntrack' },
+  // kube-proxy's nftables mode, when iptables does not work in a node's namespace.
+  { pkg: 'nftables', file: '/usr/sbin/nft' },
   { pkg: 'iproute2', file: '/usr/sbin/ip' },
   { pkg: 'util-linux', file: '/usr/bin/nsenter' },
   { pkg: 'buildah', file: '/usr/bin/buildah' },

@@ -113,7 +113,9 @@ export function nodeLayouts(layout: SpacesLayout): NodeLayout[] {
       dir,
       containerdRoot: path.join(dir, 'containerd', 'root'),
       containerdState: path.join(dir, 'containerd', 'state'),
-      containerdSocket: path.join(dir, 'containerd', 'containerd.sock'),
+      // Not under the spaces' folder: a unix socket's path has at most 104 characters (and
+      // containerd adds `.ttrpc`).
+      containerdSocket: path.join(runDirOf(portBase, s.name), 'containerd.sock'),
       containerdConfig: path.join(dir, 'containerd', 'config.toml'),
       cniConfDir: path.join(dir, 'cni', 'net.d'),
       ipamDir: path.join(dir, 'cni', 'ipam'),
@@ -128,6 +130,9 @@ export function nodeLayouts(layout: SpacesLayout): NodeLayout[] {
     };
   });
 }
+
+/** The node's folder for sockets, short enough for unix socket paths; removed by `down`. */
+export const runDirOf = (portBase: number, space: string): string => `/run/ksview/${portBase}-${space}`;
 
 /** The process names of one node, in start order. */
 export const nodeProcessNames = (n: NodeLayout): string[] => [`${n.space}/containerd`, `${n.space}/kubelet`, `${n.space}/kube-proxy`];

@@ -29,8 +29,11 @@ import { ensureClientCert, spacePkiFiles } from './space-pki.js';
 export const CONTAINERD = '/usr/bin/containerd';
 export const NSENTER = '/usr/bin/nsenter';
 
-/** Starts (or reuses) a recorded process; `wrapper` execs it elsewhere (here: in the node's namespace). */
-export type Starter = (name: string, binary: string, args: string[], wrapper: string[]) => Promise<ProcessRecord>;
+/** Starts (or reuses) a recorded process, `wrapper` exec'ing it elsewhere (here: in the node's namespace); stops one. */
+export interface Starter {
+  start(name: string, binary: string, args: string[], wrapper: string[]): Promise<ProcessRecord>;
+  stop(name: string): Promise<void>;
+}
 
 /** kube-proxy's mode: iptables when iptables works in the node's namespace, else nftables. */
 function proxyMode(n: NodeLayout): 'iptables' | 'nftables' {
@@ -49,24 +52,36 @@ function ensureCgroupRoot(n: NodeLayout): void {
   }
 }
 
-async function writeNodeFiles(layout: SpacesLayout, n: NodeLayout): Promise<void> {
+/**
+ * Writes a file only when its content changes: kube-proxy exits when its configuration file is
+ * rewritten (it watches it), so a second `up` must leave the running one's file alone.
+ */
+function writeIfChanged(file: string, content: string, mode = 0o644): boolean {
+  if (existsSync(file) && readFileSync(file, 'utf8') === content) return false;
+  writeFileSync(file, content, { mode });
+  return true;
+}
+
+/** Writes the node's files; true when kube-proxy's configuration changed (a running one must be restarted). */
+async function writeNodeFiles(layout: SpacesLayout, n: NodeLayout): Promise<boolean> {
   const space = layout.spaces.find((s) => s.name === n.space)!;
   const pki = spacePkiFiles(space.dir);
-  for (const d of [n.dir, path.dirname(n.containerdConfig), n.cniConfDir, n.ipamDir, n.kubeletRoot, n.kubeletCertDir, n.podLogsDir]) {
+  for (const d of [n.dir, path.dirname(n.containerdConfig), path.dirname(n.containerdSocket), n.cniConfDir, n.ipamDir, n.kubeletRoot, n.kubeletCertDir, n.podLogsDir]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
   }
-  writeFileSync(n.containerdConfig, containerdConfig(n, PAUSE_IMAGE));
-  writeFileSync(path.join(n.cniConfDir, '10-ksview.conflist'), cniConfList(n));
-  writeFileSync(n.kubeletConfig, kubeletConfig(n, { clientCaFile: pki.caCert }));
-  writeFileSync(n.kubeProxyConfig, kubeProxyConfig(n, proxyMode(n)));
+  writeIfChanged(n.containerdConfig, containerdConfig(n, PAUSE_IMAGE));
+  writeIfChanged(path.join(n.cniConfDir, '10-ksview.conflist'), cniConfList(n));
+  writeIfChanged(n.kubeletConfig, kubeletConfig(n, { clientCaFile: pki.caCert }));
+  const proxyChanged = writeIfChanged(n.kubeProxyConfig, kubeProxyConfig(n, proxyMode(n)));
   const ca = readFileSync(pki.caCert, 'utf8');
   const server = podServerUrl(layout, n.space);
   // The node's identity, as the Node authorizer and NodeRestriction know nodes.
   const kubelet = await ensureClientCert(space.dir, `kubelet-${n.name}`, `system:node:${n.name}`, ['system:nodes']);
-  writeFileSync(n.kubeletKubeconfig, renderKubeconfig([{ name: n.space, user: `system:node:${n.name}`, server, caPem: ca, certPem: kubelet.certPem, keyPem: kubelet.keyPem }]), { mode: 0o600 });
+  writeIfChanged(n.kubeletKubeconfig, renderKubeconfig([{ name: n.space, user: `system:node:${n.name}`, server, caPem: ca, certPem: kubelet.certPem, keyPem: kubelet.keyPem }]), 0o600);
   // Bound to system:node-proxier by Kubernetes' bootstrap RBAC policy.
   const proxy = await ensureClientCert(space.dir, 'kube-proxy', 'system:kube-proxy', []);
-  writeFileSync(n.kubeProxyKubeconfig, renderKubeconfig([{ name: n.space, user: 'system:kube-proxy', server, caPem: ca, certPem: proxy.certPem, keyPem: proxy.keyPem }]), { mode: 0o600 });
+  writeIfChanged(n.kubeProxyKubeconfig, renderKubeconfig([{ name: n.space, user: 'system:kube-proxy', server, caPem: ca, certPem: proxy.certPem, keyPem: proxy.keyPem }]), 0o600);
+  return proxyChanged;
 }
 
 /** Waits until containerd answers on its socket. */
@@ -83,15 +98,17 @@ async function waitContainerd(n: NodeLayout, timeoutMs: number): Promise<void> {
  * kube-proxy) and waits until each Node is Ready. Idempotent: what runs is reused.
  */
 export async function ensureRealNodes(layout: SpacesLayout, bins: NodeBinaries, cacheDir: string,
-  start: Starter, progress: Progress, timeoutMs: number): Promise<NodeLayout[]> {
+  starter: Starter, progress: Progress, timeoutMs: number): Promise<NodeLayout[]> {
   const nodes = nodeLayouts(layout);
   const archives = ensureNodeImages(cacheDir, progress);
   ensureApiserverDnat(portBaseOf(layout));
   await Promise.all(nodes.map(async (n) => {
     ensureNodeNetwork(n);
     ensureCgroupRoot(n);
-    await writeNodeFiles(layout, n);
+    // kube-proxy exits by itself when its file changes: stopped first, so it is started again below.
+    if (await writeNodeFiles(layout, n)) await starter.stop(`${n.space}/kube-proxy`);
     const wrap = [NSENTER, ...inNetns(n.netns, [])];
+    const start = starter.start;
     await start(`${n.space}/containerd`, CONTAINERD, containerdArgs(n), wrap);
     await waitContainerd(n, timeoutMs);
     for (const a of archives) importImage(n.containerdSocket, a);

@@ -62,6 +62,14 @@ class Launcher {
     return this.live.has(name);
   }
 
+  /** Stops a live process (the next `ensure` starts it again). */
+  async stop(name: string): Promise<void> {
+    const rec = this.live.get(name);
+    if (!rec) return;
+    await stopAll([rec]);
+    this.live.delete(name);
+  }
+
   async ensure(name: string, binary: string, args: string[], wrapper: string[] = []): Promise<ProcessRecord> {
     const existing = this.live.get(name);
     if (existing && runsWith(existing, binary, args)) return existing;
@@ -228,7 +236,10 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
     writeState(layout.statePath, state);
     nodeHost!.raiseInotifyInstances();
     const { ensureRealNodes } = await import('./real-nodes.js');
-    await ensureRealNodes(layout, nodeBins, opts.cacheDir, (name, binary, args, wrapper) => launcher.ensure(name, binary, args, wrapper), progress, timeout);
+    await ensureRealNodes(layout, nodeBins, opts.cacheDir, {
+      start: (name, binary, args, wrapper) => launcher.ensure(name, binary, args, wrapper),
+      stop: (name) => launcher.stop(name),
+    }, progress, timeout);
   }
   await Promise.all(layout.spaces.filter((s) => s.role === 'wec' || s.role === 'host').map(async (s) => {
     const kc = new KubeConfig();

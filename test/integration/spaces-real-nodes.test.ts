@@ -51,10 +51,10 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
   const before: MachineTraces = machineTraces(opts);
   t.same({ ...before, sysctls: {} }, { netns: [], links: [], natRules: [], mounts: [], cgroups: [], sysctls: {} }, 'no traces of these spaces before up');
 
-  const spaces = realNodeSpacesUp(opts);
-  t.comment(`spaces up --real-nodes took ${(spaces.upMs / 1000).toFixed(1)}s`);
   let downDone = false;
   t.teardown(() => { if (!downDone) realNodeSpacesDown(opts); });
+  const spaces = realNodeSpacesUp(opts);
+  t.comment(`spaces up --real-nodes took ${(spaces.upMs / 1000).toFixed(1)}s`);
   const kc = (space: string, args: string[], input?: string) => kubectlIn(spaces.kubeconfig, space, args, input);
   const kcOk = (space: string, args: string[], input?: string) => {
     const r = kc(space, args, input);
@@ -129,7 +129,7 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
     const podKubeconfig = await renderPodKubeconfig(spaces.layout, 'wds1', { user: reader, groups: [], file: reader });
     t.match(podKubeconfig, /server: https:\/\/10\.\d+\.0\.1:\d+/, 'the in-pod kubeconfig names the address pods dial');
     t.notMatch(podKubeconfig, /insecure-skip-tls-verify/, 'and verifies the server');
-    kcOk('host1', ['-n', ns, 'create', 'secret', 'generic', 'wds1-kubeconfig', '--from-file=kubeconfig=/dev/stdin'], podKubeconfig);
+    kcOk('host1', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wds1-kubeconfig', namespace: ns }, stringData: { kubeconfig: podKubeconfig } }));
 
     const clientPod = (name: string, args: string[], withSecret: boolean) => ({
       apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns },
