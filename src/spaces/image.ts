@@ -232,7 +232,7 @@ export async function buildImage(opts: ImageOptions): Promise<BuiltImage> {
   const buildah = (...args: string[]) => run(tools.buildah!, [...storage, ...args]).trim();
   const name = `${IMAGE_REPOSITORY}:${info.version}`;
   const archive = imageArchive(info.version, root);
-  const partial = `${archive}.partial`;
+  const partial = `${archive}.partial-${process.pid}`; // concurrent builds (two test files) never share one
   opts.progress.step(`buildah: ${name}`);
   const ctr = buildah('from', '--name', `ksview-image-${process.pid}`, 'scratch');
   try {
@@ -259,10 +259,11 @@ export async function buildImage(opts: ImageOptions): Promise<BuiltImage> {
     opts.progress.step(`buildah commit → ${archive}`);
     buildah('commit', '--quiet', '--format', 'oci', '--disable-compression=false', '--timestamp', String(epoch), '--identity-label=false',
       ctr, `oci-archive:${partial}:${name}`);
+    renameSync(partial, archive);
   } finally {
     spawnSync(tools.buildah!, [...storage, 'rm', ctr], { stdio: 'ignore' });
+    rmSync(partial, { force: true });
   }
-  renameSync(partial, archive);
   return { ...info, name, archive, digest: archiveDigest(archive) };
 }
 
