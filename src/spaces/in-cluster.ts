@@ -6,9 +6,9 @@
 //   server     → host1  namespace kubestellar-view (Pod Security `restricted` enforced)
 //   agent.pull → wec1   namespace ksview-agent (`restricted` enforced)
 // with the kubeconfig Secrets the server and the agent are given: identities of the spaces' PKI
-// (never an admin's) and the address pods dial (./pod-access.ts). The agents' ITS rights and the
-// WECs' executors are the spaces' own (./agent-identities.ts, ./wec-executors.ts: applied from the
-// same chart files at `spaces up`), so those parts' copies are turned off here. Resolves when wds1
+// (never an admin's) and the address pods dial (./pod-access.ts); the pull agent's ITS rights come
+// from the `its` part. The WECs' executors are the spaces' own (./wec-executors.ts: applied from the
+// same chart file at `spaces up`), so the agent part's copy is turned off here. Resolves when wds1
 // says the APIService is Available and the agent is ready; `helm upgrade --install` makes a
 // second run an upgrade.
 import { spawn } from 'node:child_process';
@@ -135,7 +135,7 @@ export async function installInCluster(o: InClusterOptions): Promise<void> {
   await withSpace(layout, RELEASES.wds.space, (up) => restrictedNamespace(up, SERVER_NAMESPACE));
   await withSpace(layout, RELEASES.its.space, (up) => restrictedNamespace(up, SERVER_NAMESPACE));
   await helmPart(o, RELEASES.wds, { server: { enabled: false }, wds: { enabled: true, subjects: userSubject(SERVER_WDS_IDENTITY), serviceAccount: { create: false } } });
-  await helmPart(o, RELEASES.its, { server: { enabled: false }, its: { enabled: true, subjects: userSubject(SERVER_ITS_IDENTITY), serviceAccount: { create: false } } });
+  await helmPart(o, RELEASES.its, { server: { enabled: false }, its: { enabled: true, subjects: userSubject(SERVER_ITS_IDENTITY), serviceAccount: { create: false }, pullClusters: ['wec1'] } });
 
   const wdsKubeconfig = await renderPodKubeconfig(layout, 'wds1', SERVER_WDS_IDENTITY);
   const itsKubeconfig = await renderPodKubeconfig(layout, 'its1', SERVER_ITS_IDENTITY);
