@@ -1,7 +1,7 @@
 # The two commands of the README's Quick start: `make demo` and `make test`. Each installs what it
 # needs: npm packages from the lockfile, the TypeScript build, and (inside ksview) etcd from
 # Debian and the Kubernetes binaries built from their Go modules.
-.PHONY: all deps build image demo test test-unit test-integration spaces-up spaces-down clean
+.PHONY: all deps build image demo demo-cluster test test-unit test-integration spaces-up spaces-down clean
 
 all: build
 
@@ -19,6 +19,10 @@ image: build
 
 demo: build
 	node bin/ksview.js demo
+
+# The installed product (root): real-node spaces, the image, the chart, the view served by pods.
+demo-cluster: build
+	node bin/ksview.js demo --in-cluster
 
 test: build
 	node test/run.mjs

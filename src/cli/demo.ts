@@ -17,6 +17,7 @@ import { ensureViewServer } from '../spaces/view-server.js';
 import { ADMIN_EXECUTOR } from '../spaces/wec-executors.js';
 import YAML from 'yaml';
 import { kubectl } from './kubectl.js';
+import { kubectlShow } from './demo-show.js';
 import { stderrProgress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
 import { waitFor } from '../kube/wait.js';
@@ -102,7 +103,7 @@ spec:
 `;
 
 // A binding that is data in wds1 and grants in wec1 only: its own policy selects it for wec1.
-const DEMO_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
+export const DEMO_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
   name: demo-bob-view
@@ -114,7 +115,7 @@ subjects:
 
 // The default executor may not write cluster RBAC in the WECs: this policy names the admin
 // executor (an admin's choice; its author must be allowed to impersonate it in wds1).
-const DEMO_RBAC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
+export const DEMO_RBAC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
 kind: BindingPolicy
 metadata:
   name: demo-rbac
@@ -196,14 +197,7 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
   const kc = path.join(layout.dir, 'kubeconfig-view');
   writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
-  /** Runs and prints a kubectl command; `mayFail` for answers given by the exit code (auth can-i). */
-  const show = (args: string[], input?: string, mayFail = false) => {
-    process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl ${args.join(' ')}\n`);
-    const r = kubectl(kc, args, input);
-    process.stdout.write(r.stdout);
-    if (r.status !== 0 && !mayFail) throw new UserError(`kubectl ${args.join(' ')} failed: ${r.stderr.trim().split('\n').pop()}`);
-    return r;
-  };
+  const show = kubectlShow(kc);
 
   progress.step(`2/${STEPS} kubectl against every space`);
   for (const s of layout.spaces) {

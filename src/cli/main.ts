@@ -258,7 +258,15 @@ function buildProgram(argv: string[]): Command {
   program.command('demo')
     .description('the guided tour: local spaces up, kubectl against each, a Deployment Available in wec1')
     .option(...dirOption)
-    .action(async (flags: DirOption) => {
+    .option('--in-cluster', 'the tour of the installed product instead (root): real-node spaces, the image, the chart, the view served by pods (`make demo-cluster`; its own state folder unless --dir)', false)
+    .action(async (flags: DirOption & { inCluster: boolean }, cmd: Command) => {
+      if (flags.inCluster) {
+        const { runDemoCluster } = await import('./demo-cluster.js');
+        // Apart from `make demo`'s spaces, which cannot turn into real-node ones while they run.
+        const dir = cmd.getOptionValueSource('dir') === 'cli' ? flags.dir : `${defaultSpacesDir()}-real-nodes`;
+        await runDemoCluster({ dir, cacheDir: defaultCacheDir() });
+        return;
+      }
       const { runDemo } = await import('./demo.js');
       await runDemo({ dir: flags.dir, cacheDir: defaultCacheDir() });
     });

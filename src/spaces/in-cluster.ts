@@ -6,9 +6,11 @@
 //   server     → host1  namespace kubestellar-view (Pod Security `restricted` enforced)
 //   agent.pull → wec1   namespace ksview-agent (`restricted` enforced)
 // with the kubeconfig Secrets the server and the agent are given: identities of the spaces' PKI
-// (never an admin's) and the address pods dial (./pod-access.ts); the pull agent's ITS rights come
-// from the `its` part. The WECs' executors are the spaces' own (./wec-executors.ts: applied from the
-// same chart file at `spaces up`), so the agent part's copy is turned off here. Resolves when wds1
+// (never an admin's) and the address pods dial (./pod-access.ts). Once the server pods have
+// installed the ITS's CRDs, the spaces do what their hub admin does (./agents.ts: the accepted
+// ManagedClusters, mailboxes, the agents' ITS rights from the same chart files) and start the push
+// agent of the other WECs; so the `its` part grants placement only, and the agent part leaves the
+// WECs' executors to the spaces (./wec-executors.ts, the same chart file). Resolves when wds1
 // says the APIService is Available and the agent is ready; `helm upgrade --install` makes a
 // second run an upgrade.
 import { spawn } from 'node:child_process';
@@ -21,6 +23,7 @@ import type { Progress } from '../util/progress.js';
 import { repoRoot } from '../util/repo-root.js';
 import { UserError } from '../util/user-error.js';
 import { agentKubeconfigPath, pullAgentIdentity } from './agent-identities.js';
+import { ensureAgents, ensureInventory } from './agents.js';
 import { ensureHelm } from './helm.js';
 import type { SpacesLayout } from './layout.js';
 import { nodeLayouts } from './node-layout.js';
@@ -135,7 +138,7 @@ export async function installInCluster(o: InClusterOptions): Promise<void> {
   await withSpace(layout, RELEASES.wds.space, (up) => restrictedNamespace(up, SERVER_NAMESPACE));
   await withSpace(layout, RELEASES.its.space, (up) => restrictedNamespace(up, SERVER_NAMESPACE));
   await helmPart(o, RELEASES.wds, { server: { enabled: false }, wds: { enabled: true, subjects: userSubject(SERVER_WDS_IDENTITY), serviceAccount: { create: false } } });
-  await helmPart(o, RELEASES.its, { server: { enabled: false }, its: { enabled: true, subjects: userSubject(SERVER_ITS_IDENTITY), serviceAccount: { create: false }, pullClusters: ['wec1'] } });
+  await helmPart(o, RELEASES.its, { server: { enabled: false }, its: { enabled: true, subjects: userSubject(SERVER_ITS_IDENTITY), serviceAccount: { create: false } } });
 
   const wdsKubeconfig = await renderPodKubeconfig(layout, 'wds1', SERVER_WDS_IDENTITY);
   const itsKubeconfig = await renderPodKubeconfig(layout, 'its1', SERVER_ITS_IDENTITY);
@@ -145,6 +148,11 @@ export async function installInCluster(o: InClusterOptions): Promise<void> {
     await kubeconfigSecret(up, SERVER_NAMESPACE, 'ksview-its-kubeconfig', itsKubeconfig);
   });
   await helmPart(o, RELEASES.server, serverValues(o));
+  const timeoutMs = o.timeoutMs ?? 180_000;
+  await waitApiServiceAvailable(layout, timeoutMs);
+  progress.step(`APIService ${APISERVICE_NAME} is Available in wds1, served by the pods in host1`);
+  await ensureInventory(layout, progress, timeoutMs);
+  await ensureAgents(layout, progress);
 
   const agentIts = podKubeconfigOf(layout, 'its1', agentKubeconfigPath(layout, pullAgentIdentity('wec1')));
   await withSpace(layout, RELEASES.agent.space, async (up) => {
@@ -157,9 +165,6 @@ export async function installInCluster(o: InClusterOptions): Promise<void> {
     agent: { pull: { enabled: true, cluster: 'wec1', executors: { create: false } } },
   });
 
-  const timeoutMs = o.timeoutMs ?? 180_000;
-  await waitApiServiceAvailable(layout, timeoutMs);
-  progress.step(`APIService ${APISERVICE_NAME} is Available in wds1, served by the pods in host1`);
   await waitDeploymentAvailable(layout, RELEASES.agent.space, AGENT_NAMESPACE, 'ksview-agent', timeoutMs);
   progress.step('the pull agent of wec1 is ready, as a pod in wec1');
 }
