@@ -23,7 +23,7 @@ import { nodeLayouts, nodeProcessNames, podApiserverAddress } from './node-layou
 import { portFree } from './ports.js';
 import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
-import { writeWebhookClientFiles } from './webhook-client.js';
+import { HOSTED_WEBHOOK_PORT, writeWebhookClientFiles } from './webhook-client.js';
 import { ensureWecExecutors } from './wec-executors.js';
 import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
@@ -200,7 +200,10 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   await Promise.all([ensureEtcdPki(layout.dir), ...layout.spaces.map((s) => ensureSpacePki(s.name, s.dir, podAddress))]);
   writeSpacesKubeconfig(layout);
   for (const s of layout.spaces) writeSpaceKubeconfig(layout, s.name, spaceKubeconfig(s));
-  for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, s.viewServerPort ?? layout.viewServerPort);
+  // A WDS served by pods (real nodes: wds1, the chart's hosted registration) is called on its
+  // Service's port 443; the others on their serve process's port.
+  const processServed = new Set(serveSpaces(layout).map((s) => s.name));
+  for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, processServed.has(s.name) ? (s.viewServerPort ?? layout.viewServerPort) : HOSTED_WEBHOOK_PORT);
   // Each agent's own client certificate of its1 (never the admin's).
   await ensureAgentIdentities(layout);
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);

@@ -14,6 +14,8 @@ import { spacePkiFiles } from './space-pki.js';
 /** Where the spaces' `ksview serve` registers its Service (serve's --namespace and --service). */
 export const VIEW_NAMESPACE = 'kubestellar-view';
 export const VIEW_SERVICE = 'ksview';
+/** The port of the Service a hosted server registers in its WDS (`ksview serve --register-endpoints-from`). */
+export const HOSTED_WEBHOOK_PORT = 443;
 
 export interface WebhookClientFiles {
   admissionConfig: string;

@@ -26,7 +26,7 @@ import { httpdDeployment } from '../../src/spaces/real-workload.js';
 import { APISERVICE_NAME } from '../../src/spaces/view-server.js';
 import { ADMIN_EXECUTOR } from '../../src/spaces/wec-executors.js';
 import { stderrProgress } from '../../src/util/progress.js';
-import { kubectlIn, realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable } from '../fixtures/real-node-spaces.js';
+import { kubectlAsync, realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable } from '../fixtures/real-node-spaces.js';
 import { uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { apiServiceWatch, viewLoad } from '../fixtures/view-load.js';
 
@@ -47,36 +47,38 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
 
   const kubeconfig = path.join(layout.dir, 'kubeconfig-in-cluster-test');
   writeFileSync(kubeconfig, renderKubeconfig([...spaceKubeconfigEntries(layout), ...viewKubeconfigEntries(layout, viewRoot)]), { mode: 0o600 });
-  const kc = (ctx: string, args: string[], input?: string) => kubectlIn(kubeconfig, ctx, args, input);
-  const kcOk = (ctx: string, args: string[], input?: string): string => {
-    const r = kc(ctx, args, input);
+  // kubectl without blocking the event loop: the load and the probe of viewLoad/apiServiceWatch
+  // must keep their pace while the test waits on kubectl.
+  const kc = (ctx: string, args: string[], input?: string) => kubectlAsync(kubeconfig, ctx, args, input);
+  const kcOk = async (ctx: string, args: string[], input?: string): Promise<string> => {
+    const r = await kc(ctx, args, input);
     if (r.status !== 0) throw new Error(`kubectl --context ${ctx} ${args.join(' ')}: ${r.stderr.trim()}`);
     return r.stdout;
   };
-  const json = (ctx: string, args: string[]): Obj => JSON.parse(kcOk(ctx, [...args, '-o', 'json'])) as Obj;
-  const serverPods = (): Obj[] => (json('host1', ['-n', SERVER_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/component=apiserver']).items as Obj[]);
-  const rolledOut = (): boolean => {
-    const d = json('host1', ['-n', SERVER_NAMESPACE, 'get', 'deployment', SERVER_DEPLOYMENT]);
+  const json = async (ctx: string, args: string[]): Promise<Obj> => JSON.parse(await kcOk(ctx, [...args, '-o', 'json'])) as Obj;
+  const serverPods = async (): Promise<Obj[]> => (await json('host1', ['-n', SERVER_NAMESPACE, 'get', 'pods', '-l', 'app.kubernetes.io/component=apiserver'])).items as Obj[];
+  const rolledOut = async (): Promise<boolean> => {
+    const d = await json('host1', ['-n', SERVER_NAMESPACE, 'get', 'deployment', SERVER_DEPLOYMENT]);
     const s = d.status ?? {};
-    const pods = serverPods();
+    const pods = await serverPods();
     return s.observedGeneration >= d.metadata.generation && s.updatedReplicas === d.spec.replicas && s.availableReplicas === d.spec.replicas
       && s.replicas === d.spec.replicas && pods.length === d.spec.replicas && pods.every((p) => !p.metadata.deletionTimestamp);
   };
 
   const ns = uniqueName('incluster');
-  kcOk('wds1-view', ['create', 'namespace', ns]);
-  t.teardown(() => { kc('wds1-view', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); });
+  await kcOk('wds1-view', ['create', 'namespace', ns]);
+  t.teardown(async () => { await kc('wds1-view', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); });
   const probePath = `${viewRoot('wds1')}/api/v1/namespaces/${ns}/configmaps/probe`;
 
   await t.test('Pod Security restricted is enforced on the namespaces and the pods run under it', async (t) => {
     for (const [ctx, namespace] of [['host1', SERVER_NAMESPACE], ['wec1', RELEASES.agent.namespace]] as const) {
-      const labels = json(ctx, ['get', 'namespace', namespace]).metadata.labels as Record<string, string>;
+      const labels = (await json(ctx, ['get', 'namespace', namespace])).metadata.labels as Record<string, string>;
       t.equal(labels['pod-security.kubernetes.io/enforce'], 'restricted', `${ctx}/${namespace} enforces restricted`);
-      const refused = kc(ctx, ['-n', namespace, 'run', 'privileged', `--image=${image.name}`, '--image-pull-policy=Never', '--privileged', '--dry-run=server']);
+      const refused = await kc(ctx, ['-n', namespace, 'run', 'privileged', `--image=${image.name}`, '--image-pull-policy=Never', '--privileged', '--dry-run=server']);
       t.not(refused.status, 0, `${ctx}/${namespace}: a privileged pod is refused`);
       t.match(refused.stderr, /violates PodSecurity "restricted/, 'by Pod Security admission');
     }
-    const pods = [...serverPods(), ...(json('wec1', ['-n', RELEASES.agent.namespace, 'get', 'pods']).items as Obj[])];
+    const pods = [...(await serverPods()), ...((await json('wec1', ['-n', RELEASES.agent.namespace, 'get', 'pods'])).items as Obj[])];
     t.ok(pods.length >= 3, `${pods.length} pods: 2 servers, 1 agent`);
     for (const p of pods) {
       t.equal(p.status.phase, 'Running', `${p.metadata.name} runs`);
@@ -89,16 +91,16 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
   });
 
   await t.test('the aggregator reaches the pods through the Service and verifies their certificate', async (t) => {
-    const svc = json('wds1', ['get', 'apiservice', APISERVICE_NAME]);
+    const svc = await json('wds1', ['get', 'apiservice', APISERVICE_NAME]);
     t.notOk(svc.spec.insecureSkipTLSVerify, 'no insecureSkipTLSVerify');
-    const ca = kcOk('host1', ['-n', SERVER_NAMESPACE, 'get', 'secret', 'kubestellar-view-serving-cert', '-o', 'jsonpath={.data.ca\\.crt}']).trim();
+    const ca = (await kcOk('host1', ['-n', SERVER_NAMESPACE, 'get', 'secret', 'kubestellar-view-serving-cert', '-o', 'jsonpath={.data.ca\\.crt}'])).trim();
     t.equal(svc.spec.caBundle, ca, 'caBundle is the CA of the serving certificate in host1');
-    const wdsService = json('wds1', ['-n', SERVER_NAMESPACE, 'get', 'service', 'ksview']);
+    const wdsService = await json('wds1', ['-n', SERVER_NAMESPACE, 'get', 'service', 'ksview']);
     t.notOk(wdsService.spec.selector, 'the Service in wds1 has no selector');
     t.not(wdsService.spec.type, 'ExternalName', 'and is no ExternalName');
-    const podIps = serverPods().map((p) => p.status.podIP as string).sort();
-    const mirrored = await waitUntil('wds1 endpoints = the server pods', () => {
-      const ep = json('wds1', ['-n', SERVER_NAMESPACE, 'get', 'endpoints', 'ksview']);
+    const podIps = (await serverPods()).map((p) => p.status.podIP as string).sort();
+    const mirrored = await waitUntil('wds1 endpoints = the server pods', async () => {
+      const ep = await json('wds1', ['-n', SERVER_NAMESPACE, 'get', 'endpoints', 'ksview']);
       const ips = ((ep.subsets ?? []) as Obj[]).flatMap((s) => ((s.addresses ?? []) as Obj[]).map((a) => a.ip as string)).sort();
       return JSON.stringify(ips) === JSON.stringify(podIps) && ips;
     });
@@ -106,16 +108,16 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
   });
 
   await t.test('kubectl through the view served by the pods; a denatured ClusterRoleBinding grants in wec1 only', async (t) => {
-    kcOk('wds1-view', ['-n', ns, 'create', 'configmap', 'probe', '--from-literal=v=1']);
-    t.equal(kcOk('wds1', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}']), '1', 'written through the view, native in wds1');
+    await kcOk('wds1-view', ['-n', ns, 'create', 'configmap', 'probe', '--from-literal=v=1']);
+    t.equal(await kcOk('wds1', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}']), '1', 'written through the view, native in wds1');
     const bob = uniqueName('bob');
     const binding = YAML.stringify({
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${ns}-view`, labels: { app: `${ns}-rbac` } },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: bob }],
     });
-    kcOk('wds1-view', ['apply', '-f', '-'], binding);
-    t.teardown(() => { kc('wds1-view', ['delete', 'clusterrolebinding', `${ns}-view`, '--ignore-not-found']); });
-    t.ok(kcOk('wds1', ['get', 'clusterrolebindings.denatured.kubestellar.io', `${ns}-view`, '-o', 'name']), 'stored denatured in wds1');
+    await kcOk('wds1-view', ['apply', '-f', '-'], binding);
+    t.teardown(async () => { await kc('wds1-view', ['delete', 'clusterrolebinding', `${ns}-view`, '--ignore-not-found']); });
+    t.ok(await kcOk('wds1', ['get', 'clusterrolebindings.denatured.kubestellar.io', `${ns}-view`, '-o', 'name']), 'stored denatured in wds1');
     const policy = YAML.stringify({
       apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: `${ns}-rbac` },
       spec: {
@@ -124,41 +126,41 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
         executor: { serviceAccount: ADMIN_EXECUTOR },
       },
     });
-    kcOk('wds1', ['apply', '-f', '-'], policy);
-    t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', `${ns}-rbac`, '--ignore-not-found']); });
-    const canI = (ctx: string) => kc(ctx, ['auth', 'can-i', '--as', bob, 'list', 'pods', '-n', 'default']).stdout.trim();
-    await waitUntil('the binding granting in wec1', () => canI('wec1') === 'yes', 120_000, 500);
-    t.equal(canI('wec1'), 'yes', `${bob} may list pods in wec1`);
-    t.equal(canI('wds1'), 'no', 'but not in wds1, where the binding is data');
-    t.equal(canI('wec2'), 'no', 'nor in wec2, not selected');
+    await kcOk('wds1', ['apply', '-f', '-'], policy);
+    t.teardown(async () => { await kc('wds1', ['delete', 'bindingpolicy', `${ns}-rbac`, '--ignore-not-found']); });
+    const canI = async (ctx: string) => (await kc(ctx, ['auth', 'can-i', '--as', bob, 'list', 'pods', '-n', 'default'])).stdout.trim();
+    await waitUntil('the binding granting in wec1', async () => (await canI('wec1')) === 'yes', 120_000, 500);
+    t.equal(await canI('wec1'), 'yes', `${bob} may list pods in wec1`);
+    t.equal(await canI('wds1'), 'no', 'but not in wds1, where the binding is data');
+    t.equal(await canI('wec2'), 'no', 'nor in wec2, not selected');
   });
 
   await t.test('placement: a real container in wec1, its readiness back in wds1', async (t) => {
-    kcOk('wds1-view', ['apply', '-f', '-'], httpdDeployment({ namespace: ns, name: 'web', labels: { app: ns } }));
-    kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({
+    await kcOk('wds1-view', ['apply', '-f', '-'], httpdDeployment({ namespace: ns, name: 'web', labels: { app: ns } }));
+    await kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({
       apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: ns },
       spec: {
         clusterSelectors: [{ matchLabels: { name: 'wec1' } }],
         downsync: [{ namespaces: [ns], objectSelectors: [{ matchLabels: { app: ns } }], wantSingletonReportedState: true }],
       },
     }));
-    t.teardown(() => { kc('wds1', ['delete', 'bindingpolicy', ns, '--ignore-not-found']); });
-    const pod = await waitUntil('a Ready httpd pod in wec1', () => {
-      const pods = json('wec1', ['-n', ns, 'get', 'pods', '-l', 'app.kubernetes.io/name=web']).items as Obj[];
+    t.teardown(async () => { await kc('wds1', ['delete', 'bindingpolicy', ns, '--ignore-not-found']); });
+    const pod = await waitUntil('a Ready httpd pod in wec1', async () => {
+      const pods = (await json('wec1', ['-n', ns, 'get', 'pods', '-l', 'app.kubernetes.io/name=web'])).items as Obj[];
       return pods.find((p) => (p.status.conditions as Obj[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'));
     }, 180_000, 1000);
     t.match(pod.status.containerStatuses[0].containerID, /^containerd:\/\//, 'the workload runs as a real container');
     t.ok(pod.status.podIP, 'with a pod IP of wec1\'s node');
-    const ready = await waitUntil('readyReplicas 1 in wds1', () => kcOk('wds1', ['-n', ns, 'get', 'deployment', 'web', '-o', 'jsonpath={.status.readyReplicas}']).trim() === '1', 120_000, 500);
+    const ready = await waitUntil('readyReplicas 1 in wds1', async () => (await kcOk('wds1', ['-n', ns, 'get', 'deployment', 'web', '-o', 'jsonpath={.status.readyReplicas}'])).trim() === '1', 120_000, 500);
     t.ok(ready, 'wec1\'s readiness returned into wds1');
   });
 
   await t.test('a rolling update of the server under 20 requests/s: 0 failed, the APIService Available throughout', async (t) => {
     const load = await viewLoad(kubeconfig, 'wds1', probePath, 20);
     const probe = await apiServiceWatch(kubeconfig, 'wds1', APISERVICE_NAME, 200);
-    const before = new Set(serverPods().map((p) => p.metadata.name as string));
+    const before = new Set((await serverPods()).map((p) => p.metadata.name as string));
     await helmPart(install, RELEASES.server, serverValues({ ...install, serverValues: { server: { podAnnotations: { 'kubestellar.io/restarted-at': String(Date.now()) } } } }));
-    await waitUntil('the rollout done, the old pods gone', () => rolledOut() && serverPods().every((p) => !before.has(p.metadata.name)), 300_000, 500);
+    await waitUntil('the rollout done, the old pods gone', async () => await rolledOut() && (await serverPods()).every((p) => !before.has(p.metadata.name)), 300_000, 500);
     const [l, p] = [await load.stop(), await probe.stop()];
     t.comment(`${l.sent} requests, ${p.sent} APIService probes`);
     t.ok(l.sent >= 100, 'the load ran through the whole rollout');
@@ -169,9 +171,9 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
   await t.test('a server pod deleted under the same load: 0 failed', async (t) => {
     const load = await viewLoad(kubeconfig, 'wds1', probePath, 20);
     const probe = await apiServiceWatch(kubeconfig, 'wds1', APISERVICE_NAME, 200);
-    const victim = serverPods()[0]!.metadata.name as string;
-    kcOk('host1', ['-n', SERVER_NAMESPACE, 'delete', 'pod', victim, '--wait=true']);
-    await waitUntil('a replacement ready', () => rolledOut() && !serverPods().some((p) => p.metadata.name === victim), 300_000, 500);
+    const victim = (await serverPods())[0]!.metadata.name as string;
+    await kcOk('host1', ['-n', SERVER_NAMESPACE, 'delete', 'pod', victim, '--wait=true']);
+    await waitUntil('a replacement ready', async () => await rolledOut() && !(await serverPods()).some((p) => p.metadata.name === victim), 300_000, 500);
     const [l, p] = [await load.stop(), await probe.stop()];
     t.ok(l.sent >= 40, `${l.sent} requests`);
     t.equal(l.failed, 0, `no failed request${l.failures.length ? `: ${l.failures.join('; ')}` : ''}`);
@@ -179,18 +181,24 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
   });
 
   await t.test('the leader pod deleted: another replica leads and placement goes on', async (t) => {
-    const holder = () => kcOk('wds1', ['-n', SERVER_NAMESPACE, 'get', 'lease', 'kubestellar-view-placement-wds1', '-o', 'jsonpath={.spec.holderIdentity}']).trim();
-    const pods = serverPods().map((p) => p.metadata.name as string);
-    const leader = await waitUntil('a leader among the pods', () => pods.find((p) => holder().startsWith(`${p}-`)), 60_000, 500);
-    kcOk('host1', ['-n', SERVER_NAMESPACE, 'delete', 'pod', leader, '--wait=false']);
-    const next = await waitUntil('another pod leading', () => {
-      const h = holder();
+    const holder = async () => (await kcOk('wds1', ['-n', SERVER_NAMESPACE, 'get', 'lease', 'kubestellar-view-placement-wds1', '-o', 'jsonpath={.spec.holderIdentity}'])).trim();
+    const pods = (await serverPods()).map((p) => p.metadata.name as string);
+    const leader = await waitUntil('a leader among the pods', async () => { const h = await holder(); return pods.find((p) => h.startsWith(`${p}-`)); }, 60_000, 500);
+    await kcOk('host1', ['-n', SERVER_NAMESPACE, 'delete', 'pod', leader, '--wait=false']);
+    const next = await waitUntil('another pod leading', async () => {
+      const h = await holder();
       return h && !h.startsWith(`${leader}-`) && h;
     }, 120_000, 250);
     t.notOk(next.startsWith(`${leader}-`), `the Lease moved from ${leader} to ${next}`);
-    kcOk('wds1-view', ['-n', ns, 'label', 'configmap', 'probe', `app=${ns}`, '--overwrite']);
-    kcOk('wds1-view', ['-n', ns, 'patch', 'configmap', 'probe', '--type=merge', '-p', '{"data":{"v":"after-the-leader"}}']);
-    const reached = await waitUntil('the change in wec1', () => kc('wec1', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}']).stdout.trim() === 'after-the-leader', 120_000, 500);
+    // Made after the kill: a policy of its own selecting the probe, and a change to the probe.
+    await kcOk('wds1-view', ['-n', ns, 'label', 'configmap', 'probe', `probe=${ns}`, '--overwrite']);
+    await kcOk('wds1-view', ['-n', ns, 'patch', 'configmap', 'probe', '--type=merge', '-p', '{"data":{"v":"after-the-leader"}}']);
+    await kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({
+      apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: `${ns}-probe` },
+      spec: { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], downsync: [{ namespaces: [ns], objectSelectors: [{ matchLabels: { probe: ns } }] }] },
+    }));
+    t.teardown(async () => { await kc('wds1', ['delete', 'bindingpolicy', `${ns}-probe`, '--ignore-not-found']); });
+    const reached = await waitUntil('the change in wec1', async () => (await kc('wec1', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}'])).stdout.trim() === 'after-the-leader', 120_000, 500);
     t.ok(reached, 'a change made after the kill reached wec1');
     await waitUntil('two server pods again', rolledOut, 300_000, 500);
   });
@@ -199,15 +207,15 @@ t.test('kubestellar-view from its image and chart, on real nodes', { skip: unava
     const ca = await createCA('kubestellar-view test CA');
     const cert = await issueCert(ca, { commonName: 'ksview', dnsNames: ['ksview.kubestellar-view.svc', 'ksview.kubestellar-view.svc.cluster.local', 'kubestellar-view.kubestellar-view.svc'], usages: ['server'] });
     const b64 = (s: string) => Buffer.from(s).toString('base64');
-    kcOk('host1', ['apply', '-f', '-'], YAML.stringify({
+    await kcOk('host1', ['apply', '-f', '-'], YAML.stringify({
       apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { name: 'users-serving-cert', namespace: SERVER_NAMESPACE },
       data: { 'tls.crt': b64(cert.certPem), 'tls.key': b64(cert.keyPem), 'ca.crt': b64(ca.certPem) },
     }));
     await helmPart(install, RELEASES.server, serverValues({ ...install, tls: { type: 'existingSecret', secret: 'users-serving-cert' } }));
     await waitUntil('the rollout with the user\'s certificate', rolledOut, 300_000, 500);
-    await waitUntil('the caBundle of the user\'s CA', () => json('wds1', ['get', 'apiservice', APISERVICE_NAME]).spec.caBundle === b64(ca.certPem), 120_000, 500);
+    await waitUntil('the caBundle of the user\'s CA', async () => (await json('wds1', ['get', 'apiservice', APISERVICE_NAME])).spec.caBundle === b64(ca.certPem), 120_000, 500);
     await waitApiServiceAvailable(layout, 120_000);
-    t.notOk(json('wds1', ['get', 'apiservice', APISERVICE_NAME]).spec.insecureSkipTLSVerify, 'still verified');
-    t.equal(kcOk('wds1-view', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}']), 'after-the-leader', 'the view answers with the user\'s certificate');
+    t.notOk((await json('wds1', ['get', 'apiservice', APISERVICE_NAME])).spec.insecureSkipTLSVerify, 'still verified');
+    t.equal(await kcOk('wds1-view', ['-n', ns, 'get', 'configmap', 'probe', '-o', 'jsonpath={.data.v}']), 'after-the-leader', 'the view answers with the user\'s certificate');
   });
 });
