@@ -4,9 +4,11 @@
 // host1 reaches wds1's kube-apiserver with an in-pod kubeconfig of the spaces' PKI and its own
 // kube-apiserver through the `kubernetes` Service with in-cluster config; then `spaces down`
 // leaves no network namespace, link, NAT rule, mount or cgroup of the nodes and the sysctls as
-// they were. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
+// they were; and a user who is not root gets one line. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
 // reason otherwise. Spaces of its own (folder and ports: test/fixtures/real-node-spaces.ts, with
 // KSVIEW_TEST_REAL_NODES_LIFECYCLE_PORT_BASE, default 19700), since it tears them down.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +19,7 @@ import { nodeLayouts } from '../../src/spaces/node-layout.js';
 import { renderPodKubeconfig } from '../../src/spaces/pod-access.js';
 import { stderrProgress } from '../../src/util/progress.js';
 import { buildClientGo } from '../fixtures/clientgo.js';
-import { ksview } from '../fixtures/ksview.js';
+import { ksview, ksviewBin } from '../fixtures/ksview.js';
 import {
   kubectlIn, machineTraces, realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable, type MachineTraces,
 } from '../fixtures/real-node-spaces.js';
@@ -44,6 +46,19 @@ function httpGet(url: string): Promise<{ status: number; body: string }> {
     }).on('error', reject).on('timeout', function (this: http.ClientRequest) { this.destroy(new Error('timed out')); });
   });
 }
+
+t.test('spaces up --real-nodes as a user who is not root: one line, exit 1, nothing started', { skip: unavailable ?? false }, async (t) => {
+  const dir = path.join(os.tmpdir(), uniqueName('ksview-nonroot'));
+  // setpriv (util-linux) drops to nobody: what a user without root sees.
+  const r = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, ksviewBin,
+    'spaces', 'up', '--real-nodes', '--dir', dir, '--port-base', String(opts.portBase)],
+  // Without tap's NODE_OPTIONS: its process-info hook would write into the (root's) .tap folder.
+  { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  t.equal(r.status, 1, 'exit 1');
+  t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr.trim()}`);
+  t.match(r.stderr, /--real-nodes needs root/);
+  t.notOk(existsSync(dir), 'no state written');
+});
 
 t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leaves nothing behind', { skip: unavailable ?? false, timeout: 1_800_000 }, async (t) => {
   // Whatever an earlier, interrupted run left is removed first: the "before" is the machine's own.
