@@ -49,11 +49,10 @@ function httpGet(url: string): Promise<{ status: number; body: string }> {
 
 t.test('spaces up --real-nodes as a user who is not root: one line, exit 1, nothing started', { skip: unavailable ?? false }, async (t) => {
   const dir = path.join(os.tmpdir(), uniqueName('ksview-nonroot'));
-  // setpriv (util-linux) drops to nobody: what a user without root sees.
-  const r = spawnSync('setpriv', ['--reuid', '65534', '--regid', '65534', '--clear-groups', process.execPath, ksviewBin,
-    'spaces', 'up', '--real-nodes', '--dir', dir, '--port-base', String(opts.portBase)],
-  // Without tap's NODE_OPTIONS: its process-info hook would write into the (root's) .tap folder.
-  { encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  // setpriv (util-linux) drops to nobody: what a user without root sees. `env -i`: a user's plain
+  // environment (tap's process-info hook, which tap adds to every child's, would write into root's .tap).
+  const r = spawnSync('env', ['-i', `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, 'setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups',
+    process.execPath, ksviewBin, 'spaces', 'up', '--real-nodes', '--dir', dir, '--port-base', String(opts.portBase)], { encoding: 'utf8', timeout: 60_000 });
   t.equal(r.status, 1, 'exit 1');
   t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr.trim()}`);
   t.match(r.stderr, /--real-nodes needs root/);
