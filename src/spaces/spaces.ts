@@ -2,7 +2,9 @@
 // one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
 // what is missing and waits until every space answers; a live process started with other flags
 // (by an older version: e.g. etcd without TLS) is restarted with the current ones, on its data.
-// `down` stops every process it started and removes the state it wrote.
+// `down` stops every process it started and removes the state it wrote. With `--real-nodes`
+// (./real-nodes.ts) a hosting space host1 and real nodes in host1 and wec1 run too, wds1's serve
+// and wec1's pull agent are left to the chart's pods, and `down` removes what the nodes made.
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
