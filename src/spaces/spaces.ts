@@ -191,7 +191,7 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
   const state: SpacesState = {
     portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [],
-    ...(realNodes ? { realNodes, nodeSysctls: { ...nodeHost!.readSysctls(), ...previous?.nodeSysctls } } : {}),
+    ...(realNodes ? { realNodes, nodeSysctls: previous?.nodeSysctls ?? nodeHost!.recordMachineSysctls() } : {}),
   };
   const launcher = new Launcher(layout, state, progress);
   writeState(layout.statePath, state);
@@ -352,8 +352,10 @@ async function realNodesDown(dir: string, state: SpacesState, live: ProcessRecor
   await stopAll(named('containerd'));
   failed.push(...await runCleanup(planNodeCleanup(nodes, state.portBase, readMachineFacts(nodes, state.portBase))));
   if (state.nodeSysctls) {
-    const { restoreSysctls } = await import('./node-host.js');
-    failed.push(...restoreSysctls(state.nodeSysctls).map((k) => `sysctl ${k} not restored`));
+    // The last real-node spaces of the machine to stop restores them (./node-host.ts).
+    const { restoreMachineSysctls } = await import('./node-host.js');
+    const { failed: notRestored } = restoreMachineSysctls(nodes.map((n) => path.dirname(n.containerdSocket)), state.nodeSysctls);
+    failed.push(...notRestored.map((k) => `sysctl ${k} not restored`));
   }
   return failed;
 }
