@@ -4,7 +4,8 @@
 // line naming what is missing. And the sysctls the nodes change (kubelet at start; the inotify
 // instances we raise), recorded before the first node starts so `down` puts them back.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Progress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
 
@@ -106,4 +107,42 @@ export function restoreSysctls(values: Record<string, string>): string[] {
     }
   }
   return failed;
+}
+
+/**
+ * Several real-node spaces may run on one machine (a user's, the tests'), and the sysctls are the
+ * machine's: the first to start records them as they were in /run/ksview/sysctls.json (tmpfs: a
+ * reboot resets both), and the last to stop (no other node's folder left in /run/ksview) restores
+ * them. Otherwise one `down` would undo what another's running kubelets set, or record their values
+ * as the machine's.
+ */
+export const MACHINE_RUN_DIR = '/run/ksview';
+const machineRecord = path.join(MACHINE_RUN_DIR, 'sysctls.json');
+
+/** The machine's values before any real node changed them: recorded now if no real node runs. */
+export function recordMachineSysctls(): Record<string, string> {
+  if (existsSync(machineRecord)) {
+    const had = JSON.parse(readFileSync(machineRecord, 'utf8')) as Record<string, string>;
+    // A key this version adds that the record lacks: as it is now.
+    return { ...readSysctls(), ...had };
+  }
+  mkdirSync(MACHINE_RUN_DIR, { recursive: true, mode: 0o755 });
+  const now = readSysctls();
+  writeFileSync(machineRecord, JSON.stringify(now));
+  return now;
+}
+
+/** Whether other real nodes still run: node folders (`<port base>-<space>`) of other spaces in /run/ksview. */
+export function otherNodesRun(ours: readonly string[]): boolean {
+  if (!existsSync(MACHINE_RUN_DIR)) return false;
+  return readdirSync(MACHINE_RUN_DIR).some((d) => /^\d+-/.test(d) && !ours.includes(path.join(MACHINE_RUN_DIR, d)));
+}
+
+/** Restores the machine's recorded values (else `fallback`) when no other real node runs; the keys not written. */
+export function restoreMachineSysctls(ours: readonly string[], fallback: Record<string, string>): { restored: boolean; failed: string[] } {
+  if (otherNodesRun(ours)) return { restored: false, failed: [] };
+  const values = existsSync(machineRecord) ? JSON.parse(readFileSync(machineRecord, 'utf8')) as Record<string, string> : fallback;
+  const failed = restoreSysctls(values);
+  if (failed.length === 0) rmSync(machineRecord, { force: true });
+  return { restored: true, failed };
 }

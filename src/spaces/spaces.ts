@@ -2,7 +2,9 @@
 // one etcd with one key prefix per space. `up` is idempotent: it reuses live processes, starts
 // what is missing and waits until every space answers; a live process started with other flags
 // (by an older version: e.g. etcd without TLS) is restarted with the current ones, on its data.
-// `down` stops every process it started and removes the state it wrote.
+// `down` stops every process it started and removes the state it wrote. With `--real-nodes`
+// (./real-nodes.ts) a hosting space host1 and real nodes in host1 and wec1 run too, wds1's serve
+// and wec1's pull agent are left to the chart's pods, and `down` removes what the nodes made.
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
@@ -189,7 +191,7 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
   const state: SpacesState = {
     portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [],
-    ...(realNodes ? { realNodes, nodeSysctls: { ...nodeHost!.readSysctls(), ...previous?.nodeSysctls } } : {}),
+    ...(realNodes ? { realNodes, nodeSysctls: previous?.nodeSysctls ?? nodeHost!.recordMachineSysctls() } : {}),
   };
   const launcher = new Launcher(layout, state, progress);
   writeState(layout.statePath, state);
@@ -353,8 +355,10 @@ async function realNodesDown(dir: string, state: SpacesState, live: ProcessRecor
   await stopAll(named('containerd'));
   failed.push(...await runCleanup(planNodeCleanup(nodes, state.portBase, readMachineFacts(nodes, state.portBase))));
   if (state.nodeSysctls) {
-    const { restoreSysctls } = await import('./node-host.js');
-    failed.push(...restoreSysctls(state.nodeSysctls).map((k) => `sysctl ${k} not restored`));
+    // The last real-node spaces of the machine to stop restores them (./node-host.ts).
+    const { restoreMachineSysctls } = await import('./node-host.js');
+    const { failed: notRestored } = restoreMachineSysctls(nodes.map((n) => path.dirname(n.containerdSocket)), state.nodeSysctls);
+    failed.push(...notRestored.map((k) => `sysctl ${k} not restored`));
   }
   return failed;
 }

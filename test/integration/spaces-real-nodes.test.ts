@@ -4,20 +4,23 @@
 // host1 reaches wds1's kube-apiserver with an in-pod kubeconfig of the spaces' PKI and its own
 // kube-apiserver through the `kubernetes` Service with in-cluster config; then `spaces down`
 // leaves no network namespace, link, NAT rule, mount or cgroup of the nodes and the sysctls as
-// they were. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
+// they were; and a user who is not root gets one line. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
 // reason otherwise. Spaces of its own (folder and ports: test/fixtures/real-node-spaces.ts, with
 // KSVIEW_TEST_REAL_NODES_LIFECYCLE_PORT_BASE, default 19700), since it tears them down.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { defaultCacheDir } from '../../src/spaces/binaries.js';
 import { buildImage, HTTPD_IMAGE, HTTPD_PORT, importImage } from '../../src/spaces/node-images.js';
+import { otherNodesRun } from '../../src/spaces/node-host.js';
 import { nodeLayouts } from '../../src/spaces/node-layout.js';
 import { renderPodKubeconfig } from '../../src/spaces/pod-access.js';
 import { stderrProgress } from '../../src/util/progress.js';
 import { buildClientGo } from '../fixtures/clientgo.js';
-import { ksview } from '../fixtures/ksview.js';
+import { ksview, ksviewBin } from '../fixtures/ksview.js';
 import {
   kubectlIn, machineTraces, realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable, type MachineTraces,
 } from '../fixtures/real-node-spaces.js';
@@ -44,6 +47,18 @@ function httpGet(url: string): Promise<{ status: number; body: string }> {
     }).on('error', reject).on('timeout', function (this: http.ClientRequest) { this.destroy(new Error('timed out')); });
   });
 }
+
+t.test('spaces up --real-nodes as a user who is not root: one line, exit 1, nothing started', { skip: unavailable ?? false }, async (t) => {
+  const dir = path.join(os.tmpdir(), uniqueName('ksview-nonroot'));
+  // setpriv (util-linux) drops to nobody: what a user without root sees. `env -i`: a user's plain
+  // environment (tap's process-info hook, which tap adds to every child's, would write into root's .tap).
+  const r = spawnSync('env', ['-i', `PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, 'setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups',
+    process.execPath, ksviewBin, 'spaces', 'up', '--real-nodes', '--dir', dir, '--port-base', String(opts.portBase)], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(r.status, 1, 'exit 1');
+  t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr.trim()}`);
+  t.match(r.stderr, /--real-nodes needs root/);
+  t.notOk(existsSync(dir), 'no state written');
+});
 
 t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leaves nothing behind', { skip: unavailable ?? false, timeout: 1_800_000 }, async (t) => {
   // Whatever an earlier, interrupted run left is removed first: the "before" is the machine's own.
@@ -160,5 +175,8 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
   downDone = true;
   t.equal(down.status, 0, `spaces down succeeds: ${down.stderr.trim()}`);
   const after = machineTraces(opts);
-  t.same(after, before, 'after down: no netns, link, NAT rule, mount or cgroup of the nodes; the sysctls as before');
+  t.same({ ...after, sysctls: {} }, { ...before, sysctls: {} }, 'after down: no netns, link, NAT rule, mount or cgroup of the nodes');
+  // The sysctls are the machine's: the last real-node spaces to stop restores them (others may run, e.g. in CI).
+  if (otherNodesRun([])) t.comment('other real-node spaces run on this machine: they restore the sysctls when they stop');
+  else t.same(after.sysctls, before.sysctls, 'the sysctls as before');
 });
