@@ -1,10 +1,11 @@
 // Hosted registration on the real spaces: the endpoints mirror (src/controllers/endpoints-mirror.ts)
 // reading a Service's EndpointSlices in one space (wec1 plays the hosting cluster) and writing the
 // selectorless Service's Endpoints and EndpointSlice in wds1, as the leader of `ksview serve
-// --register-endpoints-from` does; and the least rights of manifests/wds-registration-rbac.yaml,
+// --register-endpoints-from` does; and the least rights of the chart's files/wds/registration-rbac.yaml,
 // judged by wds1's own RBAC on server-side dry runs of exactly the objects the server writes.
 // The objects live in namespaces of the test's own (the routing of the spaces' own view, the
 // APIService v1alpha1.view.kubestellar.io, is left alone: only dry runs touch its name).
+import { chartFile } from '../../src/util/chart-files.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -16,7 +17,6 @@ import { closeUpstream, upstreamFromKubeconfig } from '../../src/kube/upstream.j
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const space = (name: string) => layout.spaces.find((s) => s.name === name)!;
-const repo = path.resolve(import.meta.dirname, '..', '..');
 
 t.test('the WDS holds the hosting endpoints as they change: ready, not ready, terminating, removed', async (t) => {
   const hostingNs = testNamespace(t, ['wec1'], 'host');
@@ -86,9 +86,9 @@ t.test('the WDS holds the hosting endpoints as they change: ready, not ready, te
   t.same(ready(), [], 'a change after leadership was lost is not mirrored');
 });
 
-t.test('manifests/wds-registration-rbac.yaml: exactly the hosted registration\'s writes, by name', async (t) => {
+t.test('the chart\'s wds/registration-rbac.yaml: exactly the hosted registration\'s writes, by name', async (t) => {
   const who = 'system:serviceaccount:kubestellar-view:ksview';
-  const text = readFileSync(path.join(repo, 'manifests', 'wds-registration-rbac.yaml'), 'utf8');
+  const text = readFileSync(chartFile('wds/registration-rbac.yaml'), 'utf8');
   const docs = YAML.parseAllDocuments(text).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string } }).filter(Boolean);
   // Applied with this test's names, so the spaces' own objects are not replaced.
   const suffix = uniqueName('r');
