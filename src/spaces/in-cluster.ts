@@ -29,7 +29,7 @@ import type { SpacesLayout } from './layout.js';
 import { nodeLayouts } from './node-layout.js';
 import { importImage } from './node-images.js';
 import { podKubeconfigOf, renderPodKubeconfig, type PodIdentity } from './pod-access.js';
-import { APISERVICE_NAME } from './view-server.js';
+import { apiServiceAvailable, APISERVICE_NAME } from './view-server.js';
 
 export const SERVER_NAMESPACE = 'kubestellar-view';
 export const AGENT_NAMESPACE = 'ksview-agent';
@@ -170,16 +170,7 @@ export async function installInCluster(o: InClusterOptions): Promise<void> {
 }
 
 export async function waitApiServiceAvailable(layout: SpacesLayout, timeoutMs: number): Promise<void> {
-  const r = await withSpace(layout, 'wds1', (up) => waitFor(async () => {
-    try {
-      const svc = await upstreamJson<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(
-        up, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
-      const available = svc.status?.conditions?.find((c) => c.type === 'Available');
-      return { ok: available?.status === 'True', detail: available?.message ?? 'no Available condition' };
-    } catch (err) {
-      return { ok: false, detail: (err as Error).message };
-    }
-  }, timeoutMs));
+  const r = await withSpace(layout, 'wds1', (up) => waitFor(() => apiServiceAvailable(up), timeoutMs));
   if (!r.ok) throw new UserError(`APIService ${APISERVICE_NAME} is not Available in wds1: ${r.detail.slice(0, 200)}`);
 }
 

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { UserError } from '../util/user-error.js';
 import type { Progress } from '../util/progress.js';
-import { closeUpstream, upstreamFromKubeconfig, upstreamJson } from '../kube/upstream.js';
+import { closeUpstream, upstreamFromKubeconfig, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { serveProcessName, wdsSpaces, type SpacesLayout } from './layout.js';
 import { waitFor } from '../kube/wait.js';
 import { probeComponent } from './health.js';
@@ -21,6 +21,18 @@ import { DEFAULT_EXECUTOR } from './wec-executors.js';
 /** The process of wds1's serve. */
 export const VIEW_SERVER_PROCESS = serveProcessName('wds1');
 export const APISERVICE_NAME = 'v1alpha1.view.kubestellar.io';
+
+/** Whether a WDS says the view's APIService is Available (its message when not). */
+export async function apiServiceAvailable(up: Upstream): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const svc = await upstreamJson<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(
+      up, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
+    const available = svc.status?.conditions?.find((c) => c.type === 'Available');
+    return { ok: available?.status === 'True', detail: available?.message ?? 'no Available condition' };
+  } catch (err) {
+    return { ok: false, detail: (err as Error).message };
+  }
+}
 
 export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
   opts: { restart?: boolean; timeoutMs?: number; wds?: string } = {}): Promise<void> {
@@ -63,14 +75,7 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
   try {
     result = await waitFor(async () => {
       if (!isRunning(rec)) return { ok: false, detail: `ksview serve exited; log ${rec.log}: ${logTail(rec.log, 1)}`, final: true };
-      try {
-        const svc = await upstreamJson<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(
-          up, 'GET', `/apis/apiregistration.k8s.io/v1/apiservices/${APISERVICE_NAME}`);
-        const available = svc.status?.conditions?.find((c) => c.type === 'Available');
-        return { ok: available?.status === 'True', detail: available?.message ?? 'no Available condition' };
-      } catch (err) {
-        return { ok: false, detail: (err as Error).message };
-      }
+      return apiServiceAvailable(up);
     }, opts.timeoutMs ?? 60_000);
   } finally {
     await closeUpstream(up);

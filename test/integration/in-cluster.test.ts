@@ -26,8 +26,8 @@ import { httpdDeployment } from '../../src/spaces/real-workload.js';
 import { APISERVICE_NAME } from '../../src/spaces/view-server.js';
 import { ADMIN_EXECUTOR } from '../../src/spaces/wec-executors.js';
 import { stderrProgress } from '../../src/util/progress.js';
-import { kubectlAsync, realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable } from '../fixtures/real-node-spaces.js';
-import { uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { realNodeSpacesDown, realNodeSpacesUp, realNodesUnavailable } from '../fixtures/real-node-spaces.js';
+import { kubectlAsync, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { apiServiceWatch, viewLoad } from '../fixtures/view-load.js';
 
 const unavailable = realNodesUnavailable();
