@@ -14,7 +14,8 @@
 // Service (pkg/controlplane/reconcilers/endpointsadapter.go): the Endpoints labelled
 // endpointslice.kubernetes.io/skip-mirror (the WDS's endpointslicemirroring controller, when it
 // runs, must not make a second slice of them), one EndpointSlice per address family, managed-by
-// ours. Endpoints: ready addresses in `addresses`, not-ready ones that are not terminating in
+// ours, both families always (an empty one says "none"). Only the slices of the hosting cluster's
+// EndpointSlice controller are read (managed-by), at most MAX_ADDRESSES per family. Endpoints: ready addresses in `addresses`, not-ready ones that are not terminating in
 // `notReadyAddresses`, terminating ones left out (the endpoints controller's rule). Slices: the
 // conditions as the hosting cluster says them. Node names and targetRefs name the hosting
 // cluster's objects and are not copied.
@@ -29,6 +30,11 @@ import { serverSideApply, type Upstream } from '../kube/upstream.js';
 
 /** The value of endpointslice.kubernetes.io/managed-by on the slices written here. */
 export const MIRROR_MANAGER = 'endpoints-mirror.view.kubestellar.io';
+const SOURCE_MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
+/** The hosting cluster's EndpointSlice controller: the only source mirrored. */
+export const SOURCE_MANAGER = 'endpointslice-controller.k8s.io';
+/** At most this many addresses per family, as an EndpointSlice holds (the API refuses more). */
+export const MAX_ADDRESSES = 1000;
 const FIELD_MANAGER = 'ksview-serve-endpoints';
 
 export interface SourceEndpoint {
@@ -82,6 +88,9 @@ export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTa
   for (const s of slices) {
     const family = s.addressType;
     if (family !== 'IPv4' && family !== 'IPv6') continue; // FQDN slices: nothing the aggregator dials
+    // Only what the hosting cluster's own controller computed from the pods' readiness: a slice
+    // someone wrote by hand with the service-name label would otherwise steer the WDS's aggregator.
+    if (s.metadata?.labels?.[SOURCE_MANAGED_BY_LABEL] !== SOURCE_MANAGER) continue;
     const p = portOf(s, serverPort);
     if (!p) continue;
     port ??= p;
@@ -94,6 +103,7 @@ export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTa
       const ready = c.ready !== false;
       const addr = { ip, ready, serving: c.serving ?? ready, terminating: c.terminating === true };
       const seen = byFamily.get(family)!.get(ip);
+      if (!seen && byFamily.get(family)!.size >= MAX_ADDRESSES) continue; // the API's bound of a slice
       // An address listed twice (two slices during a resync): the readier reading wins.
       if (!seen || (addr.ready && !seen.ready)) byFamily.get(family)!.set(ip, addr);
     }
@@ -115,9 +125,8 @@ export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTa
   }];
   for (const family of FAMILIES) {
     const addrs = [...byFamily.get(family)!.values()].sort((a, b) => a.ip.localeCompare(b.ip));
-    // IPv4 always (the Service's usual family: an empty slice says "no endpoints"); IPv6 when the
-    // hosting cluster has IPv6 slices for the Service (dual-stack).
-    if (family === 'IPv6' && !slices.some((s) => s.addressType === 'IPv6')) continue;
+    // Both families always, an empty slice saying "none": a slice of a family the hosting cluster
+    // stopped having must not keep its addresses in the WDS.
     const name = sliceName(target.service, family);
     writes.push({
       path: `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${name}`,

@@ -2,17 +2,18 @@
 // cluster's EndpointSlices of the server's Service as the pods come and go, and the writes into the
 // WDS that follow (recorded, as a sample-controller fixture records actions), under leadership.
 import t from 'tap';
-import { EndpointsMirror, MIRROR_MANAGER, mirroredObjects, type MirrorWrite, type SliceWatch, type SourceSlice } from '../../src/controllers/endpoints-mirror.js';
+import { EndpointsMirror, MAX_ADDRESSES, MIRROR_MANAGER, mirroredObjects, type MirrorWrite, type SliceWatch, type SourceSlice } from '../../src/controllers/endpoints-mirror.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const target = { namespace: 'kubestellar-view', service: 'ksview', portName: 'https' };
 const ENDPOINTS = '/api/v1/namespaces/kubestellar-view/endpoints/ksview';
 const SLICE4 = '/apis/discovery.k8s.io/v1/namespaces/kubestellar-view/endpointslices/ksview-ipv4';
+const SLICE6 = '/apis/discovery.k8s.io/v1/namespaces/kubestellar-view/endpointslices/ksview-ipv6';
 
 interface Pod { ip: string; ready?: boolean; serving?: boolean; terminating?: boolean }
 const slice = (pods: Pod[], o: { name?: string; addressType?: string; port?: number } = {}): SourceSlice => ({
   apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-  metadata: { name: o.name ?? 'ksview-abcde', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview' } },
+  metadata: { name: o.name ?? 'ksview-abcde', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
   addressType: o.addressType ?? 'IPv4',
   ports: [{ name: 'https', port: o.port ?? 8443, protocol: 'TCP' }],
   endpoints: pods.map((p) => ({
@@ -107,17 +108,17 @@ t.test('idempotent: the same endpoints again write nothing; a new term writes on
   h.mirror.setLeading(true);
   h.watch().set([slice([{ ip: '10.88.0.5' }])]);
   await h.mirror.idle();
-  t.equal(h.writes.length, 2, 'Endpoints and the IPv4 slice');
+  t.equal(h.writes.length, 3, 'Endpoints and the IPv4 and (empty) IPv6 slices');
   // A resync, or another slice's event changing nothing of ours.
   h.watch().set([slice([{ ip: '10.88.0.5' }], { name: 'ksview-abcde' })]);
   h.watch().set([slice([{ ip: '10.88.0.5' }])]);
   await h.mirror.idle();
-  t.equal(h.writes.length, 2, 'nothing written again');
+  t.equal(h.writes.length, 3, 'nothing written again');
   h.mirror.setLeading(false);
   h.mirror.setLeading(true);
   h.watch().set([slice([{ ip: '10.88.0.5' }])]);
   await h.mirror.idle();
-  t.equal(h.writes.length, 4, 'a new leader term writes what it sees once (someone may have changed the WDS meanwhile)');
+  t.equal(h.writes.length, 6, 'a new leader term writes what it sees once (someone may have changed the WDS meanwhile)');
 });
 
 t.test('leader lost: the watch stops and no write starts', async (t) => {
@@ -161,8 +162,8 @@ t.test('a failed write is retried', async (t) => {
   await h.mirror.idle();
   t.equal(h.writes.length, 0, 'the WDS refused');
   const deadline = Date.now() + 5000;
-  while (h.writes.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  t.equal(h.writes.length, 2, 'written after the backoff');
+  while (h.writes.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.equal(h.writes.length, 3, 'written after the backoff');
   h.mirror.stop();
 });
 
@@ -186,6 +187,7 @@ t.test('the default writer: server-side apply by name into the WDS, as ksview-se
   t.teardown(() => wds.close());
   wds.pool.intercept({ path: (p) => p.startsWith(ENDPOINTS), method: 'PATCH' }).reply(200, {});
   wds.pool.intercept({ path: (p) => p.startsWith(SLICE4), method: 'PATCH' }).reply(200, {});
+  wds.pool.intercept({ path: (p) => p.startsWith(SLICE6), method: 'PATCH' }).reply(200, {});
   let fw!: FakeWatch;
   const m = new EndpointsMirror({
     hosting: undefined as never, wds: wds.up, source: { namespace: 'ksview-system', service: 'ksview' }, target, serverPort: 8443, log: () => undefined,
@@ -198,7 +200,20 @@ t.test('the default writer: server-side apply by name into the WDS, as ksview-se
   t.same(calls.map((c) => `${c.method} ${c.path}`), [
     `PATCH ${ENDPOINTS}?fieldManager=ksview-serve-endpoints&force=true`,
     `PATCH ${SLICE4}?fieldManager=ksview-serve-endpoints&force=true`,
+    `PATCH ${SLICE6}?fieldManager=ksview-serve-endpoints&force=true`,
   ]);
   t.equal(calls[0]!.headers['content-type'], 'application/apply-patch+yaml');
   m.stop();
+});
+
+t.test('what the WDS is told comes from the hosting cluster\'s EndpointSlice controller only, bounded, and a family gone is emptied', async (t) => {
+  // Anyone who may create EndpointSlices in the release namespace can label one with the Service's name.
+  const forged: SourceSlice = { ...slice([{ ip: '10.99.0.66' }], { name: 'forged' }), metadata: { name: 'forged', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview' } } };
+  const [ep] = mirroredObjects([slice([{ ip: '10.88.0.5' }]), forged], target, 8443);
+  t.same((ep!.object.subsets as Array<{ addresses: unknown }>)[0]!.addresses, [{ ip: '10.88.0.5' }], 'a slice not managed by endpointslice-controller.k8s.io is not mirrored');
+  const many = slice(Array.from({ length: 1200 }, (_, i) => ({ ip: `10.88.${Math.floor(i / 250)}.${(i % 250) + 1}` })));
+  const bounded = mirroredObjects([many], target, 8443);
+  t.equal((bounded[1]!.object.endpoints as unknown[]).length, MAX_ADDRESSES, `at most ${MAX_ADDRESSES} addresses per slice, what the API accepts`);
+  const v4only = mirroredObjects([slice([{ ip: '10.88.0.5' }])], target, 8443);
+  t.same(v4only[2]!.object.endpoints, [], 'the IPv6 slice is written empty when the hosting cluster has none (no stale addresses stay)');
 });
