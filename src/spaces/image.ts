@@ -174,8 +174,13 @@ async function assembleRootfs(root: string, rootfs: string, info: BuildInfo, opt
   // The project: what `ksview` loads at run time, nothing of the tests or benches.
   copyInto(rootfs, '/app/package.json', path.join(root, 'package.json'));
   copyInto(rootfs, '/app/bin/ksview.js', path.join(root, 'bin', 'ksview.js'));
-  cpSync(path.join(root, 'dist', 'src'), path.join(app, 'dist', 'src'), {
-    recursive: true, filter: (src) => !src.endsWith('.map'),
+  // Only what compiles from today's sources: dist/ is not cleaned by tsc, and a file left there by
+  // another branch must not reach an image whose version says which commit it is.
+  const distSrc = path.join(root, 'dist', 'src');
+  cpSync(distSrc, path.join(app, 'dist', 'src'), {
+    recursive: true,
+    filter: (src) => statSync(src).isDirectory()
+      || (src.endsWith('.js') && existsSync(path.join(root, 'src', path.relative(distSrc, src)).replace(/\.js$/, '.ts'))),
   });
   // Read at run time: the CRDs the controllers and agents install, the ITS admission policy.
   cpSync(path.join(root, 'manifests', 'crds'), path.join(app, 'manifests', 'crds'), { recursive: true });
