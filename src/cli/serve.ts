@@ -9,7 +9,7 @@
 // listener drained (src/apiserver/graceful-shutdown.ts), then close().
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
-import { retryUntilDone } from '../kube/wait.js';
+import { retryUntilDone, withTimeout } from '../kube/wait.js';
 import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
 import { ensureItsAdmission } from '../controllers/its-admission.js';
 import { LeaderElector } from '../kube/leader-election.js';
@@ -38,6 +38,12 @@ import { GracefulShutdown } from '../apiserver/graceful-shutdown.js';
 import { EndpointsMirror } from '../controllers/endpoints-mirror.js';
 import { inClusterUpstream } from '../kube/in-cluster.js';
 import { SERVICE_PORT_NAME } from '../apiserver/registration.js';
+
+/** /readyz asks the WDS again after this long; its answer (the kubelet probes every 2 s) is bounded by the next. */
+const WDS_RECHECK_MS = 2000;
+const WDS_PROBE_TIMEOUT_MS = 3000;
+/** Not ready once the WDS has not answered 200 for this long (kubelet's failureThreshold adds its own). */
+const WDS_GRACE_MS = 10_000;
 
 export interface ServeOptions {
   wdsKubeconfig: string;
@@ -128,18 +134,20 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   if (denaturedKinds.length > 0) await native.start();
   const denatured = new DenaturedRegistry(up, denaturedKinds, log, native);
 
-  let readyUntil = 0;
+  // Ready while the WDS answered its /readyz lately: a WDS slow for a few seconds (a loaded
+  // machine) must not take every replica out of the endpoints at once, which would turn slow
+  // answers into the aggregator's 503s for everyone; a WDS gone for WDS_GRACE_MS does.
+  let lastOk = 0;
   let gate: GracefulShutdown | undefined;
   const ready = async () => {
     if (!denatured.ready) return false;
-    if (Date.now() < readyUntil) return true;
+    const now = Date.now();
+    if (now - lastOk < WDS_RECHECK_MS) return true;
     try {
-      const res = await upstreamRequest(up, 'GET', '/readyz');
-      if (res.status === 200) readyUntil = Date.now() + 2000;
-      return res.status === 200;
-    } catch {
-      return false;
-    }
+      const res = await withTimeout(upstreamRequest(up, 'GET', '/readyz'), WDS_PROBE_TIMEOUT_MS);
+      if (res.status === 200) lastOk = Date.now();
+    } catch { /* judged below */ }
+    return lastOk > 0 && Date.now() - lastOk < WDS_GRACE_MS;
   };
 
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
