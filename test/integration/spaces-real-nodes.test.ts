@@ -7,7 +7,7 @@
 // they were; and a user who is not root gets one line. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
 // reason otherwise. Spaces of its own (folder and ports: test/fixtures/real-node-spaces.ts, with
 // KSVIEW_TEST_REAL_NODES_LIFECYCLE_PORT_BASE, default 19700), since it tears them down.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -139,15 +139,19 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
         require('node:https').get({ host, port: Number(port), path: '/readyz', ca: require('node:fs').readFileSync(ca), timeout: 5000 },
           (r) => done('https ' + r.statusCode)).on('error', (e) => done('error ' + e.code)).on('timeout', () => done('timeout'));
       } else {
-        const s = require('node:net').connect({ host, port: Number(port) }, () => { s.once('data', (d) => done('read ' + d.toString().trim())); });
+        const s = require('node:net').connect({ host, port: Number(port) }, () => { s.once('data', (d) => done('connected, read ' + d.toString().trim())); });
         s.setTimeout(4000, () => done('timeout'));
         s.on('error', (e) => done('error ' + e.code));
       }`;
-    const fromNode = (p: number, ca?: string) => spawnSync('nsenter', [`--net=${netnsPath(wec1Node.netns)}`, '--', process.execPath, '-e', probe, addr, String(p), ...(ca ? [ca] : [])], { encoding: 'utf8', timeout: 30_000 }).stdout.trim();
-    const api = fromNode(wec1.apiserverPort, spacePkiFiles(wec1.dir).caCert);
+    // Asynchronous: this process must keep accepting while the probe runs (spawnSync would block the listener).
+    const fromNode = (p: number, ca?: string) => new Promise<string>((resolve) => {
+      execFile('nsenter', [`--net=${netnsPath(wec1Node.netns)}`, '--', process.execPath, '-e', probe, addr, String(p), ...(ca ? [ca] : [])],
+        { encoding: 'utf8', timeout: 30_000 }, (err, stdout) => resolve(stdout.trim() || `no answer (${err?.message ?? ''})`));
+    });
+    const api = await fromNode(wec1.apiserverPort, spacePkiFiles(wec1.dir).caCert);
     t.match(api, /^https \d{3}$/, `wec1's kube-apiserver answers at https://${addr}:${wec1.apiserverPort}, its certificate verified (${api})`);
-    const other = fromNode(port);
-    t.notMatch(other, /^read/, `127.0.0.1:${port} is not reachable as ${addr}:${port} (${other})`);
+    const other = await fromNode(port);
+    t.notMatch(other, /^connected/, `127.0.0.1:${port} is not reachable as ${addr}:${port} (${other})`);
     t.equal(accepted, 0, 'the loopback-only listener got no connection from the node');
   });
 
