@@ -7,11 +7,12 @@
 // etcd serves TLS only and asks every client for a certificate of its own CA, on both its URLs
 // (component-certs.ts): the kube-apiservers present theirs; a local user without it gets nothing.
 import path from 'node:path';
+import { admissionConfigFile, admissionPlugins } from './admission-config.js';
 import { etcdPkiFiles } from './component-certs.js';
 import { runsScheduler, type SpaceLayout, type SpacesLayout } from './layout.js';
 import { podApiserverAddress, portBaseOf } from './node-layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
-import { webhookClientFiles } from './webhook-client.js';
+
 
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const POD_CIDR = '10.244.0.0/16';
@@ -117,8 +118,9 @@ export function apiserverArgs(layout: SpacesLayout, space: SpaceLayout): string[
     '--feature-gates=MutatingAdmissionPolicy=true',
     '--runtime-config=admissionregistration.k8s.io/v1alpha1=true',
     // A WDS calls the view's admission webhooks with its front-proxy client certificate
-    // (./webhook-client.ts): the server answers reviews from nobody else.
-    ...(space.role === 'wds' ? [`--admission-control-config-file=${webhookClientFiles(space.dir).admissionConfig}`] : []),
+    // (./webhook-client.ts): the server answers reviews from nobody else. A space with a real node
+    // enforces Pod Security baseline by default (./pod-security.ts). One file: ./admission-config.ts.
+    ...(admissionPlugins(layout, space).length > 0 ? [`--admission-control-config-file=${admissionConfigFile(space)}`] : []),
     ...real.extra,
   ];
 }

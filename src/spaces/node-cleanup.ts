@@ -2,14 +2,16 @@
 // from /proc, /run/netns, /sys/fs/cgroup, iptables) by a pure function (unit-tested), then done:
 // the pods' processes (every process in the nodes' cgroup roots) and containerd's shims (by
 // their -address) killed; every mount under the nodes' folders and the pods' network namespaces
-// (those holding an address of a node's pod subnet) unmounted, deepest first; the nodes' network
-// namespaces (their links go with them), the host ends of the links, the DNAT chain and its jump,
+// (`cni-*` holding an address of one of these nodes' own /24 pod subnets: never the whole
+// 10.X.0.0/16, whose X other port bases share) unmounted, deepest first; the nodes' network
+// namespaces (their links go with them), the host ends of the links, the nat and raw chains
+// `KSVIEW-<port base>` and their jumps,
 // the cgroups (deepest first, in every hierarchy), containerd's CNI results of the nodes'
 // networks. The sysctls kubelet changed are restored by the caller from the recorded values.
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { dnatChain, nodesNetwork, type NodeLayout } from './node-layout.js';
-import { dnatRules, hostVethPrefix, netnsPath, run } from './node-network.js';
+import { dnatChain, type NodeLayout } from './node-layout.js';
+import { dnatJumps, netnsPath, run } from './node-network.js';
 
 export interface MachineFacts {
   /** Mount points (from /proc/self/mountinfo). */
@@ -18,7 +20,8 @@ export interface MachineFacts {
   netns: Array<{ name: string; addrs: string[] }>;
   /** Host links by name. */
   links: string[];
-  chainExists: boolean;
+  /** Whether the chain `KSVIEW-<port base>` exists, per table. */
+  chainExists: { nat: boolean; raw: boolean };
   /** Existing cgroup folders under the nodes' cgroup roots, every hierarchy. */
   cgroupDirs: string[];
   /** Files in containerd's CNI cache (/var/lib/cni/results). */
@@ -60,8 +63,10 @@ export function planNodeCleanup(nodes: NodeLayout[], portBase: number, facts: Ma
       steps.push({ kind: 'kill', pid: p.pid, why: `a shim of ${p.argv[i + 1]}` });
     }
   }
-  const net = nodesNetwork(portBase);
-  const podNetns = facts.netns.filter((ns) => ns.name.startsWith('cni-') && ns.addrs.some((a) => inCidr(a, net))).map((ns) => netnsPath(ns.name));
+  // A pod's namespace holds an address of its node's own /24; 10.X.0.0/16 is shared with other
+  // port bases (X = 160 + ⌊port base / 100⌋ mod 80) and maybe other runtimes.
+  const podNetns = facts.netns.filter((ns) => ns.name.startsWith('cni-') && ns.addrs.some((a) => nodes.some((n) => inCidr(a, n.podSubnet))))
+    .map((ns) => netnsPath(ns.name));
   const mounts = facts.mounts.filter((m) => nodes.some((n) => under(m, n.dir)) || podNetns.includes(m))
     .sort((a, b) => depth(b) - depth(a) || b.localeCompare(a));
   // A path mounted twice is unmounted twice.
@@ -72,11 +77,13 @@ export function planNodeCleanup(nodes: NodeLayout[], portBase: number, facts: Ma
     if (facts.links.includes(n.hostVeth)) steps.push({ kind: 'run', cmd: 'ip', args: ['link', 'delete', n.hostVeth] });
     if (facts.netns.some((ns) => ns.name === n.netns)) steps.push({ kind: 'run', cmd: 'ip', args: ['netns', 'delete', n.netns] });
   }
-  if (facts.chainExists) {
-    const { jump } = dnatRules(portBase, hostVethPrefix(portBase));
-    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', 'nat', '-D', ...jump] });
-    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', 'nat', '-F', dnatChain(portBase)] });
-    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', 'nat', '-X', dnatChain(portBase)] });
+  // Exactly what ensureApiserverDnat added: the jump, then the chain (flushed, then deleted), per table.
+  const jumps = dnatJumps(portBase);
+  for (const table of ['nat', 'raw'] as const) {
+    if (!facts.chainExists[table]) continue;
+    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', table, '-D', ...jumps[table]] });
+    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', table, '-F', dnatChain(portBase)] });
+    steps.push({ kind: 'run', cmd: 'iptables', args: ['-t', table, '-X', dnatChain(portBase)] });
   }
   for (const d of [...facts.cgroupDirs].sort((a, b) => depth(b) - depth(a) || b.localeCompare(a))) steps.push({ kind: 'rmdir', path: d });
   for (const n of nodes) steps.push({ kind: 'rm', path: path.dirname(n.containerdSocket) });
@@ -128,7 +135,10 @@ export function readMachineFacts(nodes: NodeLayout[], portBase: number): Machine
     mounts: parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')),
     netns,
     links,
-    chainExists: run('iptables', ['-t', 'nat', '-S', dnatChain(portBase)]).status === 0,
+    chainExists: {
+      nat: run('iptables', ['-t', 'nat', '-S', dnatChain(portBase)]).status === 0,
+      raw: run('iptables', ['-t', 'raw', '-S', dnatChain(portBase)]).status === 0,
+    },
     cgroupDirs,
     cniResults: existsSync(CNI_RESULTS_DIR) ? readdirSync(CNI_RESULTS_DIR) : [],
     processes,

@@ -96,10 +96,29 @@ export function readSysctls(keys: readonly string[] = NODE_SYSCTLS): Record<stri
   return Object.fromEntries(keys.map((k) => [k, readFileSync(sysctlFile(k), 'utf8').trim()]));
 }
 
-/** Writes back recorded values; returns the keys it could not write. */
+/**
+ * Of recorded values (state.json, /run/ksview/sysctls.json: files others may have written), only
+ * the known keys (NODE_SYSCTLS) with integer values: `down` runs as root and must never write a
+ * sysctl a file names (kernel.core_pattern would run any program as root). The rest is ignored,
+ * and said (`ignored`, one entry per key).
+ */
+export function knownSysctls(values: unknown): { values: Record<string, string>; ignored: string[] } {
+  const known = new Set<string>(NODE_SYSCTLS);
+  const out: Record<string, string> = {};
+  const ignored: string[] = [];
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) return { values: out, ignored: values === undefined ? [] : ['(not an object)'] };
+  for (const [k, v] of Object.entries(values as Record<string, unknown>)) {
+    const value = typeof v === 'number' ? String(v) : v;
+    if (known.has(k) && typeof value === 'string' && /^-?\d{1,10}$/.test(value.trim())) out[k] = value.trim();
+    else ignored.push(k);
+  }
+  return { values: out, ignored };
+}
+
+/** Writes back recorded values (known keys only: knownSysctls); returns the keys it could not write. */
 export function restoreSysctls(values: Record<string, string>): string[] {
   const failed: string[] = [];
-  for (const [k, v] of Object.entries(values)) {
+  for (const [k, v] of Object.entries(knownSysctls(values).values)) {
     try {
       if (readFileSync(sysctlFile(k), 'utf8').trim() !== v) writeFileSync(sysctlFile(k), v);
     } catch {
@@ -122,7 +141,7 @@ const machineRecord = path.join(MACHINE_RUN_DIR, 'sysctls.json');
 /** The machine's values before any real node changed them: recorded now if no real node runs. */
 export function recordMachineSysctls(): Record<string, string> {
   if (existsSync(machineRecord)) {
-    const had = JSON.parse(readFileSync(machineRecord, 'utf8')) as Record<string, string>;
+    const had = knownSysctls(JSON.parse(readFileSync(machineRecord, 'utf8'))).values;
     // A key this version adds that the record lacks: as it is now.
     return { ...readSysctls(), ...had };
   }
@@ -138,11 +157,18 @@ export function otherNodesRun(ours: readonly string[]): boolean {
   return readdirSync(MACHINE_RUN_DIR).some((d) => /^\d+-/.test(d) && !ours.includes(path.join(MACHINE_RUN_DIR, d)));
 }
 
-/** Restores the machine's recorded values (else `fallback`) when no other real node runs; the keys not written. */
-export function restoreMachineSysctls(ours: readonly string[], fallback: Record<string, string>): { restored: boolean; failed: string[] } {
-  if (otherNodesRun(ours)) return { restored: false, failed: [] };
-  const values = existsSync(machineRecord) ? JSON.parse(readFileSync(machineRecord, 'utf8')) as Record<string, string> : fallback;
+/**
+ * Restores the machine's recorded values (else `fallback`, state.json's) when no other real node
+ * runs: known keys with integer values only (knownSysctls); the keys not written, and those ignored.
+ */
+export function restoreMachineSysctls(ours: readonly string[], fallback: unknown): { restored: boolean; failed: string[]; ignored: string[] } {
+  if (otherNodesRun(ours)) return { restored: false, failed: [], ignored: [] };
+  let recorded: unknown = fallback;
+  if (existsSync(machineRecord)) {
+    try { recorded = JSON.parse(readFileSync(machineRecord, 'utf8')); } catch { /* unreadable: state.json's */ }
+  }
+  const { values, ignored } = knownSysctls(recorded);
   const failed = restoreSysctls(values);
   if (failed.length === 0) rmSync(machineRecord, { force: true });
-  return { restored: true, failed };
+  return { restored: true, failed, ignored };
 }

@@ -21,7 +21,7 @@ import {
 } from './node-config.js';
 import { ensureNodeImages, importImage, PAUSE_IMAGE } from './node-images.js';
 import { nodeLayouts, portBaseOf, type NodeLayout } from './node-layout.js';
-import { ensureApiserverDnat, ensureNodeNetwork, inNetns, run } from './node-network.js';
+import { checkNodeRoutes, ensureApiserverDnat, ensureNodeNetwork, inNetns, run } from './node-network.js';
 import { podServerUrl } from './pod-access.js';
 import type { ProcessRecord } from './processes.js';
 import { ensureClientCert, spacePkiFiles } from './space-pki.js';
@@ -101,7 +101,10 @@ export async function ensureRealNodes(layout: SpacesLayout, bins: NodeBinaries, 
   starter: Starter, progress: Progress, timeoutMs: number): Promise<NodeLayout[]> {
   const nodes = nodeLayouts(layout);
   const archives = ensureNodeImages(cacheDir, progress);
-  ensureApiserverDnat(portBaseOf(layout));
+  // A subnet routed elsewhere is refused before anything (a chain, a namespace) is made.
+  checkNodeRoutes(nodes);
+  // Every space's kube-apiserver is reachable from pods at 10.X.0.1 (./pod-access.ts), nothing else.
+  ensureApiserverDnat(portBaseOf(layout), layout.spaces.map((s) => s.apiserverPort));
   await Promise.all(nodes.map(async (n) => {
     ensureNodeNetwork(n);
     ensureCgroupRoot(n);

@@ -25,7 +25,8 @@ import { nodeLayouts, nodeProcessNames, podApiserverAddress } from './node-layou
 import { portFree } from './ports.js';
 import { isRunning, runsWith, startDetached, stopAll, waitReady, type ProcessRecord } from './processes.js';
 import { ensureSpacePki } from './space-pki.js';
-import { HOSTED_WEBHOOK_PORT, writeWebhookClientFiles } from './webhook-client.js';
+import { writeAdmissionConfig } from './admission-config.js';
+import { HOSTED_WEBHOOK_PORT, writeWebhookKubeconfig } from './webhook-client.js';
 import { ensureWecExecutors } from './wec-executors.js';
 import { optionsOfState, readState, writeState, type SpacesState } from './state.js';
 
@@ -205,7 +206,9 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   // A WDS served by pods (real nodes: wds1, the chart's hosted registration) is called on its
   // Service's port 443; the others on their serve process's port.
   const processServed = new Set(serveSpaces(layout).map((s) => s.name));
-  for (const s of wdsSpaces(layout)) writeWebhookClientFiles(s, processServed.has(s.name) ? (s.viewServerPort ?? layout.viewServerPort) : HOSTED_WEBHOOK_PORT);
+  for (const s of wdsSpaces(layout)) writeWebhookKubeconfig(s, processServed.has(s.name) ? (s.viewServerPort ?? layout.viewServerPort) : HOSTED_WEBHOOK_PORT);
+  // Every space's AdmissionConfiguration (webhooks of a WDS, Pod Security where a node is real).
+  for (const s of layout.spaces) writeAdmissionConfig(layout, s);
   // Each agent's own client certificate of its1 (never the admin's).
   await ensureAgentIdentities(layout);
   progress.step(`PKI and kubeconfig ready: ${layout.kubeconfigPath}`);
@@ -356,8 +359,9 @@ async function realNodesDown(dir: string, state: SpacesState, live: ProcessRecor
   failed.push(...await runCleanup(planNodeCleanup(nodes, state.portBase, readMachineFacts(nodes, state.portBase))));
   if (state.nodeSysctls) {
     // The last real-node spaces of the machine to stop restores them (./node-host.ts).
-    const { restoreMachineSysctls } = await import('./node-host.js');
-    const { failed: notRestored } = restoreMachineSysctls(nodes.map((n) => path.dirname(n.containerdSocket)), state.nodeSysctls);
+    const { NODE_SYSCTLS, restoreMachineSysctls } = await import('./node-host.js');
+    const { failed: notRestored, ignored } = restoreMachineSysctls(nodes.map((n) => path.dirname(n.containerdSocket)), state.nodeSysctls);
+    if (ignored.length > 0) process.stderr.write(`spaces down: ignored recorded sysctls ${ignored.join(', ')} (only ${NODE_SYSCTLS.join(', ')} with integer values are restored)\n`);
     failed.push(...notRestored.map((k) => `sysctl ${k} not restored`));
   }
   return failed;

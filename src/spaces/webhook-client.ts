@@ -39,24 +39,25 @@ export function webhookKubeconfig(port: number, certFile: string, keyFile: strin
   };
 }
 
-/** The AdmissionConfiguration pointing both webhook plugins at that kubeconfig. */
-export function admissionConfiguration(kubeconfigFile: string): object {
+/** The webhook plugins' entries of an AdmissionConfiguration, both pointing at that kubeconfig. */
+export function webhookPlugins(kubeconfigFile: string): object[] {
   const configuration = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfigFile };
-  return {
-    apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration',
-    plugins: [
-      { name: 'ValidatingAdmissionWebhook', configuration },
-      { name: 'MutatingAdmissionWebhook', configuration },
-    ],
-  };
+  return [
+    { name: 'ValidatingAdmissionWebhook', configuration },
+    { name: 'MutatingAdmissionWebhook', configuration },
+  ];
 }
 
-/** Writes both files for a WDS (its serve's port); written on every `up`, so a changed port follows. */
-export function writeWebhookClientFiles(space: SpaceLayout, servePort: number): WebhookClientFiles {
+/** One AdmissionConfiguration of the plugins a space configures (webhooks, Pod Security: ./admission-config.ts). */
+export function admissionConfiguration(plugins: object[]): object {
+  return { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins };
+}
+
+/** Writes the webhook kubeconfig of a WDS (its serve's port); written on every `up`, so a changed port follows. */
+export function writeWebhookKubeconfig(space: SpaceLayout, servePort: number): WebhookClientFiles {
   const f = webhookClientFiles(space.dir);
   const pki = spacePkiFiles(space.dir);
   mkdirSync(path.dirname(f.kubeconfig), { recursive: true, mode: 0o700 });
   writeFileSync(f.kubeconfig, YAML.stringify(webhookKubeconfig(servePort, pki.frontProxyClientCert, pki.frontProxyClientKey)), { mode: 0o600 });
-  writeFileSync(f.admissionConfig, YAML.stringify(admissionConfiguration(f.kubeconfig), { aliasDuplicateObjects: false }), { mode: 0o600 });
   return f;
 }

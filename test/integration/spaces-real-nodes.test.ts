@@ -7,16 +7,19 @@
 // they were; and a user who is not root gets one line. Runs only where real nodes can (root, cgroups, network namespaces); skips with the
 // reason otherwise. Spaces of its own (folder and ports: test/fixtures/real-node-spaces.ts, with
 // KSVIEW_TEST_REAL_NODES_LIFECYCLE_PORT_BASE, default 19700), since it tears them down.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { defaultCacheDir } from '../../src/spaces/binaries.js';
 import { buildImage, HTTPD_IMAGE, HTTPD_PORT, importImage } from '../../src/spaces/node-images.js';
 import { otherNodesRun } from '../../src/spaces/node-host.js';
-import { nodeLayouts } from '../../src/spaces/node-layout.js';
+import { nodeLayouts, podApiserverAddress } from '../../src/spaces/node-layout.js';
+import { netnsPath } from '../../src/spaces/node-network.js';
+import { spacePkiFiles } from '../../src/spaces/space-pki.js';
 import { renderPodKubeconfig } from '../../src/spaces/pod-access.js';
 import { stderrProgress } from '../../src/util/progress.js';
 import { buildClientGo } from '../fixtures/clientgo.js';
@@ -117,6 +120,63 @@ t.test('spaces up --real-nodes: real containers in host1 and wec1, and down leav
     const res = await httpGet(`http://${ip}:${HTTPD_PORT}/`);
     t.equal(res.status, 200, 'GET / from the host answers 200');
     t.match(res.body, /ksview-httpd/, 'with the page of the image');
+  });
+
+  await t.test('from wec1\'s node, 10.X.0.1 answers on a kube-apiserver\'s port and on no other port of the host\'s loopback', async (t) => {
+    // What a pod's packets do: leave the node's namespace through its link to the host, to 10.X.0.1.
+    const wec1Node = nodeLayouts(spaces.layout).find((n) => n.space === 'wec1')!;
+    const wec1 = spaces.layout.spaces.find((s) => s.name === 'wec1')!;
+    const addr = podApiserverAddress(opts.portBase);
+    // A service bound to the host's loopback only (as the push agent's, a kube-controller-manager's).
+    let accepted = 0;
+    const server = net.createServer((s) => { accepted++; s.end('private\n'); });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => { server.close(); });
+    const port = (server.address() as net.AddressInfo).port;
+    const probe = `const [host, port, ca] = process.argv.slice(1);
+      const done = (s) => { console.log(s); process.exit(0); };
+      if (ca) {
+        require('node:https').get({ host, port: Number(port), path: '/readyz', ca: require('node:fs').readFileSync(ca), timeout: 5000 },
+          (r) => done('https ' + r.statusCode)).on('error', (e) => done('error ' + e.code)).on('timeout', () => done('timeout'));
+      } else {
+        const s = require('node:net').connect({ host, port: Number(port) }, () => { s.once('data', (d) => done('connected, read ' + d.toString().trim())); });
+        s.setTimeout(4000, () => done('timeout'));
+        s.on('error', (e) => done('error ' + e.code));
+      }`;
+    // Asynchronous: this process must keep accepting while the probe runs (spawnSync would block the listener).
+    const fromNode = (p: number, ca?: string) => new Promise<string>((resolve) => {
+      execFile('nsenter', [`--net=${netnsPath(wec1Node.netns)}`, '--', process.execPath, '-e', probe, addr, String(p), ...(ca ? [ca] : [])],
+        { encoding: 'utf8', timeout: 30_000 }, (err, stdout) => resolve(stdout.trim() || `no answer (${err?.message ?? ''})`));
+    });
+    const api = await fromNode(wec1.apiserverPort, spacePkiFiles(wec1.dir).caCert);
+    t.match(api, /^https \d{3}$/, `wec1's kube-apiserver answers at https://${addr}:${wec1.apiserverPort}, its certificate verified (${api})`);
+    const other = await fromNode(port);
+    t.notMatch(other, /^connected/, `127.0.0.1:${port} is not reachable as ${addr}:${port} (${other})`);
+    t.equal(accepted, 0, 'the loopback-only listener got no connection from the node');
+  });
+
+  await t.test('Pod Security: baseline enforced in wec1 and host1 (a privileged hostPath pod is refused); restricted warned', async (t) => {
+    for (const space of ['wec1', 'host1']) {
+      const ns = uniqueName('psa');
+      kcOk(space, ['create', 'namespace', ns]);
+      t.teardown(() => { kc(space, ['delete', 'namespace', ns, '--wait=false']); });
+      const root = {
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace: ns },
+        spec: {
+          hostPID: true,
+          containers: [{ name: 'c', image: HTTPD_IMAGE, imagePullPolicy: 'Never', securityContext: { privileged: true }, volumeMounts: [{ name: 'host', mountPath: '/host' }] }],
+          volumes: [{ name: 'host', hostPath: { path: '/' } }],
+        },
+      };
+      const r = kc(space, ['apply', '-f', '-'], JSON.stringify(root));
+      t.not(r.status, 0, `${space}: a privileged hostPID hostPath pod is refused`);
+      t.match(r.stderr, /violates PodSecurity "baseline:latest"/, `${space}: in Pod Security's words (${r.stderr.trim().slice(0, 300)})`);
+      t.match(r.stderr, /hostPath volumes/, 'naming the hostPath volume');
+      const plain = { ...root, metadata: { name: 'plain', namespace: ns }, spec: { containers: [{ name: 'c', image: HTTPD_IMAGE, imagePullPolicy: 'Never' }] } };
+      const w = kc(space, ['apply', '--dry-run=server', '-f', '-'], JSON.stringify(plain));
+      t.equal(w.status, 0, `${space}: a baseline pod is admitted`);
+      t.match(w.stderr, /would violate PodSecurity "restricted:latest"/, `${space}: with restricted's warning`);
+    }
   });
 
   await t.test('a pod in host1 reaches wds1 with an in-pod kubeconfig, and host1 through the kubernetes Service', async (t) => {

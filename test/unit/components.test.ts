@@ -1,7 +1,8 @@
 import t from 'tap';
 import { apiserverArgs, controllerManagerArgs, etcdArgs } from '../../src/spaces/components.js';
 import { spacesLayout } from '../../src/spaces/layout.js';
-import { admissionConfiguration, webhookKubeconfig } from '../../src/spaces/webhook-client.js';
+import { admissionPlugins } from '../../src/spaces/admission-config.js';
+import { webhookKubeconfig } from '../../src/spaces/webhook-client.js';
 
 const layout = spacesLayout({ dir: '/state', portBase: 30000, wecs: 1 });
 const space = (name: string) => layout.spaces.find((s) => s.name === name)!;
@@ -65,8 +66,8 @@ t.test('a WDS presents its front-proxy client certificate to the view\'s admissi
   const wdsFile = flag(apiserverArgs(layout, space('wds1')), 'admission-control-config-file');
   t.equal(wdsFile, '/state/wds1/admission/admission-config.yaml');
   t.notOk(flag(apiserverArgs(layout, space('its1')), 'admission-control-config-file'), 'only WDSs call the view\'s webhooks');
-  const config = admissionConfiguration('/state/wds1/admission/webhook-kubeconfig.yaml') as { plugins: Array<{ name: string; configuration: { kind: string; kubeConfigFile: string } }> };
-  t.strictSame(config.plugins.map((p) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]), [
+  const plugins = admissionPlugins(layout, space('wds1')) as Array<{ name: string; configuration: { kind: string; kubeConfigFile: string } }>;
+  t.strictSame(plugins.map((p) => [p.name, p.configuration.kind, p.configuration.kubeConfigFile]), [
     ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration', '/state/wds1/admission/webhook-kubeconfig.yaml'],
     ['MutatingAdmissionWebhook', 'WebhookAdmissionConfiguration', '/state/wds1/admission/webhook-kubeconfig.yaml'],
   ]);

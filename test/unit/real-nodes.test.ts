@@ -8,10 +8,11 @@ import { apiserverArgs, controllerManagerArgs } from '../../src/spaces/component
 import { layoutPorts, MAX_WDSS, spacesLayout } from '../../src/spaces/layout.js';
 import { inCidr, parseMountinfo, planNodeCleanup, type MachineFacts } from '../../src/spaces/node-cleanup.js';
 import { cniConfList, containerdConfig, kubeletArgs, kubeletConfig, kubeProxyConfig } from '../../src/spaces/node-config.js';
-import { missingPackages } from '../../src/spaces/node-host.js';
+import { knownSysctls, missingPackages } from '../../src/spaces/node-host.js';
+import { admissionPlugins } from '../../src/spaces/admission-config.js';
 import { imageDigestKey } from '../../src/spaces/node-images.js';
 import { nodeLayouts, podApiserverAddress } from '../../src/spaces/node-layout.js';
-import { foreignRoute } from '../../src/spaces/node-network.js';
+import { dnatJumps, dnatRestoreInput, foreignRoute } from '../../src/spaces/node-network.js';
 import { podServerUrl } from '../../src/spaces/pod-access.js';
 
 const real = (portBase = 16400, wecs = 2) => spacesLayout({ dir: '/s', portBase, wecs, realNodes: true });
@@ -122,7 +123,7 @@ t.test('down plans the removal of what the nodes made, and only that', async (t)
     mounts: ['/', `${host1!.dir}/kubelet/pods/u/volumes/kubernetes.io~projected/token`, `${host1!.dir}/containerd/state/x/rootfs`, '/run/netns/cni-ours', '/run/netns/cni-other', '/s-other/node/x'],
     netns: [{ name: host1!.netns, addrs: [] }, { name: 'cni-ours', addrs: ['10.164.1.5'] }, { name: 'cni-other', addrs: ['10.88.0.4'] }, { name: 'someone-else', addrs: [] }],
     links: ['lo', 'eth0', host1!.hostVeth],
-    chainExists: true,
+    chainExists: { nat: true, raw: true },
     cgroupDirs: [`/sys/fs/cgroup/memory${host1!.cgroupRoot}`, `/sys/fs/cgroup/memory${host1!.cgroupRoot}/kubepods`],
     cniResults: [`${host1!.cniNetwork}-abc-eth0`, 'other-net-def-eth0'],
     processes: [
@@ -139,16 +140,91 @@ t.test('down plans the removal of what the nodes made, and only that', async (t)
   const runs = steps.filter((s) => s.kind === 'run').map((s) => (s as { args: string[] }).args.join(' '));
   t.ok(runs.includes(`link delete ${host1!.hostVeth}`) && runs.includes(`netns delete ${host1!.netns}`), 'the link and the node\'s namespace');
   t.notOk(runs.some((r) => r.includes('someone-else')), 'not another namespace');
-  t.ok(runs.some((r) => r.startsWith('-t nat -X KSVIEW-16400')), 'the DNAT chain');
+  const jumps = dnatJumps(16400);
+  t.same(runs.filter((r) => r.startsWith('-t ')), [
+    `-t nat -D ${jumps.nat.join(' ')}`, '-t nat -F KSVIEW-16400', '-t nat -X KSVIEW-16400',
+    `-t raw -D ${jumps.raw.join(' ')}`, '-t raw -F KSVIEW-16400', '-t raw -X KSVIEW-16400',
+  ], 'exactly what up added: both jumps, both chains');
   const rmdirs = steps.filter((s) => s.kind === 'rmdir').map((s) => (s as { path: string }).path);
   t.same(rmdirs, [`/sys/fs/cgroup/memory${host1!.cgroupRoot}/kubepods`, `/sys/fs/cgroup/memory${host1!.cgroupRoot}`], 'cgroups, children first');
   const rms = steps.filter((s) => s.kind === 'rm').map((s) => (s as { path: string }).path);
   t.ok(rms.includes('/run/netns/cni-ours') && !rms.includes('/run/netns/cni-other'), 'our pods\' namespaces only');
   t.ok(rms.includes(`/var/lib/cni/results/${host1!.cniNetwork}-abc-eth0`) && !rms.some((r) => r.includes('other-net')), 'our CNI results only');
-  t.same(planNodeCleanup(nodes, 16400, { mounts: [], netns: [], links: [], chainExists: false, cgroupDirs: [], cniResults: [], processes: [], cgroupPids: [] })
+  t.same(planNodeCleanup(nodes, 16400, { mounts: [], netns: [], links: [], chainExists: { nat: false, raw: false }, cgroupDirs: [], cniResults: [], processes: [], cgroupPids: [] })
     .filter((s) => s.kind !== 'rm'), [], 'nothing left: nothing to do but the (absent) socket folders');
 });
 
 t.test('mountinfo paths are unescaped', async (t) => {
   t.same(parseMountinfo('36 35 98:0 / /mnt/a\\040b rw - ext3 /dev/root rw\n'), ['/mnt/a b']);
+});
+
+t.test('the DNAT reaches the kube-apiservers\' ports only; the rest of 10.X.0.1 and all loopback are dropped before NAT', async (t) => {
+  const layout = real();
+  const ports = layout.spaces.map((s) => s.apiserverPort);
+  const input = dnatRestoreInput(16400, ports);
+  const lines = input.split('\n');
+  const table = (name: string) => lines.slice(lines.indexOf(`*${name}`) + 1, lines.indexOf('COMMIT', lines.indexOf(`*${name}`)));
+  const nat = table('nat');
+  const raw = table('raw');
+  t.equal(nat[0], ':KSVIEW-16400 - [0:0]', 'nat: the chain declared (so restored whole)');
+  const dnat = nat.filter((l) => l.startsWith('-A '));
+  t.equal(dnat.length, new Set(ports).size, 'one DNAT per kube-apiserver port');
+  t.ok(dnat.every((l) => /^-A KSVIEW-16400 -d 10\.164\.0\.1\/32 -p tcp -m tcp --dport \d+ -j DNAT --to-destination 127\.0\.0\.1$/.test(l)), 'each with its --dport');
+  t.same(dnat.map((l) => Number(/--dport (\d+)/.exec(l)![1])).sort(), [...new Set(ports)].sort(), 'the kube-apiservers\' ports, no other');
+  t.notOk(dnat.some((l) => !l.includes('--dport')), 'no DNAT without a port (the old rule opened all of loopback)');
+  const rawRules = raw.filter((l) => l.startsWith('-A '));
+  t.same(rawRules.slice(-2), ['-A KSVIEW-16400 -d 10.164.0.1/32 -j DROP', '-A KSVIEW-16400 -d 127.0.0.0/8 -j DROP'], 'raw: the rest of 10.X.0.1 and 127.0.0.0/8 dropped');
+  t.same(rawRules.slice(0, -2).map((l) => Number(/--dport (\d+)/.exec(l)![1])).sort(), [...new Set(ports)].sort(), 'after letting the kube-apiservers\' ports through');
+  const jumps = dnatJumps(16400);
+  t.same([jumps.nat.slice(0, 3), jumps.raw.slice(0, 3)], [['PREROUTING', '-i', 'ksv16400h+'], ['PREROUTING', '-i', 'ksv16400h+']], 'both only for packets from the nodes\' links');
+  t.throws(() => dnatRestoreInput(16400, []), /no kube-apiserver port/);
+});
+
+t.test('Pod Security baseline is enforced where a node is real, and the WDS keeps its webhook configuration', async (t) => {
+  const layout = real();
+  const space = (name: string) => layout.spaces.find((s) => s.name === name)!;
+  for (const name of ['host1', 'wec1']) {
+    const plugins = admissionPlugins(layout, space(name)) as Array<{ name: string; configuration: { defaults: Record<string, string>; exemptions: Record<string, string[]> } }>;
+    t.same(plugins.map((p) => p.name), ['PodSecurity'], `${name}: PodSecurity configured`);
+    t.same(plugins[0]!.configuration.defaults, { enforce: 'baseline', 'enforce-version': 'latest', audit: 'restricted', 'audit-version': 'latest', warn: 'restricted', 'warn-version': 'latest' }, `${name}: enforce baseline, audit and warn restricted`);
+    t.same(plugins[0]!.configuration.exemptions, { usernames: [], runtimeClasses: [], namespaces: [] }, `${name}: no exemption`);
+    t.ok(apiserverArgs(layout, space(name)).includes(`--admission-control-config-file=${space(name).dir}/admission/admission-config.yaml`), `${name}: kube-apiserver reads it`);
+  }
+  t.same(admissionPlugins(layout, space('wds1')).map((p) => (p as { name: string }).name), ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'], 'wds1: its webhook client configuration, unchanged');
+  t.same(admissionPlugins(layout, space('wec2')), [], 'wec2 (kwok): nothing, no flag');
+  t.notOk(apiserverArgs(layout, space('wec2')).some((a) => a.startsWith('--admission-control-config-file')));
+  const kwok = spacesLayout({ dir: '/s', portBase: 16400, wecs: 2 });
+  t.same(admissionPlugins(kwok, kwok.spaces.find((s) => s.name === 'wec1')!), [], 'without --real-nodes: wec1 unchanged');
+});
+
+t.test('down removes the pods\' namespaces of these nodes\' /24s only: another port base with the same 10.X/16 keeps its', async (t) => {
+  // 16400 and 24400 share 10.164.0.0/16 (X = 160 + ⌊port base / 100⌋ mod 80).
+  const nodes = nodeLayouts(real(16400));
+  const [host1, wec1] = nodes;
+  t.equal(podApiserverAddress(24400), podApiserverAddress(16400), 'the collision this guards against');
+  const facts: MachineFacts = {
+    mounts: ['/run/netns/cni-host1', '/run/netns/cni-wec1', '/run/netns/cni-elsewhere'],
+    netns: [
+      { name: 'cni-host1', addrs: [host1!.podSubnet.replace('0/24', '7')] },
+      { name: 'cni-wec1', addrs: [wec1!.podSubnet.replace('0/24', '9')] },
+      // In 10.164.0.0/16, but not in a pod subnet of these nodes (another runtime, another port base's link).
+      { name: 'cni-elsewhere', addrs: ['10.164.50.4'] },
+    ],
+    links: [], chainExists: { nat: false, raw: false }, cgroupDirs: [], cniResults: [], processes: [], cgroupPids: [],
+  };
+  const steps = planNodeCleanup(nodes, 16400, facts);
+  const paths = steps.filter((s) => s.kind === 'umount' || s.kind === 'rm').map((s) => (s as { path: string }).path);
+  t.ok(paths.includes('/run/netns/cni-host1') && paths.includes('/run/netns/cni-wec1'), 'our pods\' namespaces');
+  t.notOk(paths.includes('/run/netns/cni-elsewhere'), 'not a namespace that only shares the /16');
+});
+
+t.test('down restores only the known sysctls, with integer values; says what it ignored', async (t) => {
+  const recorded = { 'vm.overcommit_memory': '0', 'kernel.panic': 0, 'kernel.panic_on_oops': '1', 'fs.inotify.max_user_instances': '128',
+    'kernel.core_pattern': '|/tmp/x', 'kernel.modprobe': '/tmp/x', 'vm.overcommit_ratio': '50', 'kernel.panic_on_warn': '1' };
+  const { values, ignored } = knownSysctls({ ...recorded, 'kernel.panic': '1; rm -rf /' });
+  t.same(values, { 'vm.overcommit_memory': '0', 'kernel.panic_on_oops': '1', 'fs.inotify.max_user_instances': '128' }, 'known keys with integer values');
+  t.same(ignored.sort(), ['kernel.core_pattern', 'kernel.modprobe', 'kernel.panic', 'kernel.panic_on_warn', 'vm.overcommit_ratio'], 'the rest ignored, each named');
+  t.same(knownSysctls(recorded).values['kernel.panic'], '0', 'a number is an integer value too');
+  t.same(knownSysctls(undefined), { values: {}, ignored: [] }, 'nothing recorded: nothing');
+  t.same(knownSysctls('kernel.core_pattern=|x'), { values: {}, ignored: ['(not an object)'] });
 });
