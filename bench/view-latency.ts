@@ -33,7 +33,7 @@ import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { bounded, call, fmt, makePool, mustCall, orderFor, stats, type Client as AnyClient } from './http-bench.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
@@ -52,27 +52,12 @@ const SERVER_WARMUP = 2000;
 const TARGET_RATIO = 1.3;
 /** The whole run, set-up and clean-up included, ends within this. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
-const REQUEST_TIMEOUT_MS = 30_000;
 const EVENT_TIMEOUT_MS = 10_000;
 const WDS = 'wds1';
 const VIEW_ROOT = `/apis/view.kubestellar.io/v1alpha1/spaces/${WDS}/proxy`;
 
 type PathName = 'DIRECT' | 'VIEW' | 'KSVIEW' | 'IMPERSONATE';
-
-interface Client {
-  name: PathName;
-  origin: string;
-  prefix: string;
-  pool: Pool;
-  /** Sent with every request on this path (IMPERSONATE: what ksview serve adds upstream). */
-  headers?: Record<string, string | string[]>;
-}
-
-interface Reply {
-  status: number;
-  body: Buffer;
-  ms: number;
-}
+type Client = AnyClient<PathName>;
 
 const progress = stderrProgress();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -99,67 +84,6 @@ function parseArgs(argv: string[]): { json?: string; restartServer: boolean } {
     }
   }
   return out;
-}
-
-function makePool(origin: string, tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; servername?: string }): Pool {
-  return new Pool(origin, {
-    connections: 4,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
-    connect: { ...tls, rejectUnauthorized: true },
-  });
-}
-
-async function call(c: Client, method: string, p: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
-  const headers: Record<string, string | string[]> = { ...c.headers, accept: 'application/json' };
-  let payload: string | undefined;
-  if (body !== undefined) {
-    payload = JSON.stringify(body);
-    headers['content-type'] = contentType;
-  }
-  const t0 = performance.now();
-  const res = await c.pool.request({ method: method as 'GET', path: c.prefix + p, headers, body: payload });
-  const buf = Buffer.from(await res.body.arrayBuffer());
-  return { status: res.statusCode, body: buf, ms: performance.now() - t0 };
-}
-
-async function mustCall(c: Client, method: string, p: string, body?: unknown, contentType?: string): Promise<Reply> {
-  const r = await call(c, method, p, body, contentType);
-  if (r.status < 200 || r.status >= 300) {
-    throw new Error(`${c.name} ${method} ${p}: ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
-  }
-  return r;
-}
-
-/** Runs fn(i) for i in [0, n) with at most `limit` at once. */
-async function bounded(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, n) }, async () => {
-    while (next < n) await fn(next++);
-  }));
-}
-
-/** The order of the paths in iteration i: every permutation in turn, so none is always first. */
-function orderFor<T>(items: T[], i: number): T[] {
-  const perms = permutations(items);
-  return perms[i % perms.length]!;
-}
-
-function permutations<T>(items: T[]): T[][] {
-  if (items.length <= 1) return [items];
-  return items.flatMap((x, k) => permutations([...items.slice(0, k), ...items.slice(k + 1)]).map((rest) => [x, ...rest]));
-}
-
-interface Stats { n: number; median: number; p90: number; min: number; max: number }
-
-function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const n = s.length;
-  const median = n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
-  const p90 = s[Math.max(0, Math.ceil(0.9 * n) - 1)]!;
-  return { n, median, p90, min: s[0]!, max: s[n - 1]! };
 }
 
 // ---- watches ---------------------------------------------------------------------------------
@@ -248,10 +172,6 @@ interface Row {
   n: number;
   samples: Record<PathName, number[]>;
   target: boolean;
-}
-
-function fmt(ms: number): string {
-  return ms.toFixed(ms < 10 ? 2 : 1);
 }
 
 interface Floor {

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { admissionConfigFile, admissionPlugins } from './admission-config.js';
 import { etcdPkiFiles } from './component-certs.js';
-import { runsScheduler, type SpaceLayout, type SpacesLayout } from './layout.js';
+import { runsScheduler, wdsSpaces, type SpaceLayout, type SpacesLayout } from './layout.js';
 import { podApiserverAddress, portBaseOf } from './node-layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
 
@@ -74,7 +74,10 @@ function realNodeApiserverArgs(layout: SpacesLayout, space: SpaceLayout): { adve
       ],
     };
   }
-  const routing = layout.realNodes && space.role === 'wds' ? ['--enable-aggregator-routing=true'] : [];
+  // Only the WDS the chart's pods serve (wds1) dials endpoints; the others' serve is a process,
+  // registered with an ExternalName Service, which aggregator routing refuses.
+  const podServed = layout.realNodes && space.role === 'wds' && wdsSpaces(layout)[0]?.name === space.name;
+  const routing = podServed ? ['--enable-aggregator-routing=true'] : [];
   return { advertise: '127.0.0.1', authorization: 'RBAC', reconciler: 'none', extra: routing };
 }
 

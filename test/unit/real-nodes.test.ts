@@ -81,6 +81,9 @@ t.test('kube-apiserver flags with real nodes', async (t) => {
   t.ok(args('host1').includes(`--advertise-address=${podApiserverAddress(16400)}`), 'node spaces advertise the address pods dial');
   t.ok(args('host1').includes('--endpoint-reconciler-type=lease'), 'so the kubernetes Service has an endpoint');
   t.ok(args('wds1').includes('--enable-aggregator-routing=true'), 'wds1 routes to endpoints (pod IPs)');
+  const twoWdss = spacesLayout({ dir: '/s', portBase: 16400, wecs: 2, wdss: 2, realNodes: true });
+  const wds2 = apiserverArgs(twoWdss, twoWdss.spaces.find((s) => s.name === 'wds2')!);
+  t.notOk(wds2.some((a) => a.startsWith('--enable-aggregator-routing')), 'wds2, served by a process through an ExternalName Service: no aggregator routing');
   t.ok(args('wds1').includes('--bind-address=127.0.0.1') && args('host1').includes('--bind-address=127.0.0.1'), 'every kube-apiserver still listens on loopback only');
   const kwok = spacesLayout({ dir: '/s', portBase: 16400, wecs: 2 });
   const kwokWds1 = apiserverArgs(kwok, kwok.spaces[0]!);

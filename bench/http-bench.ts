@@ -1,0 +1,89 @@
+// What the latency benches share (view-latency, in-cluster): one undici Pool per path (keep-alive,
+// certificates verified), one timed request, bounded parallel set-up, the rotating order of the
+// paths (so each sees the same machine load), and median/p90 of samples.
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export interface Client<N extends string = string> {
+  name: N;
+  origin: string;
+  prefix: string;
+  pool: Pool;
+  /** Sent with every request on this path. */
+  headers?: Record<string, string | string[]>;
+}
+
+export interface Reply {
+  status: number;
+  body: Buffer;
+  ms: number;
+}
+
+export interface Tls { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; servername?: string }
+
+export function makePool(origin: string, tls: Tls): Pool {
+  return new Pool(origin, {
+    connections: 4,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    bodyTimeout: REQUEST_TIMEOUT_MS,
+    connect: { ...tls, rejectUnauthorized: true },
+  });
+}
+
+export async function call(c: Client, method: string, p: string, body?: unknown, contentType = 'application/json'): Promise<Reply> {
+  const headers: Record<string, string | string[]> = { ...c.headers, accept: 'application/json' };
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers['content-type'] = contentType;
+  }
+  const t0 = performance.now();
+  const res = await c.pool.request({ method: method as 'GET', path: c.prefix + p, headers, body: payload });
+  const buf = Buffer.from(await res.body.arrayBuffer());
+  return { status: res.statusCode, body: buf, ms: performance.now() - t0 };
+}
+
+export async function mustCall(c: Client, method: string, p: string, body?: unknown, contentType?: string): Promise<Reply> {
+  const r = await call(c, method, p, body, contentType);
+  if (r.status < 200 || r.status >= 300) {
+    throw new Error(`${c.name} ${method} ${p}: ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
+  }
+  return r;
+}
+
+/** Runs fn(i) for i in [0, n) with at most `limit` at once. */
+export async function bounded(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, n) }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+/** The order of the paths in iteration i: every permutation in turn, so none is always first. */
+export function orderFor<T>(items: T[], i: number): T[] {
+  const perms = permutations(items);
+  return perms[i % perms.length]!;
+}
+
+export function permutations<T>(items: T[]): T[][] {
+  if (items.length <= 1) return [items];
+  return items.flatMap((x, k) => permutations([...items.slice(0, k), ...items.slice(k + 1)]).map((rest) => [x, ...rest]));
+}
+
+export interface Stats { n: number; median: number; p90: number; min: number; max: number }
+
+export function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const n = s.length;
+  const median = n % 2 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2;
+  const p90 = s[Math.max(0, Math.ceil(0.9 * n) - 1)]!;
+  return { n, median, p90, min: s[0]!, max: s[n - 1]! };
+}
+
+export function fmt(ms: number): string {
+  return ms.toFixed(ms < 10 ? 2 : 1);
+}
