@@ -86,10 +86,10 @@ t.test('wds part: the server\'s ServiceAccount may register the view and nothing
     helm(['uninstall', release, '-n', 'kubestellar-view']);
     if (created) kc(SPACE, ['delete', 'namespace', 'kubestellar-view', '--wait=false']);
   });
-  const token = await waitUntil('the token controller fills ksview-token', () => {
-    const s = json(SPACE, ['-n', 'kubestellar-view', 'get', 'secret', 'ksview-token']);
-    return s.data?.token ? Buffer.from(s.data.token, 'base64').toString() : undefined;
-  });
+  await waitUntil('the ServiceAccount ksview', () => kc(SPACE, ['-n', 'kubestellar-view', 'get', 'serviceaccount', 'ksview']).status === 0);
+  t.equal(kc(SPACE, ['-n', 'kubestellar-view', 'get', 'secret', 'ksview-token']).status, 1, 'no non-expiring token Secret by default');
+  // A short-lived token (TokenRequest), as the README says: renewed before it expires.
+  const token = kcOk(SPACE, ['-n', 'kubestellar-view', 'create', 'token', 'ksview', '--duration', '1h']).trim();
   // The kubeconfig an operator builds from that token (README), used as the server would.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-chart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
