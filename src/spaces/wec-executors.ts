@@ -1,9 +1,12 @@
 // The executors of works in each local WEC (issue 25): charts/kubestellar-view/files/agent/wec-executors.yaml
 // (what the chart's agent.pull part installs in a WEC) —
 // the restricted default executor (namespaced workloads and Namespaces, never in the system,
-// executors' or agents' namespaces: a ValidatingAdmissionPolicy) and the admin executor
-// (cluster-admin, for policies delivering cluster RBAC, CRDs and other cluster-scoped objects) —
-// server-side applied to every WEC by `ksview spaces up` (so running it again changes nothing).
+// executors' or agents' namespaces, never a Pod Security label: a ValidatingAdmissionPolicy) and
+// the admin executor (cluster-admin, for policies delivering cluster RBAC, CRDs and other
+// cluster-scoped objects) — and wec-default-executor-cluster-wide.yaml, the default executor bound
+// cluster-wide (the chart binds it per namespace unless asked; the local spaces' tests and demo
+// use any namespace), server-side applied to every WEC by `ksview spaces up` (so running it again
+// changes nothing).
 // Each WDS's `ksview serve` is started with `--default-executor` naming the default one.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +15,8 @@ import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/
 import { CHART_FILES_DIR, chartFile } from '../util/chart-files.js';
 
 export const EXECUTORS_FILE = path.join(CHART_FILES_DIR, 'agent', 'wec-executors.yaml');
+/** The chart files applied, in order (relative to the chart's files/). */
+export const EXECUTORS_FILES = ['agent/wec-executors.yaml', 'agent/wec-default-executor-cluster-wide.yaml'];
 export const EXECUTORS_NAMESPACE = 'kubestellar-view-executors';
 /** The default executor's ServiceAccount (serve's --default-executor in the local spaces). */
 export const DEFAULT_EXECUTOR = { namespace: EXECUTORS_NAMESPACE, name: 'default-executor' };
@@ -27,14 +32,14 @@ const PLURALS: Record<string, string> = {
 
 function pathOf(d: Doc): string {
   const plural = PLURALS[d.kind];
-  if (!plural) throw new Error(`${EXECUTORS_FILE}: unexpected kind ${d.kind}`);
+  if (!plural) throw new Error(`${CHART_FILES_DIR}/agent: unexpected kind ${d.kind} in the executors' files`);
   const base = d.apiVersion === 'v1' ? '/api/v1' : `/apis/${d.apiVersion}`;
   return `${base}${d.metadata.namespace ? `/namespaces/${d.metadata.namespace}` : ''}/${plural}/${d.metadata.name}`;
 }
 
 /** Applies the executors to the WEC of this kubeconfig. */
 export async function ensureWecExecutors(kubeconfig: string): Promise<void> {
-  const docs = YAML.parseAllDocuments(readFileSync(chartFile('agent/wec-executors.yaml'), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean);
+  const docs = EXECUTORS_FILES.flatMap((f) => YAML.parseAllDocuments(readFileSync(chartFile(f), 'utf8')).map((d) => d.toJS() as Doc).filter(Boolean));
   const up = await upstreamFromKubeconfig(kubeconfig);
   try {
     for (const d of docs) await serverSideApply(up, pathOf(d), d, 'ksview-spaces');

@@ -5,7 +5,8 @@
 // `restricted` (its pods admitted, a tampered pod refused), the helm-made certificate kept by
 // `helm upgrade` (lookup) without rolling the pods, a wrong value refused by `helm upgrade` naming
 // it; the WDS part's RBAC granting the server's ServiceAccount exactly the registration rights (a
-// token from the Secret the part makes); the pull agent part admitted under `restricted`.
+// short-lived token of it: no non-expiring token Secret by default); the pull agent part admitted under `restricted`, the
+// executors' policy it renders keeping the default executor out of its namespace.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -86,10 +87,10 @@ t.test('wds part: the server\'s ServiceAccount may register the view and nothing
     helm(['uninstall', release, '-n', 'kubestellar-view']);
     if (created) kc(SPACE, ['delete', 'namespace', 'kubestellar-view', '--wait=false']);
   });
-  const token = await waitUntil('the token controller fills ksview-token', () => {
-    const s = json(SPACE, ['-n', 'kubestellar-view', 'get', 'secret', 'ksview-token']);
-    return s.data?.token ? Buffer.from(s.data.token, 'base64').toString() : undefined;
-  });
+  await waitUntil('the ServiceAccount ksview', () => kc(SPACE, ['-n', 'kubestellar-view', 'get', 'serviceaccount', 'ksview']).status === 0);
+  t.equal(kc(SPACE, ['-n', 'kubestellar-view', 'get', 'secret', 'ksview-token']).status, 1, 'no non-expiring token Secret by default');
+  // A short-lived token (TokenRequest), as the README says: renewed before it expires.
+  const token = kcOk(SPACE, ['-n', 'kubestellar-view', 'create', 'token', 'ksview', '--duration', '1h']).trim();
   // The kubeconfig an operator builds from that token (README), used as the server would.
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-chart-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -154,4 +155,25 @@ t.test('agent.pull part: the agent\'s pod admitted under restricted, with its sh
   const sa = `system:serviceaccount:${ns}:ksview-agent`;
   t.equal(kc(SPACE, ['auth', 'can-i', 'impersonate', 'serviceaccounts', '--as', sa]).stdout.trim(), 'yes', 'executors');
   t.equal(kc(SPACE, ['auth', 'can-i', 'impersonate', 'users', '--as', sa]).stdout.trim(), 'no', 'no other impersonation');
+
+  // The executors' policy as this release renders it (renamed: wec1 holds the spaces' own) keeps the
+  // default executor (bound cluster-wide in the spaces) out of this namespace, where the agent's
+  // ServiceAccount (cluster-admin of the WEC) and its ITS kubeconfig Secret live.
+  const rendered = YAML.parseAllDocuments(helmOk(['template', release, CHART, '-n', ns, '--set', 'server.enabled=false', '--set', 'agent.pull.enabled=true',
+    '--set', 'agent.pull.cluster=wec1'])).map((d) => d.toJSON() as any).filter((o) => o?.kind?.startsWith('ValidatingAdmissionPolicy'));
+  t.equal(rendered.length, 2, 'the policy and its binding');
+  const policyName = `${release}-executors`;
+  for (const o of rendered) {
+    o.metadata.name = policyName;
+    if (o.spec.policyName) o.spec.policyName = policyName;
+  }
+  kcOk(SPACE, ['apply', '-f', '-'], rendered.map((o) => YAML.stringify(o)).join('---\n'));
+  t.teardown(() => { kc(SPACE, ['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policyName, '--ignore-not-found']); });
+  const pod = YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'steal', namespace: ns },
+    spec: { serviceAccountName: 'ksview-agent', containers: [{ name: 'c', image: 'x', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } } }] } });
+  const steal = await waitUntil('the rendered policy in force', () => {
+    const r = kc(SPACE, ['--as', 'system:serviceaccount:kubestellar-view-executors:default-executor', 'create', '--dry-run=server', '-f', '-'], pod);
+    return r.status !== 0 ? r : undefined;
+  }, 30_000, 500);
+  t.match(steal.stderr, new RegExp(`the default executor may not write in namespace ${ns}`), 'a Pod as the agent\'s ServiceAccount is refused, in the policy\'s words');
 });

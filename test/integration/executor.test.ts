@@ -6,7 +6,8 @@
 // - who may name an executor: a policy naming one its author may not impersonate in wds1 is
 //   refused at admission with a 403 saying so; allowed once the author may;
 // - a policy naming none runs as the spaces' default executor, and says so (Executor condition);
-//   that executor never writes in the system, executors' or agents' namespaces;
+//   that executor never writes in the system, executors' or agents' namespaces, nor sets or changes
+//   a Namespace's Pod Security labels;
 // - the upgrade case: a ManifestWork without executor (as written before executors) keeps being
 //   applied by the agent with its own rights.
 // Constants are spelled out (not imported from src/spaces) so this file also runs against older code.
@@ -164,6 +165,34 @@ t.test('the spaces\' default executor writes a team\'s namespace, never the syst
   }
   const patch = kc('wec1', [...as, 'label', 'namespace', 'kube-system', 'x=y', '--dry-run=server']);
   t.not(patch.status, 0, 'nor relabel kube-system (Pod Security labels)');
+});
+
+t.test('the default executor may not set, change or drop a Pod Security label of a Namespace: the WEC\'s Pod Security decides its pods', async (t) => {
+  const ns = uniqueName('dflt-psa');
+  t.teardown(() => { kc('wec1', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); kc('wec1', ['delete', 'namespace', `${ns}-p`, '--wait=false', '--ignore-not-found']); });
+  const as = ['--as', `system:serviceaccount:${EXECUTORS_NS}:default-executor`];
+  const words = (name: string) => new RegExp(`the default executor may not set or change the Pod Security labels \\(pod-security\\.kubernetes\\.io/\\*\\) of namespace ${name}`);
+  kcOk('wec1', [...as, 'create', 'namespace', ns]);
+  kcOk('wec1', ['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=restricted']); // the WEC admin's level
+  const privileged = kc('wec1', [...as, 'label', '--overwrite', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged']);
+  t.not(privileged.status, 0, 'labelling the namespace privileged is refused');
+  t.match(privileged.stderr, words(ns), 'in the policy\'s words');
+  const dropped = kc('wec1', [...as, 'label', 'namespace', ns, 'pod-security.kubernetes.io/enforce-']);
+  t.not(dropped.status, 0, 'dropping the level (the cluster default may be privileged) is refused');
+  const labels = () => (JSON.parse(kcOk('wec1', ['get', 'namespace', ns, '-o', 'json'])) as Obj).metadata.labels as Record<string, string>;
+  t.equal(labels()['pod-security.kubernetes.io/enforce'], 'restricted', 'the level stays the admin\'s');
+  const created = kc('wec1', [...as, 'create', '-f', '-'], YAML.stringify({ apiVersion: 'v1', kind: 'Namespace',
+    metadata: { name: `${ns}-p`, labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } } }));
+  t.not(created.status, 0, 'a new namespace carrying a Pod Security label is refused');
+  t.match(created.stderr, words(`${ns}-p`));
+  kcOk('wec1', [...as, 'label', 'namespace', ns, 'team=a']);
+  t.equal(labels().team, 'a', 'other labels are still its to write');
+  // So a hostPath pod, root on the node, is still Pod Security's to refuse.
+  const pod = YAML.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'root', namespace: ns },
+    spec: { containers: [{ name: 'c', image: 'x' }], volumes: [{ name: 'host', hostPath: { path: '/' } }] } });
+  const r = kc('wec1', [...as, 'create', '--dry-run=server', '-f', '-'], pod);
+  t.not(r.status, 0);
+  t.match(r.stderr, /violates PodSecurity "restricted:latest"/);
 });
 
 t.test('upgrade: a ManifestWork without executor, written as before executors, keeps being applied with the agent\'s rights', async (t) => {

@@ -6,7 +6,8 @@
 // (below); its real check is an upgrade against a cluster, the end-to-end test's.
 import { spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
@@ -17,6 +18,7 @@ import {
 import { GROUP, VERSION } from '../../src/apiserver/view-group.js';
 import { pushMailboxRbac, renderRbac } from '../../src/spaces/agent-identities.js';
 import { ensureHelm, helmVersion } from '../../src/spaces/helm.js';
+import { chartFile } from '../../src/util/chart-files.js';
 import { stderrProgress } from '../../src/util/progress.js';
 import { repoRoot } from '../../src/util/repo-root.js';
 
@@ -34,15 +36,15 @@ function run(args: string[]): { status: number; stdout: string; stderr: string }
 }
 
 /** `helm template` of the chart with these values files and --set flags; every object rendered. */
-function render(files: string[], set: string[] = [], namespace = 'kubestellar-view'): Obj[] {
-  const r = run(['template', 'ksview', '.', '--namespace', namespace, ...files.flatMap((f) => ['-f', path.join(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
+function render(files: string[], set: string[] = [], namespace = 'kubestellar-view', flags: string[] = []): Obj[] {
+  const r = run(['template', 'ksview', '.', '--namespace', namespace, ...files.flatMap((f) => ['-f', path.resolve(CI, f)]), ...set.flatMap((s) => ['--set', s]), ...flags]);
   if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
   return YAML.parseAllDocuments(r.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
 }
 
 /** `helm template` expected to fail: its error text. */
 function refused(set: string[], files: string[] = []): string {
-  const r = run(['template', 'ksview', '.', ...files.flatMap((f) => ['-f', path.join(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
+  const r = run(['template', 'ksview', '.', ...files.flatMap((f) => ['-f', path.resolve(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
   return r.status === 0 ? '(rendered)' : r.stderr;
 }
 
@@ -83,9 +85,9 @@ t.test('each part renders only what belongs to its cluster', async (t) => {
   const kinds = (f: string) => [...new Set(render([f]).map((o) => o.kind))].sort();
   t.same(kinds('server-values.yaml'), ['Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount']);
   t.same(kinds('server-placement-values.yaml'), ['Certificate', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ServiceMonitor']);
-  t.same(kinds('wds-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  t.same(kinds('wds-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount']);
   t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
-  t.same(kinds('agent-pull-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'Namespace', 'RoleBinding', 'ServiceAccount',
+  t.same(kinds('agent-pull-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'RoleBinding', 'ServiceAccount',
     'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   t.same(kinds('agent-push-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'RoleBinding', 'ServiceAccount']);
   // Nothing of the WDS's is created in the hosting cluster: the server writes its APIService and
@@ -279,7 +281,6 @@ t.test('the WDS part: the rules ksview serve --register grants (the same as the 
   }
   const sa = { kind: 'ServiceAccount', name: 'ksview', namespace: 'kubestellar-view' };
   for (const b of objs.filter((o) => o.kind.endsWith('Binding'))) t.same(b.subjects, [sa], `${b.metadata.name}: the server's ServiceAccount`);
-  t.equal(one(objs, 'Secret').type, 'kubernetes.io/service-account-token', 'a token for the server\'s WDS kubeconfig');
 
   const user = render(['wds-values.yaml'], ['wds.subjects[0].kind=User', 'wds.subjects[0].apiGroup=rbac.authorization.k8s.io', 'wds.subjects[0].name=ksview-server']);
   for (const b of user.filter((o) => o.kind.endsWith('Binding'))) {
@@ -353,4 +354,135 @@ t.test('the chart\'s flags are flags of ksview serve and ksview agent', async (t
       for (const a of args.slice(1)) t.ok(known[cmd].includes(`${a.split('=')[0]} `) || known[cmd].includes(`${a.split('=')[0]}\n`), `${cmd} ${a.split('=')[0]}`);
     }
   }
+});
+
+/** A values file of these values (YAML.stringify keeps newlines as data), for render/refused. */
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'ksview-chart-values-'));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+let scratchN = 0;
+function valuesFile(values: Record<string, unknown>): string {
+  const f = path.join(scratch, `values-${scratchN++}.yaml`);
+  writeFileSync(f, YAML.stringify(values));
+  return f;
+}
+
+t.test('agent.pull in another namespace: the agents\' namespace is the release namespace everywhere, the executors\' policy protecting it', async (t) => {
+  const raw = run(['template', 'ksview', '.', '--namespace', 'team-agents', '-f', path.join(CI, 'agent-pull-values.yaml')]);
+  t.equal(raw.status, 0, raw.stderr);
+  t.notMatch(raw.stdout, /'ksview-agent'|namespace: ksview-agent\b/, 'no file keeps the literal agents\' namespace');
+  const pull = YAML.parseAllDocuments(raw.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
+  const vap = one(pull, 'ValidatingAdmissionPolicy', 'kubestellar-view-default-executor-namespaces');
+  const protectedNs = (vap.spec.variables as { name: string; expression: string }[]).find((v) => v.name === 'protected')!.expression;
+  t.match(protectedNs, /'team-agents'/, 'the default executor may not write where the agent (WEC cluster-admin, its ITS kubeconfig) lives');
+  for (const ns of ['kube-system', 'kubestellar-view-executors']) t.match(protectedNs, new RegExp(`'${ns}'`), ns);
+  t.equal(one(pull, 'ServiceAccount', 'ksview-agent').metadata.namespace, 'team-agents');
+  t.equal(one(pull, 'Deployment', 'ksview-agent').metadata.namespace, 'team-agents');
+});
+
+t.test('agent.pull: the default executor is bound in the namespaces listed only; cluster-wide only when asked, from the spaces\' own file', async (t) => {
+  const isDefault = (o: Obj) => o.kind.endsWith('Binding') && o.roleRef?.name === 'kubestellar-view:default-executor';
+  const subject = [{ kind: 'ServiceAccount', name: 'default-executor', namespace: 'kubestellar-view-executors' }];
+  const plain = render(['agent-pull-values.yaml'], [], 'team-agents');
+  t.same(plain.filter(isDefault), [], 'by default: bound nowhere (no cluster-wide Pods, Secrets, Namespaces in a real WEC)');
+  t.ok(one(plain, 'ClusterRole', 'kubestellar-view:default-executor'), 'its rules are shipped, to bind');
+  t.ok(one(plain, 'ServiceAccount', 'default-executor'));
+
+  const teams = render(['agent-pull-values.yaml'], ['agent.pull.executors.defaultExecutorNamespaces={team-a,team-b}'], 'team-agents');
+  const rbs = teams.filter(isDefault);
+  t.same(rbs.map((o) => [o.kind, o.metadata.namespace]).sort(), [['RoleBinding', 'team-a'], ['RoleBinding', 'team-b']]);
+  for (const rb of rbs) {
+    t.same(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kubestellar-view:default-executor' });
+    t.same(rb.subjects, subject);
+  }
+
+  const wide = render(['agent-pull-values.yaml'], ['agent.pull.executors.defaultExecutorClusterWide=true'], 'team-agents');
+  const crb = one(wide.filter(isDefault), 'ClusterRoleBinding', 'kubestellar-view:default-executor');
+  t.same(crb.subjects, subject);
+  const spaces = YAML.parseAllDocuments(readFileSync(chartFile('agent/wec-default-executor-cluster-wide.yaml'), 'utf8')).map((d) => d.toJSON() as Obj).filter(Boolean);
+  t.same(spaces.map((o) => [o.kind, o.metadata.name, o.roleRef, o.subjects]), [[crb.kind, crb.metadata.name, crb.roleRef, crb.subjects]],
+    'the cluster-wide binding is the file the local spaces apply (one copy)');
+  const executors = YAML.parseAllDocuments(readFileSync(chartFile('agent/wec-executors.yaml'), 'utf8')).map((d) => d.toJSON() as Obj).filter(Boolean);
+  t.notOk(executors.some(isDefault), 'wec-executors.yaml binds the default executor nowhere');
+
+  t.match(refused(['agent.pull.executors.defaultExecutorNamespaces={Team_A}'], ['agent-pull-values.yaml']),
+    /at '\/agent\/pull\/executors\/defaultExecutorNamespaces\/0': '.*' does not match pattern/);
+});
+
+t.test('the executors\' policy: the default executor may not set or change a Pod Security label of a Namespace', async (t) => {
+  const vap = one(render(['agent-pull-values.yaml'], [], 'team-agents'), 'ValidatingAdmissionPolicy', 'kubestellar-view-default-executor-namespaces');
+  const v = (vap.spec.validations as { expression: string; messageExpression?: string }[]).find((x) => /variables\.newPodSecurity/.test(x.expression));
+  t.ok(v, 'a validation comparing the Pod Security labels written with those replaced');
+  t.match(v?.messageExpression ?? '', /may not set or change the Pod Security labels/);
+  const vars = Object.fromEntries((vap.spec.variables as { name: string; expression: string }[]).map((x) => [x.name, x.expression]));
+  for (const n of ['newPodSecurity', 'oldPodSecurity']) t.match(vars[n], /startsWith\('pod-security\.kubernetes\.io\/'\)/, `${n}: the pod-security.kubernetes.io/ labels`);
+  t.same(vap.spec.matchConstraints.resourceRules[0].operations.slice().sort(), ['CREATE', 'DELETE', 'UPDATE']);
+  // Its effect is checked on a real kube-apiserver: test/integration/executor.test.ts.
+});
+
+t.test('the WDS part: no non-expiring token Secret unless asked', async (t) => {
+  const objs = render(['wds-values.yaml']);
+  t.notOk(objs.some((o) => o.kind === 'Secret'), 'no legacy ServiceAccount token Secret by default');
+  t.equal(one(objs, 'ServiceAccount', 'ksview').metadata.namespace, 'kubestellar-view', 'the ServiceAccount, for short-lived tokens (TokenRequest)');
+  const legacy = render(['wds-values.yaml'], ['wds.serviceAccount.legacyTokenSecret=true']);
+  const secret = one(legacy, 'Secret', 'ksview-token');
+  t.equal(secret.type, 'kubernetes.io/service-account-token');
+  t.equal(secret.metadata.annotations?.['kubernetes.io/service-account.name'], 'ksview');
+});
+
+t.test('values that could inject YAML: refused by the schema naming them; past the schema, rendered as data', async (t) => {
+  const hostile = 'x\nhostNetwork: true';
+  const subjectNs = 'x\n- kind: Group\n  apiGroup: rbac.authorization.k8s.io\n  name: system:authenticated';
+  // [what, base file, values, schema path, where the value lands in the render]
+  type Case = [string, string, Record<string, unknown>, string, (objs: Obj[]) => unknown];
+  const dep = (objs: Obj[]) => one(objs, 'Deployment').spec.template.spec;
+  const vol = (name: string) => (objs: Obj[]) => dep(objs).volumes.find((v: any) => v.name === name).secret.items[0].key;
+  const cert = (objs: Obj[]) => one(objs, 'Certificate').spec;
+  const sm = (objs: Obj[]) => one(objs, 'ServiceMonitor').spec.endpoints[0];
+  const cases: Case[] = [
+    ['priorityClassName', 'server-values.yaml', { priorityClassName: hostile }, '/priorityClassName', (o) => dep(o).priorityClassName],
+    ['image.repository', 'server-values.yaml', { image: { repository: hostile } }, '/image/repository', (o) => dep(o).containers[0].image],
+    ['image.tag', 'server-values.yaml', { image: { tag: hostile } }, '/image/tag', (o) => dep(o).containers[0].image],
+    ['wds.kubeconfigSecretKey', 'server-values.yaml', { wds: { kubeconfigSecretKey: hostile } }, '/wds/kubeconfigSecretKey', vol('wds-kubeconfig')],
+    ['its.kubeconfigSecretKey', 'server-placement-values.yaml', { its: { kubeconfigSecretKey: hostile } }, '/its/kubeconfigSecretKey', vol('its-kubeconfig')],
+    ['issuerRef.name', 'server-placement-values.yaml', { tls: { certManager: { issuerRef: { name: hostile } } } }, '/tls/certManager/issuerRef/name', (o) => cert(o).issuerRef.name],
+    ['issuerRef.kind', 'server-placement-values.yaml', { tls: { certManager: { issuerRef: { kind: hostile } } } }, '/tls/certManager/issuerRef/kind', (o) => cert(o).issuerRef.kind],
+    ['issuerRef.group', 'server-placement-values.yaml', { tls: { certManager: { issuerRef: { group: hostile } } } }, '/tls/certManager/issuerRef/group', (o) => cert(o).issuerRef.group],
+    ['duration', 'server-placement-values.yaml', { tls: { certManager: { duration: hostile } } }, '/tls/certManager/duration', (o) => cert(o).duration],
+    ['renewBefore', 'server-placement-values.yaml', { tls: { certManager: { renewBefore: hostile } } }, '/tls/certManager/renewBefore', (o) => cert(o).renewBefore],
+    ['interval', 'server-placement-values.yaml', { metrics: { serviceMonitor: { interval: hostile } } }, '/metrics/serviceMonitor/interval', (o) => sm(o).interval],
+    ['bearerTokenSecret.name', 'server-placement-values.yaml', { metrics: { serviceMonitor: { bearerTokenSecret: { name: hostile } } } }, '/metrics/serviceMonitor/bearerTokenSecret/name', (o) => sm(o).authorization.credentials.name],
+    ['bearerTokenSecret.key', 'server-placement-values.yaml', { metrics: { serviceMonitor: { bearerTokenSecret: { name: 'prom', key: hostile } } } }, '/metrics/serviceMonitor/bearerTokenSecret/key', (o) => sm(o).authorization.credentials.key],
+    ['server.podDisruptionBudget.minAvailable', 'server-values.yaml', { server: { podDisruptionBudget: { minAvailable: hostile } } }, '/server/podDisruptionBudget/minAvailable', (o) => one(o, 'PodDisruptionBudget').spec.minAvailable],
+    ['fullnameOverride', 'server-values.yaml', { fullnameOverride: hostile }, '/fullnameOverride', (o) => one(o, 'Deployment').metadata.name],
+    ['wds.subjects[].namespace', 'wds-values.yaml', { wds: { subjects: [{ kind: 'ServiceAccount', name: 'ksview', namespace: subjectNs }] } }, '/wds/subjects/0/namespace',
+      (o) => one(o, 'ClusterRoleBinding', 'kubestellar-view:impersonator').subjects],
+    ['its.subjects[].namespace', 'its-values.yaml', { its: { subjects: [{ kind: 'ServiceAccount', name: 'ksview', namespace: subjectNs }] } }, '/its/subjects/0/namespace',
+      (o) => one(o, 'ClusterRoleBinding', 'kubestellar-view:placement-its').subjects],
+  ];
+  for (const [what, base, values, at, landed] of cases) {
+    const f = valuesFile(values);
+    const err = refused([], [base, f]);
+    t.match(err, /values don't meet the specifications of the schema/, `${what}: refused`);
+    t.match(err, new RegExp(`at '${at.replace(/[/[\]]/g, '\\$&')}'`), `${what}: the message names ${at}`);
+    // Past the schema (helm --skip-schema-validation), the value is data where it lands, nothing more.
+    const objs = render([base, f], [], 'kubestellar-view', ['--skip-schema-validation']);
+    const got = landed(objs);
+    if (what.includes('subjects')) {
+      t.same(got, [{ kind: 'ServiceAccount', name: 'ksview', namespace: subjectNs }], `${what}: one subject, its namespace as given`);
+      t.notMatch(JSON.stringify(objs), /"name":"system:authenticated"/, `${what}: no subject added`);
+    } else {
+      t.match(String(got), hostile, `${what}: rendered as one string`);
+      t.notOk(objs.some((o) => JSON.stringify(o).includes('"hostNetwork":true')), `${what}: no field injected`);
+    }
+  }
+  // The subject kinds and API groups RBAC knows, and nothing else.
+  t.match(refused([], ['wds-values.yaml', valuesFile({ wds: { subjects: [{ kind: 'User', apiGroup: 'evil.example', name: 'u' }] } })]), /at '\/wds\/subjects\/0\/apiGroup'/);
+  t.match(refused([], ['server-values.yaml', valuesFile({ nameOverride: 'Bad Name' })]), /at '\/nameOverride'/);
+  // Valid values still render: a registry with a port, a tag, durations, a ClusterIssuer.
+  const ok = render(['server-placement-values.yaml', valuesFile({ image: { repository: 'registry.example:5000/team/ksview', tag: 'v1.2.3-rc.1' }, priorityClassName: 'system-cluster-critical',
+    tls: { certManager: { issuerRef: { name: 'ksview-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' }, duration: '1h30m', renewBefore: '720h' } },
+    metrics: { serviceMonitor: { interval: '1m', bearerTokenSecret: { name: 'prom-token', key: 'token' } } } })]);
+  t.equal(dep(ok).containers[0].image, 'registry.example:5000/team/ksview:v1.2.3-rc.1');
+  t.equal(cert(ok).duration, '1h30m');
+  t.equal(cert(ok).issuerRef.kind, 'ClusterIssuer');
 });

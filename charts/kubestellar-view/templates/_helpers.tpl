@@ -53,8 +53,8 @@ when it does not register hosted (apiService.create false).
 {{- $host := include "ksview.fullname" . -}}
 - ksview.kubestellar-view.svc
 - ksview.kubestellar-view.svc.cluster.local
-- {{ $host }}.{{ .Release.Namespace }}.svc
-- {{ $host }}.{{ .Release.Namespace }}.svc.cluster.local
+- {{ printf "%s.%s.svc" $host .Release.Namespace | quote }}
+- {{ printf "%s.%s.svc.cluster.local" $host .Release.Namespace | quote }}
 - localhost
 {{- end -}}
 
@@ -72,17 +72,17 @@ CLUSTER_NAME, and the default subjects of the bindings.
 {{ $text }}
 {{- end -}}
 
-{{/* Subjects as the YAML list a binding holds (one indent level: as written in files/). */}}
+{{/* Subjects as the YAML list a binding holds (one indent level: as written in files/); every value quoted. */}}
 {{- define "ksview.subjects" -}}
 {{- range $i, $s := . -}}
 {{- if $i }}{{ "\n" }}{{ end -}}
-- kind: {{ $s.kind }}
+- kind: {{ $s.kind | quote }}
   {{- if $s.apiGroup }}
-  apiGroup: {{ $s.apiGroup }}
+  apiGroup: {{ $s.apiGroup | quote }}
   {{- end }}
   name: {{ $s.name | quote }}
   {{- if $s.namespace }}
-  namespace: {{ $s.namespace }}
+  namespace: {{ $s.namespace | quote }}
   {{- end }}
 {{- end -}}
 {{- end -}}
@@ -102,7 +102,7 @@ affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- with .Values.priorityClassName }}
-priorityClassName: {{ . }}
+priorityClassName: {{ . | quote }}
 {{- end }}
 {{- with .Values.imagePullSecrets }}
 imagePullSecrets:
