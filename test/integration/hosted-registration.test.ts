@@ -22,8 +22,13 @@ t.test('the WDS holds the hosting endpoints as they change: ready, not ready, te
   const hostingNs = testNamespace(t, ['wec1'], 'host');
   const wdsNs = testNamespace(t, ['wds1'], 'reg');
   const svc = uniqueName('ksview');
-  // The hosting side: a Service whose slice the test writes as the EndpointSlice controller would.
-  kcOk('wec1', ['-n', hostingNs, 'create', 'service', 'clusterip', svc, '--tcp=443:8443']);
+  // The hosting side: a Service whose slice the test writes as the EndpointSlice controller would
+  // (labelled as its own, the only slices mirrored). No selector, so wec1's real controller leaves
+  // the slice to the test instead of replacing it with the (no) pods it selects.
+  kcOk('wec1', ['apply', '-f', '-'], YAML.stringify({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: svc, namespace: hostingNs },
+    spec: { ports: [{ port: 443, targetPort: 8443, protocol: 'TCP' }] },
+  }));
   const hostingSlice = (endpoints: object[]) => YAML.stringify({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
     metadata: { name: `${svc}-x1`, namespace: hostingNs, labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
