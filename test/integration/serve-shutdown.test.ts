@@ -26,7 +26,12 @@ interface Setting { wdsName: string; wdsNs: string; svc: string; hostingNs: stri
 
 function setting(t: Test): Setting {
   const s = { wdsName: uniqueName('sdwds'), wdsNs: testNamespace(t, ['wds1'], 'sd'), svc: uniqueName('ksview'), hostingNs: testNamespace(t, ['wec1'], 'sdhost') };
-  kcOk('wec1', ['-n', s.hostingNs, 'create', 'service', 'clusterip', s.svc, '--tcp=443:8443']);
+  // No selector: wec1's EndpointSlice controller leaves the test's slice (labelled as its own, the
+  // only slices the mirror reads) alone.
+  kcOk('wec1', ['apply', '-f', '-'], YAML.stringify({
+    apiVersion: 'v1', kind: 'Service', metadata: { name: s.svc, namespace: s.hostingNs },
+    spec: { ports: [{ port: 443, targetPort: 8443, protocol: 'TCP' }] },
+  }));
   hostingEndpoints(s, ['10.244.1.1']);
   return s;
 }
@@ -39,7 +44,7 @@ function hostingEndpoints(s: Setting, ips: string[]): void {
 function hostingSlice(s: Setting, ips: string[]): string {
   return YAML.stringify({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
-    metadata: { name: `${s.svc}-x1`, namespace: s.hostingNs, labels: { 'kubernetes.io/service-name': s.svc, 'endpointslice.kubernetes.io/managed-by': 'test.view.kubestellar.io' } },
+    metadata: { name: `${s.svc}-x1`, namespace: s.hostingNs, labels: { 'kubernetes.io/service-name': s.svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
     ports: [{ name: '', port: 8443, protocol: 'TCP' }], endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
   });
 }
