@@ -1,6 +1,7 @@
 // What the latency benches share (view-latency, in-cluster): one undici Pool per path (keep-alive,
 // certificates verified), one timed request, bounded parallel set-up, the rotating order of the
-// paths (so each sees the same machine load), and median/p90 of samples.
+// paths (so each sees the same machine load), median/p90 of samples, and the events of a watch
+// with the time each arrived.
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
@@ -86,4 +87,23 @@ export function stats(samples: number[]): Stats {
 
 export function fmt(ms: number): string {
   return ms.toFixed(ms < 10 ? 2 : 1);
+}
+
+/**
+ * Each event of a watch response body (one JSON object a line), with `clock()` read when its chunk
+ * arrived: the benches time events by arrival, which an async iterator would blur.
+ */
+export function onWatchEvents<E>(body: NodeJS.ReadableStream, clock: () => number, onEvent: (ev: E, at: number) => void): void {
+  let buf = '';
+  body.setEncoding('utf8');
+  body.on('data', (chunk: string) => {
+    const at = clock();
+    buf += chunk;
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line) onEvent(JSON.parse(line) as E, at);
+    }
+  });
 }

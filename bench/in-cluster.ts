@@ -50,7 +50,7 @@ import { spacesDown, spacesUp } from '../src/spaces/spaces.js';
 import { APISERVICE_NAME } from '../src/spaces/view-server.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { repoRoot } from '../src/util/repo-root.js';
-import { bounded, call, fmt, makePool, mustCall, orderFor, stats, type Client, type Tls } from './http-bench.js';
+import { bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
 
 const DEFAULT_PORT_BASE = 23400;
 const TARGETS = { archiveMB: 100, unpackedMB: 250, makeImageS: 60, availableS: 30, podReadyS: 5, ratioOfRatios: 1.1 };
@@ -254,30 +254,19 @@ function watchPods(host: Client, rv: string): { pods: Map<string, PodTimes>; clo
     headers: { accept: 'application/json' }, headersTimeout: 0, bodyTimeout: 0, signal: ac.signal,
   }).then(async (res) => {
     if (res.statusCode !== 200) throw new Error(`pod watch: ${res.statusCode}`);
-    let buf = '';
-    res.body.setEncoding('utf8');
-    res.body.on('data', (chunk: string) => {
-      const now = Date.now();
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (!line) continue;
-        const ev = JSON.parse(line) as { type: string; object: Obj };
-        if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') continue;
-        const pod = ev.object;
-        const name = pod.metadata.name as string;
-        const t = w.pods.get(name) ?? { pod: name, createdSeen: now };
-        const running = (pod.status?.containerStatuses as Obj[] | undefined)?.[0]?.state?.running;
-        if (running && t.runningSeen === undefined) {
-          t.runningSeen = now;
-          t.startedAt = Date.parse(running.startedAt as string);
-        }
-        const ready = ((pod.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
-        if (ready && t.readySeen === undefined) t.readySeen = now;
-        w.pods.set(name, t);
+    onWatchEvents<{ type: string; object: Obj }>(res.body, Date.now, (ev, now) => {
+      if (ev.type !== 'ADDED' && ev.type !== 'MODIFIED') return;
+      const pod = ev.object;
+      const name = pod.metadata.name as string;
+      const t = w.pods.get(name) ?? { pod: name, createdSeen: now };
+      const running = (pod.status?.containerStatuses as Obj[] | undefined)?.[0]?.state?.running;
+      if (running && t.runningSeen === undefined) {
+        t.runningSeen = now;
+        t.startedAt = Date.parse(running.startedAt as string);
       }
+      const ready = ((pod.status?.conditions ?? []) as Obj[]).some((c) => c.type === 'Ready' && c.status === 'True');
+      if (ready && t.readySeen === undefined) t.readySeen = now;
+      w.pods.set(name, t);
     });
     res.body.on('error', (err: Error) => { if (!ac.signal.aborted) w.error = err; });
   }).catch((err: unknown) => { if (!ac.signal.aborted) w.error = err as Error; });

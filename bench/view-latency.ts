@@ -33,7 +33,7 @@ import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bounded, call, fmt, makePool, mustCall, orderFor, stats, type Client as AnyClient } from './http-bench.js';
+import { bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client as AnyClient } from './http-bench.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
@@ -121,24 +121,13 @@ function openWatch(c: Client, ns: string, rv: string): WatchStream {
       const text = Buffer.from(await res.body.arrayBuffer()).toString('utf8');
       throw new Error(`${c.name} watch: ${res.statusCode} ${text.slice(0, 300)}`);
     }
-    let buf = '';
-    res.body.setEncoding('utf8');
-    res.body.on('data', (chunk: string) => {
-      const now = performance.now();
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (!line) continue;
-        const ev = JSON.parse(line) as { type: string; object?: { data?: Record<string, string>; message?: string } };
-        if (ev.type === 'ERROR') fail(new Error(`${c.name} watch: ERROR event ${ev.object?.message ?? ''}`));
-        if (ev.type !== 'MODIFIED') continue;
-        const counter = ev.object?.data?.counter;
-        if (counter === undefined || w.seen.has(counter)) continue;
-        w.seen.set(counter, now);
-        w.waiters.get(counter)?.();
-      }
+    onWatchEvents<{ type: string; object?: { data?: Record<string, string>; message?: string } }>(res.body, () => performance.now(), (ev, now) => {
+      if (ev.type === 'ERROR') fail(new Error(`${c.name} watch: ERROR event ${ev.object?.message ?? ''}`));
+      if (ev.type !== 'MODIFIED') return;
+      const counter = ev.object?.data?.counter;
+      if (counter === undefined || w.seen.has(counter)) return;
+      w.seen.set(counter, now);
+      w.waiters.get(counter)?.();
     });
     res.body.on('error', fail);
     res.body.on('end', () => fail(new Error(`${c.name} watch: the server ended the stream`)));
