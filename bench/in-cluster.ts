@@ -10,7 +10,7 @@
 //      Targets: archive ≤ 100 MB, unpacked ≤ 250 MB, `make image` ≤ 60 s.
 //   2. on real-node spaces of its own (`--dir`, default ~/.local/state/kubestellar-view/bench-in-cluster,
 //      port base 23400, `--wdss 2`: wds1's server runs as the chart's pods in host1, wds2's as a
-//      process `ksview serve`), the chart installed as src/spaces/in-cluster.ts installs it; then, per
+//      process `ksview serve` with the pods' WDS rights: serveWds2AsTheChartDoes), the chart installed as src/spaces/in-cluster.ts installs it; then, per
 //      trial, `helm uninstall` of the server part (the WDS-side objects it registered left as they
 //      are), the APIService awaited not Available, and `helm upgrade --install` of the server part
 //      again: seconds from helm's start to wds1 saying the APIService is Available (polled every
@@ -47,7 +47,9 @@ import { imageSizes } from '../src/spaces/image.js';
 import { helmPart, installInCluster, RELEASES, SERVER_NAMESPACE, serverValues, type InClusterOptions } from '../src/spaces/in-cluster.js';
 import type { SpacesLayout } from '../src/spaces/layout.js';
 import { spacesDown, spacesUp } from '../src/spaces/spaces.js';
-import { APISERVICE_NAME } from '../src/spaces/view-server.js';
+import { renderKubeconfig } from '../src/spaces/kubeconfig.js';
+import { ensureClientCert, spacePkiFiles } from '../src/spaces/space-pki.js';
+import { APISERVICE_NAME, ensureViewServer } from '../src/spaces/view-server.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { repoRoot } from '../src/util/repo-root.js';
 import { bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
@@ -200,6 +202,35 @@ async function measureImage(runs: number): Promise<ImageResult> {
   const { archiveBytes, unpackedBytes } = imageSizes(archive, rootfs);
   progress.step(`sizing the image's parts in ${rootfs}`);
   return { name, archive, digest, makeImageMs, imageStepMs, archiveBytes, unpackedBytes, parts: imageParts(rootfs) };
+}
+
+// ---- wds2's process with the pods' identity --------------------------------------------------------
+
+/**
+ * The spaces start a process `ksview serve` as the WDS's admin (system:masters), whom kube-apiserver
+ * authorizes without reading RBAC; the chart's pods act as a least-privilege user, and every view
+ * request they forward impersonates its caller: one RBAC check per impersonated user, group and
+ * extra (kube's impersonation filter). Measured before this: +0.45 ms per GET, the whole difference
+ * the first runs put on the pod network. So that the comparison isolates the pods and their
+ * network, wds2's process gets what the pods get: the chart's wds part installed into wds2 for a user
+ * `kubestellar-view:server:wds2`, a client certificate of wds2's CA for it, serve restarted with it.
+ */
+async function serveWds2AsTheChartDoes(layout: SpacesLayout, cacheDir: string): Promise<void> {
+  const wds2 = layout.spaces.find((s) => s.name === 'wds2');
+  if (!wds2) throw new Error('no wds2 in the bench spaces');
+  const user = 'kubestellar-view:server:wds2';
+  await helmPart({ layout, cacheDir, progress }, { name: RELEASES.wds.name, space: 'wds2', namespace: SERVER_NAMESPACE }, {
+    server: { enabled: false },
+    wds: { enabled: true, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }], serviceAccount: { create: false } },
+  });
+  const pair = await ensureClientCert(wds2.dir, 'kubestellar-view-server', user, []);
+  const kubeconfig = path.join(wds2.dir, 'pki', 'clients', 'kubestellar-view-server.kubeconfig');
+  writeFileSync(kubeconfig, renderKubeconfig([{
+    name: 'wds2', user, server: `https://127.0.0.1:${wds2.apiserverPort}`,
+    caPem: readFileSync(spacePkiFiles(wds2.dir).caCert, 'utf8'), certPem: pair.certPem, keyPem: pair.keyPem,
+  }]), { mode: 0o600 });
+  await ensureViewServer(layout, progress, { wds: 'wds2', restart: true, wdsKubeconfig: kubeconfig });
+  progress.step(`wds2's ksview serve restarted as ${user} (the chart's wds rights), as the pods run in wds1`);
 }
 
 // ---- clients ----------------------------------------------------------------------------------
@@ -498,6 +529,7 @@ async function main(): Promise<number> {
       await Promise.all([wds1.pool.destroy(), host.pool.destroy()].map((p) => p.catch(() => undefined)));
     }
 
+    await serveWds2AsTheChartDoes(layout, cacheDir);
     const lat = await measureLatency(layout);
     noteLoad('end');
     const { text, missed } = report(img, trials, lat, command);

@@ -35,7 +35,7 @@ export async function apiServiceAvailable(up: Upstream): Promise<{ ok: boolean; 
 }
 
 export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
-  opts: { restart?: boolean; timeoutMs?: number; wds?: string } = {}): Promise<void> {
+  opts: { restart?: boolean; timeoutMs?: number; wds?: string; wdsKubeconfig?: string; extraArgs?: string[] } = {}): Promise<void> {
   const wdsName = opts.wds ?? 'wds1';
   const wds = wdsSpaces(layout).find((s) => s.name === wdsName);
   if (!wds) throw new UserError(`no WDS ${wdsName} in these spaces`);
@@ -52,7 +52,8 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     }
     const args = [
       path.join(repoRoot(), 'bin', 'ksview.js'), 'serve',
-      '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
+      // The space's admin unless told otherwise (bench/in-cluster.ts gives the chart's least-privilege identity).
+      '--wds-kubeconfig', opts.wdsKubeconfig ?? path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
       '--port', String(port), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
       // The Service its kube-apiserver's webhook client configuration names (./webhook-client.ts).
       '--namespace', VIEW_NAMESPACE, '--service', VIEW_SERVICE,
@@ -62,6 +63,8 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     if (its) args.push('--its-kubeconfig', path.join(its.dir, 'kubeconfig'));
     // Works of policies naming no executor run as the WECs' restricted default (./wec-executors.ts).
     args.push('--default-executor', `${DEFAULT_EXECUTOR.namespace}/${DEFAULT_EXECUTOR.name}`);
+    // A bench's settings (e.g. --its-max-in-flight): kept until the next restart.
+    args.push(...opts.extraArgs ?? []);
     const rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${wds.name}-ksview-serve.log`));
     state.processes = [...state.processes.filter((p) => p.name !== name), rec];
     writeState(layout.statePath, state);
