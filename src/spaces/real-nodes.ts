@@ -23,7 +23,7 @@ import { ensureNodeImages, importImage, PAUSE_IMAGE } from './node-images.js';
 import { nodeLayouts, portBaseOf, type NodeLayout } from './node-layout.js';
 import { checkNodeRoutes, ensureApiserverDnat, ensureNodeNetwork, inNetns, run } from './node-network.js';
 import { podServerUrl } from './pod-access.js';
-import type { ProcessRecord } from './processes.js';
+import { logTail, type ProcessRecord } from './processes.js';
 import { ensureClientCert, spacePkiFiles } from './space-pki.js';
 
 export const CONTAINERD = '/usr/bin/containerd';
@@ -135,7 +135,12 @@ export async function ensureRealNodes(layout: SpacesLayout, bins: NodeBinaries, 
         return { ok: false, detail: `not registered yet (${(err as { code?: number }).code ?? (err as Error).message})` };
       }
     }, timeoutMs, 250);
-    if (!r.ok) throw new UserError(`node ${n.name} is not Ready after ${timeoutMs / 1000}s (${r.detail.slice(0, 200)}); logs in ${path.join(layout.dir, 'logs')}`);
+    if (!r.ok) {
+      // The kubelet's last error says why more often than the node's absence does.
+      const kubeletLog = path.join(layout.dir, 'logs', `${n.space}-kubelet.log`);
+      const lastError = logTail(kubeletLog, 400).split('\n').reverse().find((l) => /^[EF]\d{4} /.test(l));
+      throw new UserError(`node ${n.name} is not Ready after ${timeoutMs / 1000}s (${r.detail.slice(0, 200)})${lastError ? `; kubelet: ${lastError.slice(0, 400)}` : ''}; logs in ${path.join(layout.dir, 'logs')}`);
+    }
     progress.step(`${n.name} Ready in ${((Date.now() - started) / 1000).toFixed(1)}s (kube-proxy: ${proxyMode(n)} mode)`);
   }));
   return nodes;
