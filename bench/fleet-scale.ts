@@ -1,7 +1,7 @@
 // Benchmark (not a test): placement and status at fleet scale, simulated (issue 13).
 //
 //   npx tsc -p . && node dist/bench/fleet-scale.js [--sizes 100,300,1000] [--objects 100]
-//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000]
+//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--its-max-in-flight N]
 //
 // Ensures the demo spaces and `ksview serve` for wds1 as `ksview spaces up` runs them (placement
 // and status controllers on), then:
@@ -142,7 +142,10 @@ async function main(): Promise<number> {
   const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
   progress.step(`ensuring the demo spaces in ${dir} and ksview serve`);
   await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
-  await ensureViewServer(layout, progress);
+  // --its-max-in-flight: serve restarted with it (and again without it at the end), to measure its default.
+  const itsMaxInFlight = arg('its-max-in-flight', '');
+  if (itsMaxInFlight) await ensureViewServer(layout, progress, { restart: true, extraArgs: ['--its-max-in-flight', itsMaxInFlight] });
+  else await ensureViewServer(layout, progress);
   const pidOf = (name: string) => readState(layout.statePath)?.processes.find((p) => p.name === name)?.pid;
   const servePid = pidOf(VIEW_SERVER_PROCESS);
   const itsPid = pidOf('its1/kube-apiserver');
@@ -319,7 +322,7 @@ async function main(): Promise<number> {
     const last = results[results.length - 1]!;
     const rssOk = results.every((x) => x.rssMaxMb > 0 && x.rssMaxMb <= RSS_TARGET_MB);
     process.stdout.write([
-      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight)`,
+      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight); serve --its-max-in-flight ${itsMaxInFlight || 'default'}`,
       '',
       '| clusters | works | all works written (s) | works/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
@@ -333,6 +336,7 @@ async function main(): Promise<number> {
     await cleanup();
     await wds.pool.close();
     await its.pool.close();
+    if (itsMaxInFlight) await ensureViewServer(layout, progress, { restart: true });
   }
 }
 

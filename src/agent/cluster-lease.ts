@@ -7,6 +7,9 @@ import { CLUSTER_LEASE_NAME } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { errorLine, type AgentLog } from './log.js';
 
+/** Lease requests pass any limiter on the upstream: a renewal late behind a burst of writes loses the lease. */
+const LEASE = { unlimited: true } as const;
+
 /** Kubernetes MicroTime: RFC 3339 with microseconds. */
 export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
@@ -16,19 +19,19 @@ export const leasePath = (cluster: string): string =>
 /** One renewal: GET then PUT with a fresh renewTime (optimistic concurrency), or create. */
 export async function renewClusterLease(its: Upstream, cluster: string, durationSeconds: number, now = Date.now()): Promise<void> {
   const path = leasePath(cluster);
-  const got = await upstreamRequest(its, 'GET', path);
+  const got = await upstreamRequest(its, 'GET', path, LEASE);
   if (got.status === 404) {
     const lease = {
       apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
       metadata: { name: CLUSTER_LEASE_NAME, namespace: cluster },
       spec: { leaseDurationSeconds: durationSeconds, renewTime: microTime(now) },
     };
-    expectOk(await upstreamRequest(its, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${cluster}/leases`, { body: lease }), `create lease ${cluster}/${CLUSTER_LEASE_NAME}`);
+    expectOk(await upstreamRequest(its, 'POST', `/apis/coordination.k8s.io/v1/namespaces/${cluster}/leases`, { ...LEASE, body: lease }), `create lease ${cluster}/${CLUSTER_LEASE_NAME}`);
     return;
   }
   const lease = JSON.parse(expectOk(got, `get lease ${cluster}/${CLUSTER_LEASE_NAME}`).body.toString('utf8')) as { spec?: Record<string, unknown> };
   lease.spec = { ...lease.spec, leaseDurationSeconds: durationSeconds, renewTime: microTime(now) };
-  expectOk(await upstreamRequest(its, 'PUT', path, { body: lease }), `renew lease ${cluster}/${CLUSTER_LEASE_NAME}`);
+  expectOk(await upstreamRequest(its, 'PUT', path, { ...LEASE, body: lease }), `renew lease ${cluster}/${CLUSTER_LEASE_NAME}`);
 }
 
 /** Renews on a timer until stopped; the duration is read on each tick (it follows spec.leaseDurationSeconds). */

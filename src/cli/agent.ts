@@ -15,6 +15,7 @@ import { parseCABundle } from '../kube/client-ca.js';
 import type { KeyPair } from '../kube/pki.js';
 import { inClusterUpstream } from '../kube/in-cluster.js';
 import { upstreamFromKubeconfig } from '../kube/upstream.js';
+import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 
@@ -23,6 +24,8 @@ export interface AgentFlags {
   cluster?: string;
   itsKubeconfig?: string;
   itsContext?: string;
+  /** The bound on this agent's requests to the ITS (../kube/request-limiter.ts). */
+  itsMaxInFlight?: number;
   wecKubeconfig?: string;
   wecContext?: string;
   fleetId: string;
@@ -106,6 +109,7 @@ export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; cre
   const tls = endpointTls(f);
   // Unusable kubeconfigs are the user's to fix now: UserErrors naming the file.
   const its = await upstreamFromKubeconfig(f.itsKubeconfig!, f.itsContext);
+  its.limiter = new RequestLimiter({ maxInFlight: f.itsMaxInFlight ?? DEFAULT_ITS_MAX_IN_FLIGHT });
   // Pull mode without --wec-kubeconfig: the WEC is the cluster the pod runs in (client-go's
   // in-cluster configuration: the Service's IP from the environment, no cluster DNS needed).
   const wec = inv.mode !== 'pull' ? undefined

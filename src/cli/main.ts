@@ -13,6 +13,7 @@ import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defa
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
+import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, namespacedName, resourceList, serviceAccountRef, stateDir } from './options.js';
@@ -163,6 +164,7 @@ function buildProgram(argv: string[]): Command {
       .argParser(resourceList).default(DEFAULT_DENATURED, formatResourceList(DEFAULT_DENATURED)))
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
+    .option('--its-max-in-flight <n>', 'the placement controllers\' requests to the ITS in flight at most (halved while the ITS answers 429, as long as its Retry-After asks)', intOption(1, 10_000), DEFAULT_ITS_MAX_IN_FLIGHT)
     .option('--default-executor <namespace/name>', 'the ServiceAccount of the WECs that applies the works of BindingPolicies naming no spec.executor (default: none, the agents\' own rights, said in each policy\'s status)', serviceAccountRef)
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
@@ -176,7 +178,7 @@ function buildProgram(argv: string[]): Command {
     .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)
     .option('--max-requests-inflight-per-user <n>', 'other requests one user may have in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightPerUser)
     .option('--max-requests-inflight <n>', 'other requests of all users in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightTotal)
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; itsMaxInFlight: number; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       if (flags.hostingKubeconfig && !flags.registerEndpointsFrom) throw new UserError('--hosting-kubeconfig is for hosted registration: give --register-endpoints-from too');
@@ -230,6 +232,7 @@ function buildProgram(argv: string[]): Command {
     .option('--cluster <name>', 'pull mode: the cluster served (its ManagedCluster and mailbox namespace)', dnsLabel)
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS (required)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
+    .option('--its-max-in-flight <n>', 'this agent\'s requests to the ITS in flight at most (halved while the ITS answers 429, as long as its Retry-After asks)', intOption(1, 10_000), DEFAULT_ITS_MAX_IN_FLIGHT)
     .option('--wec-kubeconfig <file>', 'pull mode: kubeconfig of the WEC (default: the in-cluster configuration of the pod the agent runs in)')
     .option('--wec-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--fleet-id <id>', 'push mode: the fleet named in each WEC\'s kube-system/kubestellar-fleet lease', dnsLabel, 'ksview')

@@ -25,6 +25,7 @@ import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
 import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
 import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
 import { Authorizer } from '../apiserver/authz.js';
@@ -76,6 +77,8 @@ export interface ServeOptions {
   templateExpander?: string;
   /** kubeconfig of the ITS: with it, the placement controllers run (BindingPolicies → ManifestWorks). */
   itsKubeconfig?: string;
+  /** The bound on the controllers' requests to the ITS (../kube/request-limiter.ts). */
+  itsMaxInFlight?: number;
   itsContext?: string;
   /** The denatured kinds (default: DEFAULT_DENATURED). */
   denatured?: readonly GroupResource[];
@@ -151,6 +154,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   };
 
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
+  if (its) its.limiter = new RequestLimiter({ maxInFlight: o.itsMaxInFlight ?? DEFAULT_ITS_MAX_IN_FLIGHT });
   const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
     ? new PlacementController({

@@ -8,6 +8,9 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { expectOk, upstreamRequest, type Upstream } from './upstream.js';
 
+/** Lease requests pass any limiter on the upstream: a renewal late behind a burst of writes loses the lease. */
+const LEASE = { unlimited: true } as const;
+
 export interface LeaderElectionOptions {
   namespace: string;
   name: string;
@@ -69,13 +72,13 @@ export class LeaderElector {
     await this.attempt;
     if (!this.leading) return;
     this.setLeading(false);
-    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`);
+    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`, LEASE);
     if (res.status !== 200) return;
     const lease = JSON.parse(res.body.toString('utf8')) as Lease;
     if (lease.spec.holderIdentity !== this.identity) return;
     // Released: no holder, and a duration of 1 s, so candidates take over on their next try.
     lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-    await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { body: lease });
+    await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { ...LEASE, body: lease });
   }
 
   private setLeading(leading: boolean): void {
@@ -88,9 +91,9 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(): Promise<void> {
     const now = new Date();
-    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`);
+    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`, LEASE);
     if (res.status === 404) {
-      const created = await upstreamRequest(this.up, 'POST', this.path, { body: {
+      const created = await upstreamRequest(this.up, 'POST', this.path, { ...LEASE, body: {
         apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace },
         spec: { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
       } });
@@ -111,7 +114,7 @@ export class LeaderElector {
       ? { ...lease.spec, renewTime: microTime(now), leaseDurationSeconds: Math.ceil(this.leaseMs / 1000) }
       : { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now),
         leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 };
-    const put = await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { body: { ...lease, spec } });
+    const put = await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { ...LEASE, body: { ...lease, spec } });
     // 409: another candidate wrote first; the next try sees its record.
     if (expectOk(put, `update Lease ${this.o.namespace}/${this.o.name}`, [409]).status === 200) this.renewed();
   }

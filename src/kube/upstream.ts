@@ -7,6 +7,7 @@
 // requests always find a connection (how many each user may open is bounded where they come in:
 // src/apiserver/request-limits.ts).
 import { Pool } from 'undici';
+import type { RequestLimiter } from './request-limiter.js';
 import { loadKubeconfig, loadKubeconfigText, type FleetKubeconfigPolicy, type LoadedKubeconfig } from './kubeconfig-file.js';
 
 export interface Upstream {
@@ -26,6 +27,11 @@ export interface Upstream {
   ownPool: Pool;
   /** Long-running requests (watches, logs, ...): each holds a connection of its own for its life. */
   longPool: Pool;
+  /**
+   * The bound on the server's own requests (upstreamRequest) when one is set: the ITS's, from
+   * `--its-max-in-flight` (./request-limiter.ts). Users' requests and watches are not under it.
+   */
+  limiter?: RequestLimiter;
 }
 
 export interface UpstreamResponse {
@@ -81,7 +87,7 @@ function upstreamFromLoaded({ cluster, server: url, https: opts }: LoadedKubecon
  * Those go on the users' pool, the server's own on its own pool.
  */
 export async function upstreamRequest(up: Upstream, method: string, path: string,
-  opts: { headers?: Record<string, string | string[]>; body?: unknown } = {}): Promise<UpstreamResponse> {
+  opts: { headers?: Record<string, string | string[]>; body?: unknown; unlimited?: boolean } = {}): Promise<UpstreamResponse> {
   const headers: Record<string, string | string[]> = { accept: 'application/json', ...opts.headers };
   const contentType = headers['content-type'];
   if (up.authorization) headers.authorization = up.authorization;
@@ -91,9 +97,14 @@ export async function upstreamRequest(up: Upstream, method: string, path: string
     headers['content-type'] = contentType ?? 'application/json';
   }
   const forUser = Object.keys(headers).some((h) => h.toLowerCase() === 'impersonate-user');
-  const res = await (forUser ? up.pool : up.ownPool).request({ method: method as 'GET', path: up.basePath + path, headers, body });
-  const buf = Buffer.from(await res.body.arrayBuffer());
-  return { status: res.statusCode, headers: res.headers, body: buf };
+  const pool = forUser ? up.pool : up.ownPool;
+  // The body is read inside: a request holds its place under the limiter until fully answered.
+  const send = async (): Promise<UpstreamResponse> => {
+    const res = await pool.request({ method: method as 'GET', path: up.basePath + path, headers, body });
+    return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
+  };
+  // Leases (`unlimited`) never wait behind a burst of writes: a late renewal costs the lease.
+  return up.limiter && !forUser && !opts.unlimited ? up.limiter.run(send) : send();
 }
 
 export async function upstreamJson<T>(up: Upstream, method: string, path: string,
@@ -124,11 +135,13 @@ export async function serverSideApply<T = unknown>(up: Upstream, path: string, o
 
 /** Closes both pools of `up` (waiting for what is under way). */
 export async function closeUpstream(up: Upstream): Promise<void> {
+  up.limiter?.close();
   await Promise.all([up.pool.close(), up.ownPool.close(), up.longPool.close()]);
 }
 
 /** Destroys the pools of `up` at once. */
 export async function destroyUpstream(up: Upstream): Promise<void> {
+  up.limiter?.close();
   await Promise.all([up.pool.destroy(), up.ownPool.destroy(), up.longPool.destroy()]);
 }
 

@@ -9,7 +9,9 @@ import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapp
 import type { Expander } from '../../src/controllers/placement/desired.js';
 import type { ExpansionResult } from '../../src/controllers/template-expander.js';
 import type { JsonObject } from '../../src/kube/objects.js';
-import { controllerFixture, update, type Action } from '../fixtures/controller-fixture.js';
+import { controllerFixture, update, type Action, type FixtureInput } from '../fixtures/controller-fixture.js';
+import { WRITES_PER_OBJECT } from '../../src/controllers/placement/reconcile.js';
+import { RequestLimiter } from '../../src/kube/request-limiter.js';
 
 const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
 const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: false };
@@ -656,4 +658,72 @@ t.test('a CustomTransform that cannot be applied holds the object back and says 
   await f.reconcile(policyKey('edge'));
   t.match((f.writes().find((w) => w.path.endsWith('/status'))?.body as { status: { errors: string[] } }).status.errors,
     [/^c1: CustomTransform bad: remove path "spec.x": must start with \$/, /^c2: CustomTransform bad/]);
+});
+
+/** EDGE's ConfigMap with `n` edge clusters; `answer` overrides the ITS's answers. */
+function wideFixture(n: number, answer?: FixtureInput['answer']) {
+  const clusters = Array.from({ length: n }, (_, i) => cluster(`e${i}`, { 'location-group': 'edge' }));
+  return controllerFixture({
+    clusters, policies: [EDGE], answer,
+    workload: [{ resource: CONFIGMAPS, objects: [SETTINGS] }, { resource: NAMESPACES, objects: [namespace('demo')] }],
+  });
+}
+
+t.test('one object on many clusters: its works are written at once (bounded), not one after another', async (t) => {
+  const f = wideFixture(100);
+  t.teardown(() => f.close());
+  // Every ITS request of the controller's own goes through ownPool: count those in flight.
+  const pool = f.its.up.ownPool;
+  let inFlight = 0;
+  let most = 0;
+  f.its.up.ownPool = {
+    request: async (opts: Parameters<typeof pool.request>[0]) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 2));
+      try { return await pool.request(opts); } finally { inFlight--; }
+    },
+  } as unknown as typeof pool;
+  await f.reconcile(settingsKey);
+  t.equal(f.writes().length, 100, 'a work in each of the 100 clusters');
+  t.equal(most, WRITES_PER_OBJECT, `${WRITES_PER_OBJECT} in flight at most, and that many used`);
+  // The object leaves every cluster: the deletions likewise.
+  f.clear();
+  update(f.caches.clusters, cluster('e0', { 'location-group': 'core' }));
+  for (let i = 1; i < 100; i++) update(f.caches.clusters, cluster(`e${i}`, { 'location-group': 'core' }));
+  most = 0;
+  await f.reconcile(settingsKey);
+  t.equal(f.writes().filter((w) => w.method === 'DELETE').length, 100);
+  t.equal(most, WRITES_PER_OBJECT);
+});
+
+t.test('the ITS answers 429 under its limiter: the controller waits as asked, and every work is written', async (t) => {
+  const refusedOnce = new Set<string>();
+  const f = wideFixture(30, (server, call) => {
+    if (server !== 'its' || call.method !== 'PATCH' || refusedOnce.has(call.path)) return undefined;
+    refusedOnce.add(call.path);
+    return { status: 429, headers: { 'retry-after': '0' }, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429 } };
+  });
+  t.teardown(() => f.close());
+  const limiter = new RequestLimiter({ maxInFlight: 8 });
+  f.its.up.limiter = limiter;
+  await f.reconcile(settingsKey);
+  t.equal(refusedOnce.size, 30, 'each work refused once');
+  t.equal(limiter.stats.throttled, 30);
+  t.equal(f.caches.works.list().length, 30, 'and each written in the end');
+  t.equal(f.writes().length, 60, 'one retry each, no more');
+});
+
+t.test('the ITS refuses longer than the limiter retries: the reconcile fails (requeued), and the next writes what is missing', async (t) => {
+  let overloaded = true;
+  const f = wideFixture(10, (server, call) => (server === 'its' && call.method === 'PATCH' && overloaded && call.path.includes('/e3/')
+    ? { status: 429, headers: { 'retry-after': '0' }, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429 } }
+    : undefined));
+  t.teardown(() => f.close());
+  f.its.up.limiter = new RequestLimiter({ maxInFlight: 4, maxRetries: 2 });
+  await t.rejects(f.reconcile(settingsKey), /: 429 /, 'the error (429) reaches the work queue, which retries the key');
+  t.equal(f.caches.works.list().length, 9, 'the other nine written meanwhile');
+  overloaded = false;
+  f.clear();
+  await f.reconcile(settingsKey);
+  t.same(summary(f.writes()), [`its PATCH ${worksPath('e3', settingsWork)}`], 'only the missing one is written');
 });

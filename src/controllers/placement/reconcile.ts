@@ -16,6 +16,7 @@
 // so their Bindings are current and a new leader starts from warm caches.
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
+import { eachSettled } from '../../util/each-settled.js';
 import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
 import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
 import { manifestWorkName, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
@@ -69,6 +70,9 @@ export interface ReconcilerOptions {
 }
 
 const describe = describeObject;
+
+/** One object's work writes in flight at once (its ITS upstream's connections: ../../kube/upstream.ts ownPool). */
+export const WRITES_PER_OBJECT = 64;
 
 export class Reconciler {
   readonly works: Works;
@@ -209,10 +213,12 @@ export class Reconciler {
     const annotations = { [SOURCE_ANNOTATION]: source, ...(generation !== undefined ? { [SOURCE_GENERATION_ANNOTATION]: String(generation) } : {}) };
     for (const work of desired.values()) work.metadata.annotations = { ...annotations };
     if (!this.leader) return;
-    for (const [cluster, work] of desired) await this.works.apply(cluster, work);
-    for (const cluster of this.works.clustersOf(workName)) {
-      if (!desired.has(cluster) && !kept.has(cluster)) await this.works.delete(cluster, workName);
-    }
+    // One object's works in all its clusters at once (bounded here; the whole controller's writes by
+    // the ITS's limiter, --its-max-in-flight): written one after another, a policy of few objects on
+    // many clusters had as many writes in flight as objects.
+    await eachSettled(desired, WRITES_PER_OBJECT, ([cluster, work]) => this.works.apply(cluster, work));
+    const gone = this.works.clustersOf(workName).filter((cluster) => !desired.has(cluster) && !kept.has(cluster));
+    await eachSettled(gone, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
   }
 
   /**
