@@ -212,25 +212,42 @@ async function measureImage(runs: number): Promise<ImageResult> {
  * request they forward impersonates its caller: one RBAC check per impersonated user, group and
  * extra (kube's impersonation filter). Measured before this: +0.45 ms per GET, the whole difference
  * the first runs put on the pod network. So that the comparison isolates the pods and their
- * network, wds2's process gets what the pods get: the chart's wds part installed into wds2 for a user
- * `kubestellar-view:server:wds2`, a client certificate of wds2's CA for it, serve restarted with it.
+ * network, wds2's process runs as a user of wds2's CA holding what the process's registration
+ * granted its admin (each `kubestellar-view:*` binding copied for that user, by the admin), and
+ * is restarted with it, without --register (the APIService, Service and certificate stay).
  */
-async function serveWds2AsTheChartDoes(layout: SpacesLayout, cacheDir: string): Promise<void> {
+async function serveWds2AsTheChartDoes(layout: SpacesLayout): Promise<void> {
   const wds2 = layout.spaces.find((s) => s.name === 'wds2');
   if (!wds2) throw new Error('no wds2 in the bench spaces');
   const user = 'kubestellar-view:server:wds2';
-  await helmPart({ layout, cacheDir, progress }, { name: RELEASES.wds.name, space: 'wds2', namespace: SERVER_NAMESPACE }, {
-    server: { enabled: false },
-    wds: { enabled: true, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }], serviceAccount: { create: false } },
-  });
+  const admin = clientOf('wds2 admin', await spaceClient(layout, 'wds2'));
+  try {
+    const rbac = '/apis/rbac.authorization.k8s.io/v1';
+    const bindings = [
+      ...((await json(admin, `${rbac}/clusterrolebindings`)).items as Obj[]),
+      ...((await json(admin, `${rbac}/rolebindings`)).items as Obj[]),
+    ].filter((b) => String(b.metadata.name).startsWith('kubestellar-view:') && !String(b.metadata.name).endsWith(':bench'));
+    if (bindings.length === 0) throw new Error('wds2 holds no kubestellar-view:* binding: its serve did not register');
+    for (const b of bindings) {
+      const ns = b.metadata.namespace as string | undefined;
+      const name = `${b.metadata.name}:bench`;
+      await mustCall(admin, 'PATCH', `${rbac}/${ns ? `namespaces/${ns}/rolebindings` : 'clusterrolebindings'}/${name}?fieldManager=bench&force=true`, {
+        apiVersion: 'rbac.authorization.k8s.io/v1', kind: ns ? 'RoleBinding' : 'ClusterRoleBinding', metadata: { name, ...(ns ? { namespace: ns } : {}) },
+        roleRef: b.roleRef, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
+      }, 'application/apply-patch+yaml');
+    }
+    progress.step(`wds2: ${bindings.length} kubestellar-view bindings copied for ${user}`);
+  } finally {
+    await admin.pool.destroy();
+  }
   const pair = await ensureClientCert(wds2.dir, 'kubestellar-view-server', user, []);
   const kubeconfig = path.join(wds2.dir, 'pki', 'clients', 'kubestellar-view-server.kubeconfig');
   writeFileSync(kubeconfig, renderKubeconfig([{
     name: 'wds2', user, server: `https://127.0.0.1:${wds2.apiserverPort}`,
     caPem: readFileSync(spacePkiFiles(wds2.dir).caCert, 'utf8'), certPem: pair.certPem, keyPem: pair.keyPem,
   }]), { mode: 0o600 });
-  await ensureViewServer(layout, progress, { wds: 'wds2', restart: true, wdsKubeconfig: kubeconfig });
-  progress.step(`wds2's ksview serve restarted as ${user} (the chart's wds rights), as the pods run in wds1`);
+  await ensureViewServer(layout, progress, { wds: 'wds2', restart: true, wdsKubeconfig: kubeconfig, register: false });
+  progress.step(`wds2's ksview serve restarted as ${user}, as the pods run in wds1`);
 }
 
 // ---- clients ----------------------------------------------------------------------------------
@@ -529,7 +546,7 @@ async function main(): Promise<number> {
       await Promise.all([wds1.pool.destroy(), host.pool.destroy()].map((p) => p.catch(() => undefined)));
     }
 
-    await serveWds2AsTheChartDoes(layout, cacheDir);
+    await serveWds2AsTheChartDoes(layout);
     const lat = await measureLatency(layout);
     noteLoad('end');
     const { text, missed } = report(img, trials, lat, command);

@@ -35,7 +35,7 @@ export async function apiServiceAvailable(up: Upstream): Promise<{ ok: boolean; 
 }
 
 export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
-  opts: { restart?: boolean; timeoutMs?: number; wds?: string; wdsKubeconfig?: string; extraArgs?: string[] } = {}): Promise<void> {
+  opts: { restart?: boolean; timeoutMs?: number; wds?: string; wdsKubeconfig?: string; register?: boolean; extraArgs?: string[] } = {}): Promise<void> {
   const wdsName = opts.wds ?? 'wds1';
   const wds = wdsSpaces(layout).find((s) => s.name === wdsName);
   if (!wds) throw new UserError(`no WDS ${wdsName} in these spaces`);
@@ -54,7 +54,7 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
       path.join(repoRoot(), 'bin', 'ksview.js'), 'serve',
       // The space's admin unless told otherwise (bench/in-cluster.ts gives the chart's least-privilege identity).
       '--wds-kubeconfig', opts.wdsKubeconfig ?? path.join(wds.dir, 'kubeconfig'), '--wds-name', wds.name,
-      '--port', String(port), '--cert-dir', path.join(wds.dir, 'view-certs'), '--register',
+      '--port', String(port), '--cert-dir', path.join(wds.dir, 'view-certs'), ...(opts.register === false ? [] : ['--register']),
       // The Service its kube-apiserver's webhook client configuration names (./webhook-client.ts).
       '--namespace', VIEW_NAMESPACE, '--service', VIEW_SERVICE,
     ];
