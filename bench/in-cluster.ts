@@ -40,6 +40,7 @@ import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import YAML from 'yaml';
 import { viewRoot } from '../src/apiserver/view-group.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { ensureHelm } from '../src/spaces/helm.js';
@@ -212,31 +213,31 @@ async function measureImage(runs: number): Promise<ImageResult> {
  * request they forward impersonates its caller: one RBAC check per impersonated user, group and
  * extra (kube's impersonation filter). Measured before this: +0.45 ms per GET, the whole difference
  * the first runs put on the pod network. So that the comparison isolates the pods and their
- * network, wds2's process runs as a user of wds2's CA holding what the process's registration
- * granted its admin (each `kubestellar-view:*` binding copied for that user, by the admin), and
- * is restarted with it, without --register (the APIService, Service and certificate stay).
+ * network, wds2's process gets what the pods get in wds1: the chart's wds part rendered for a user
+ * of wds2's CA (`helm template`; applied by the admin, since the process's own registration made
+ * objects of the same names that helm would refuse to adopt), and is restarted as that user,
+ * without --register (the APIService, Service and certificate stay as they are).
  */
-async function serveWds2AsTheChartDoes(layout: SpacesLayout): Promise<void> {
+async function serveWds2AsTheChartDoes(layout: SpacesLayout, helm: string): Promise<void> {
   const wds2 = layout.spaces.find((s) => s.name === 'wds2');
   if (!wds2) throw new Error('no wds2 in the bench spaces');
   const user = 'kubestellar-view:server:wds2';
+  const values = { server: { enabled: false }, wds: { enabled: true, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }], serviceAccount: { create: false } } };
+  const rendered = spawnSync(helm, ['template', RELEASES.wds.name, path.join(repoRoot(), 'charts', 'kubestellar-view'), '--namespace', SERVER_NAMESPACE, '--values', '-'],
+    { input: JSON.stringify(values), encoding: 'utf8' });
+  if (rendered.status !== 0) throw new Error(`helm template of the wds part: ${rendered.stderr.trim()}`);
   const admin = clientOf('wds2 admin', await spaceClient(layout, 'wds2'));
   try {
     const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    const bindings = [
-      ...((await json(admin, `${rbac}/clusterrolebindings`)).items as Obj[]),
-      ...((await json(admin, `${rbac}/rolebindings`)).items as Obj[]),
-    ].filter((b) => String(b.metadata.name).startsWith('kubestellar-view:') && !String(b.metadata.name).endsWith(':bench'));
-    if (bindings.length === 0) throw new Error('wds2 holds no kubestellar-view:* binding: its serve did not register');
-    for (const b of bindings) {
-      const ns = b.metadata.namespace as string | undefined;
-      const name = `${b.metadata.name}:bench`;
-      await mustCall(admin, 'PATCH', `${rbac}/${ns ? `namespaces/${ns}/rolebindings` : 'clusterrolebindings'}/${name}?fieldManager=bench&force=true`, {
-        apiVersion: 'rbac.authorization.k8s.io/v1', kind: ns ? 'RoleBinding' : 'ClusterRoleBinding', metadata: { name, ...(ns ? { namespace: ns } : {}) },
-        roleRef: b.roleRef, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
-      }, 'application/apply-patch+yaml');
+    const objects = YAML.parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as Obj | null).filter((o): o is Obj => !!o);
+    for (const o of objects) {
+      const { name, namespace } = o.metadata as { name: string; namespace?: string };
+      const plural = ({ ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings', Role: 'roles', RoleBinding: 'rolebindings' } as Record<string, string>)[o.kind];
+      if (!plural) throw new Error(`the wds part renders a ${o.kind}, which this bench does not apply`);
+      const p = `${rbac}/${namespace ? `namespaces/${namespace}/` : ''}${plural}/${encodeURIComponent(name)}`;
+      await mustCall(admin, 'PATCH', `${p}?fieldManager=bench&force=true`, o, 'application/apply-patch+yaml');
     }
-    progress.step(`wds2: ${bindings.length} kubestellar-view bindings copied for ${user}`);
+    progress.step(`wds2: the chart's wds part (${objects.length} RBAC objects) applied for ${user}`);
   } finally {
     await admin.pool.destroy();
   }
@@ -546,7 +547,7 @@ async function main(): Promise<number> {
       await Promise.all([wds1.pool.destroy(), host.pool.destroy()].map((p) => p.catch(() => undefined)));
     }
 
-    await serveWds2AsTheChartDoes(layout);
+    await serveWds2AsTheChartDoes(layout, helm);
     const lat = await measureLatency(layout);
     noteLoad('end');
     const { text, missed } = report(img, trials, lat, command);
