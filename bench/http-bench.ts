@@ -107,3 +107,43 @@ export function onWatchEvents<E>(body: NodeJS.ReadableStream, clock: () => numbe
     }
   });
 }
+
+/**
+ * What a bench made, removed once: the end of main, an error, a signal and a watchdog all await the
+ * same work (`run`). `exitWith` runs main and exits with its code; on SIGINT or SIGTERM it says
+ * `onSignal`, cleans up and exits 130; on an error it prints `describe(err)`, cleans up and exits 2
+ * — except after a signal, when requests fail because the cleanup is removing what they use and the
+ * signal's handler exits.
+ */
+export class BenchCleanup {
+  private hook: (() => Promise<void>) | undefined;
+  private cleaning: Promise<void> | undefined;
+  private interrupted = false;
+
+  /** What to remove, set once the bench has made it. */
+  set(hook: () => Promise<void>): void {
+    this.hook = hook;
+  }
+
+  run(): Promise<void> {
+    return (this.cleaning ??= this.hook ? this.hook() : Promise.resolve());
+  }
+
+  exitWith(name: string, main: () => Promise<number>, onSignal: string, describe: (err: unknown) => string): void {
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => {
+        this.interrupted = true;
+        process.stderr.write(`${name}: ${sig}; ${onSignal}\n`);
+        void this.run().finally(() => process.exit(130));
+      });
+    }
+    main().then(
+      (code) => process.exit(code),
+      (err: unknown) => {
+        if (this.interrupted) return;
+        process.stderr.write(`${name}: ${describe(err)}\n`);
+        void this.run().finally(() => process.exit(2));
+      },
+    );
+  }
+}

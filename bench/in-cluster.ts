@@ -48,12 +48,13 @@ import { imageSizes } from '../src/spaces/image.js';
 import { helmPart, installInCluster, RELEASES, SERVER_NAMESPACE, serverValues, type InClusterOptions } from '../src/spaces/in-cluster.js';
 import type { SpacesLayout } from '../src/spaces/layout.js';
 import { spacesDown, spacesUp } from '../src/spaces/spaces.js';
+import { rbacPath, type Manifest } from '../src/spaces/agent-identities.js';
 import { renderKubeconfig } from '../src/spaces/kubeconfig.js';
 import { ensureClientCert, spacePkiFiles } from '../src/spaces/space-pki.js';
 import { APISERVICE_NAME, ensureViewServer } from '../src/spaces/view-server.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { repoRoot } from '../src/util/repo-root.js';
-import { bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
+import { BenchCleanup, bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
 
 const DEFAULT_PORT_BASE = 23400;
 const TARGETS = { archiveMB: 100, unpackedMB: 250, makeImageS: 60, availableS: 30, podReadyS: 5, ratioOfRatios: 1.1 };
@@ -228,15 +229,9 @@ async function serveWds2AsTheChartDoes(layout: SpacesLayout, helm: string): Prom
   if (rendered.status !== 0) throw new Error(`helm template of the wds part: ${rendered.stderr.trim()}`);
   const admin = clientOf('wds2 admin', await spaceClient(layout, 'wds2'));
   try {
-    const rbac = '/apis/rbac.authorization.k8s.io/v1';
-    const objects = YAML.parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as Obj | null).filter((o): o is Obj => !!o);
-    for (const o of objects) {
-      const { name, namespace } = o.metadata as { name: string; namespace?: string };
-      const plural = ({ ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings', Role: 'roles', RoleBinding: 'rolebindings' } as Record<string, string>)[o.kind];
-      if (!plural) throw new Error(`the wds part renders a ${o.kind}, which this bench does not apply`);
-      const p = `${rbac}/${namespace ? `namespaces/${namespace}/` : ''}${plural}/${encodeURIComponent(name)}`;
-      await mustCall(admin, 'PATCH', `${p}?fieldManager=bench&force=true`, o, 'application/apply-patch+yaml');
-    }
+    const objects = YAML.parseAllDocuments(rendered.stdout).map((d) => d.toJSON() as Manifest | null).filter((o): o is Manifest => !!o);
+    // rbacPath refuses any other kind: the wds part renders RBAC only.
+    for (const o of objects) await mustCall(admin, 'PATCH', `${rbacPath(o)}?fieldManager=bench&force=true`, o, 'application/apply-patch+yaml');
     progress.step(`wds2: the chart's wds part (${objects.length} RBAC objects) applied for ${user}`);
   } finally {
     await admin.pool.destroy();
@@ -503,10 +498,8 @@ function report(img: ImageResult, trials: Trial[], lat: { rounds: LatencyRound[]
 
 // ---- main -------------------------------------------------------------------------------------
 
-let cleanupHook: (() => Promise<void>) | undefined;
-let cleaning: Promise<void> | undefined;
-const cleanup = () => (cleaning ??= cleanupHook ? cleanupHook() : Promise.resolve());
-let interrupted = false;
+const teardown = new BenchCleanup();
+const cleanup = () => teardown.run();
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
@@ -522,12 +515,12 @@ async function main(): Promise<number> {
     const img = await measureImage(2);
 
     const spacesOpts = { dir: args.dir, portBase: args.portBase, wecs: 2, wdss: 2, realNodes: true };
-    cleanupHook = async () => {
+    teardown.set(async () => {
       if (args.keepSpaces) { progress.step(`spaces left running in ${args.dir} (--keep-spaces)`); return; }
       if (!existsSync(path.join(args.dir, 'state.json'))) return;
       progress.step(`ksview spaces down --dir ${args.dir}`);
       try { await spacesDown(args.dir); progress.step('spaces down'); } catch (err) { progress.step(`spaces down failed: ${(err as Error).message}`); }
-    };
+    });
     noteLoad('spaces up');
     progress.step(`real-node spaces in ${args.dir}, port base ${args.portBase}, --wdss 2 (wds2's server: a process)`);
     const layout = await spacesUp({ ...spacesOpts, cacheDir, progress, restartNode: true });
@@ -576,19 +569,4 @@ async function main(): Promise<number> {
   }
 }
 
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    interrupted = true;
-    process.stderr.write(`in-cluster: ${sig}; tearing down the bench's spaces\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    if (interrupted) return;
-    process.stderr.write(`in-cluster: ${(err as Error).message ?? String(err)}\n`);
-    void cleanup().finally(() => process.exit(2));
-  },
-);
+teardown.exitWith('in-cluster', main, "tearing down the bench's spaces", (err) => (err as Error).message ?? String(err));

@@ -33,7 +33,7 @@ import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client as AnyClient } from './http-bench.js';
+import { BenchCleanup, bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client as AnyClient } from './http-bench.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
@@ -260,7 +260,7 @@ async function main(): Promise<number> {
   // 3. The namespace and its ConfigMaps, made directly.
   const ns = `bench-${randomBytes(4).toString('hex')}`;
   let watches: WatchStream[] = [];
-  cleanupHook = async () => {
+  teardown.set(async () => {
     for (const w of watches) w.close();
     progress.step(`deleting namespace ${ns}`);
     try {
@@ -281,7 +281,7 @@ async function main(): Promise<number> {
     } catch (err) {
       progress.step(`could not delete namespace ${ns}: ${(err as Error).message}`);
     }
-  };
+  });
 
   try {
     await mustCall(direct, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -449,26 +449,9 @@ async function main(): Promise<number> {
   }
 }
 
-let cleanupHook: (() => Promise<void>) | undefined;
-let cleaning: Promise<void> | undefined;
 /** Deletes what the run made, once: every caller (end, error, signal, watchdog) awaits the same work. */
-const cleanup = () => (cleaning ??= cleanupHook ? cleanupHook() : Promise.resolve());
-let interrupted = false;
+const teardown = new BenchCleanup();
+const cleanup = () => teardown.run();
 
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    interrupted = true;
-    process.stderr.write(`view-latency: ${sig}; cleaning up\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    // After a signal, requests fail because the namespace is going: the signal handler exits.
-    if (interrupted) return;
-    process.stderr.write(`view-latency: ${(err as Error).stack ?? String(err)}\n`);
-    void cleanup().finally(() => process.exit(2));
-  },
-);
+// After a signal, requests fail because the namespace is going: the signal handler exits.
+teardown.exitWith('view-latency', main, 'cleaning up', (err) => (err as Error).stack ?? String(err));

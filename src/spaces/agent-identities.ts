@@ -80,7 +80,7 @@ export async function ensureAgentIdentities(layout: SpacesLayout): Promise<void>
   entries.forEach((e, i) => writeFileSync(agentKubeconfigPath(layout, ids[i]!), renderKubeconfig([e]), { mode: 0o600 }));
 }
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; subjects?: unknown[]; [k: string]: unknown };
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; subjects?: unknown[]; [k: string]: unknown };
 
 const RBAC_COLLECTIONS: Record<string, string> = { Role: 'roles', RoleBinding: 'rolebindings', ClusterRole: 'clusterroles', ClusterRoleBinding: 'clusterrolebindings' };
 
