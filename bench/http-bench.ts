@@ -1,7 +1,10 @@
 // What the latency benches share (view-latency, in-cluster): one undici Pool per path (keep-alive,
 // certificates verified), one timed request, bounded parallel set-up, the rotating order of the
-// paths (so each sees the same machine load), median/p90 of samples, and the events of a watch
-// with the time each arrived.
+// paths (so each sees the same machine load), median/p90 of samples, the events of a watch with
+// the time each arrived, a kubeconfig context's address and certificates, and the once-only
+// cleanup with its signal and exit handling.
+import { KubeConfig } from '@kubernetes/client-node';
+import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
@@ -146,4 +149,16 @@ export class BenchCleanup {
       },
     );
   }
+}
+
+/** Where a context of a kubeconfig points and its TLS material (the spaces' admin certificates). */
+export async function kubeconfigClient(kubeconfig: string, context: string): Promise<{ origin: string; tls: Tls }> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  kc.setCurrentContext(context);
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`no cluster for context ${context} in ${kubeconfig}`);
+  return { origin: new URL(cluster.server).origin, tls: { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined } };
 }

@@ -32,11 +32,9 @@
 // are stopped and removed at the end, on error and on Ctrl-C (`--keep-spaces`: left running).
 // The machine's load (`uptime`) is recorded at each phase: on a shared machine it is part of the result.
 // Exit status: 0 every target met, 1 a target missed, 2 the benchmark could not run.
-import { KubeConfig } from '@kubernetes/client-node';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -54,7 +52,7 @@ import { ensureClientCert, spacePkiFiles } from '../src/spaces/space-pki.js';
 import { APISERVICE_NAME, ensureViewServer } from '../src/spaces/view-server.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { repoRoot } from '../src/util/repo-root.js';
-import { BenchCleanup, bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
+import { BenchCleanup, bounded, kubeconfigClient, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client, type Tls } from './http-bench.js';
 
 const DEFAULT_PORT_BASE = 23400;
 const TARGETS = { archiveMB: 100, unpackedMB: 250, makeImageS: 60, availableS: 30, podReadyS: 5, ratioOfRatios: 1.1 };
@@ -250,16 +248,7 @@ async function serveWds2AsTheChartDoes(layout: SpacesLayout, helm: string): Prom
 
 interface SpaceClient { origin: string; tls: Tls }
 
-async function spaceClient(layout: SpacesLayout, context: string): Promise<SpaceClient> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(layout.kubeconfigPath);
-  kc.setCurrentContext(context);
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error(`no cluster for context ${context} in ${layout.kubeconfigPath}`);
-  return { origin: new URL(cluster.server).origin, tls: { ca: opts.ca as string, cert: opts.cert as string, key: opts.key as string } };
-}
+const spaceClient = (layout: SpacesLayout, context: string): Promise<SpaceClient> => kubeconfigClient(layout.kubeconfigPath, context);
 
 const clientOf = (name: string, s: SpaceClient, prefix = ''): Client => ({ name, origin: s.origin, prefix, pool: makePool(s.origin, s.tls) });
 

@@ -26,14 +26,12 @@
 // the aggregator). Target (the issue): median VIEW/DIRECT <= 1.3 for each. Loopback only, bounded in
 // count and time; the namespace it makes is deleted at the end, on error and on Ctrl-C.
 // Exit status: 0 every target met, 1 a target missed, 2 the benchmark could not run.
-import { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import type https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BenchCleanup, bounded, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client as AnyClient } from './http-bench.js';
+import { BenchCleanup, bounded, kubeconfigClient, call, fmt, makePool, mustCall, onWatchEvents, orderFor, stats, type Client as AnyClient } from './http-bench.js';
 import { stderrProgress } from '../src/util/progress.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
@@ -223,16 +221,8 @@ async function main(): Promise<number> {
   await ensureViewServer(layout, progress, { restart: args.restartServer });
 
   // 2. Clients: the admin certificate of wds1 from the spaces' kubeconfig.
-  const kc = new KubeConfig();
-  kc.loadFromFile(layout.kubeconfigPath);
-  kc.setCurrentContext(WDS);
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error(`no cluster for context ${WDS} in ${layout.kubeconfigPath}`);
-  const origin = new URL(cluster.server).origin;
+  const { origin, tls } = await kubeconfigClient(layout.kubeconfigPath, WDS);
   if (!/^https:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|$)/.test(origin)) throw new Error(`${origin} is not on loopback`);
-  const tls = { ca: opts.ca as string | undefined, cert: opts.cert as string | undefined, key: opts.key as string | undefined };
   const wds = layout.spaces.find((s) => s.name === WDS)!;
   if (!tls.cert) throw new Error(`context ${WDS} in ${layout.kubeconfigPath} has no client certificate`);
   const subject = new X509Certificate(tls.cert).subject.split('\n');
