@@ -19,6 +19,10 @@ const child = spawn(path.join(root, 'node_modules', '.bin', 'tap'), ['--reporter
 });
 let summary;
 let pending = '';
+// The failing assertions, each with the path of subtests above it, are printed again just before
+// the closing line: a CI log shows only its tail, and the failure may be thousands of lines up.
+const subtests = [];
+const failures = [];
 child.stdout.setEncoding('utf8');
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
@@ -28,6 +32,10 @@ child.stdout.on('data', (chunk) => {
   for (const line of lines) {
     const m = /^# (\{ total: .*\})$/.exec(line);
     if (m) summary = m[1];
+    const sub = /^((?:    )*)# Subtest: (.*)$/.exec(line);
+    if (sub) subtests.splice(sub[1].length / 4, Infinity, sub[2]);
+    const notOk = /^((?:    )*)not ok \d+ - (.*?)(?: # time=.*)?$/.exec(line);
+    if (notOk) failures.push([...subtests.slice(0, notOk[1].length / 4), notOk[2]].join(' › '));
   }
 });
 const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
@@ -52,5 +60,10 @@ if (args.length === 0) {
     coverageProblem = `no coverage report to check (${err.message})`;
   }
 }
+// A failing subtest is listed after its failing assertions; the list keeps the deepest ones.
+const deepest = failures.filter((f, i) => !failures.slice(0, i).some((g) => g.startsWith(`${f} › `)));
+const MAX_LISTED = 40;
+for (const f of deepest.slice(0, MAX_LISTED)) console.log(`# failed: ${f}`);
+if (deepest.length > MAX_LISTED) console.log(`# failed: … and ${deepest.length - MAX_LISTED} more`);
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}${coverageProblem ? `; FAILED: ${coverageProblem}` : ''}`);
 process.exit(code !== 0 ? code : coverageProblem ? 1 : 0);
