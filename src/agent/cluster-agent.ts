@@ -8,13 +8,14 @@
 //   status changes → observe → coalesced status write; a resync every resyncMs is the backstop.
 // When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
 // re-lists on reconnect and the differences are queued.
-import { sourceGeneration } from './workstatus.js';
+import { sourceGenerationsOf } from './workstatus.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
 import { Informer } from '../kube/informer.js';
+import { carriedByLiveWork } from './handover.js';
 import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { WorkQueue, runWorkers } from '../kube/work-queue.js';
@@ -88,7 +89,7 @@ export class ClusterAgent implements ClusterWorker {
       path: manifestWorksPath(cluster),
       onChange: (t, w, old) => {
         if (t !== 'MODIFIED' || needsReconcile(w, old)) this.queue.add(w.metadata.name);
-        else if (sourceGeneration(w) !== sourceGeneration(old)) this.status.refresh(w.metadata.name);
+        else if (sourceGenerationsOf(w) !== sourceGenerationsOf(old)) this.status.refresh(w.metadata.name);
         metrics.works.set({ cluster }, this.works.store.size);
       },
       onError: (err) => o.log(`${cluster}: mailbox watch: ${err.message}`),
@@ -109,6 +110,7 @@ export class ClusterAgent implements ClusterWorker {
       enqueueAfter: (n, ms) => this.queue.addAfter(n, ms),
       metrics, log: o.log,
       noteApplied: (ref, rv) => this.noteApplied(ref, rv),
+      carriedByWork: (r, work) => carriedByLiveWork(this.works.store.list(), work, r, (n) => this.status.resultsOf(n)),
     });
   }
 

@@ -31,8 +31,8 @@ const comparable = (s: unknown): string => JSON.stringify(s, (k, v: unknown) => 
 
 export class StatusWriter {
   private readonly results = new Map<string, ManifestApplyResult[]>();
-  /** Per work: the work generation whose results are held, and the WDS generation it carried. */
-  private readonly applied = new Map<string, { generation: number | undefined; source: number | undefined }>();
+  /** Per work: the work generation whose results are held, and the work that says the WDS generations it carried (cached: never mutated). */
+  private readonly applied = new Map<string, { generation: number | undefined; source: ManifestWork | undefined }>();
   /** WorkStatus name → what was last written, per work. */
   private readonly written = new Map<string, Map<string, Written>>();
   /**
@@ -52,7 +52,7 @@ export class StatusWriter {
   /** The results of applying `work` (its manifests as the reconciler applied them). */
   setResults(workName: string, results: ManifestApplyResult[], work?: ManifestWork): void {
     this.results.set(workName, results);
-    if (work) this.applied.set(workName, { generation: work.metadata.generation, source: sourceGeneration(work) });
+    if (work) this.applied.set(workName, { generation: work.metadata.generation, source: work });
     this.coalescer.mark(workName);
   }
 
@@ -66,7 +66,7 @@ export class StatusWriter {
     // Only while the work's manifests are the ones applied (same work generation): a new spec's
     // generation is said once it is applied (setResults), never before.
     if (!work || !applied || !this.results.has(workName) || work.metadata.generation !== applied.generation) return;
-    applied.source = sourceGeneration(work);
+    applied.source = work;
     this.coalescer.mark(workName);
   }
 
@@ -101,7 +101,16 @@ export class StatusWriter {
     this.coalescer.forget(workName);
     const held = this.written.get(workName);
     this.written.delete(workName);
-    for (const name of held?.keys() ?? []) await this.deleteWorkStatus(name);
+    for (const name of held?.keys() ?? []) if (!this.heldElsewhere(name, workName)) await this.deleteWorkStatus(name);
+  }
+
+  /**
+   * Whether another work's results hold the WorkStatus of that name: its object moved between works
+   * of the cluster (./handover.ts), and the report now is that work's to write or delete.
+   */
+  private heldElsewhere(name: string, workName: string): boolean {
+    for (const [w, held] of this.written) if (w !== workName && held.has(name)) return true;
+    return false;
   }
 
   idle(): boolean {
@@ -149,9 +158,9 @@ export class StatusWriter {
     const held = this.written.get(workName) ?? new Map<string, Written>();
     this.written.set(workName, held);
     const want = new Map<string, WorkStatus>();
-    const generation = this.applied.get(workName)?.source;
+    const source = this.applied.get(workName)?.source;
     for (const r of results) {
-      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generation);
+      const ws = buildWorkStatusObject(this.o.cluster, workName, r, sourceGeneration(source, r.ordinal));
       if (ws) want.set(ws.metadata.name, ws);
     }
     for (const [name, ws] of want) {
@@ -185,7 +194,7 @@ export class StatusWriter {
     }
     for (const name of [...held.keys()]) {
       if (want.has(name)) continue;
-      await this.deleteWorkStatus(name);
+      if (!this.heldElsewhere(name, workName)) await this.deleteWorkStatus(name);
       held.delete(name);
     }
   }

@@ -59,6 +59,8 @@ export interface WorkReconcilerDeps {
   log: (msg: string) => void;
   /** Called with the resourceVersion of each object applied, so its own watch event is not taken for drift. */
   noteApplied?: (ref: AppliedRef, resourceVersion: string | undefined) => void;
+  /** Whether a live work of the mailbox other than `work` carries the object (./handover.ts); absent: none does. */
+  carriedByWork?: (r: AppliedManifestResourceMeta, work: string) => boolean;
 }
 
 export class WorkReconciler {
@@ -142,7 +144,7 @@ export class WorkReconciler {
     const dropped = untracked(amw.status?.appliedResources ?? [], now);
     let pending: AppliedManifestResourceMeta[] = [];
     if (dropped.length) {
-      const gc = await deleteAppliedResources(this.d.wec, dropped, owner, (r) => this.d.applied.carriedElsewhere(r, amw.metadata.name));
+      const gc = await deleteAppliedResources(this.d.wec, dropped, owner, (r) => this.carriedElsewhere(r, name, amw.metadata.name));
       pending = gc.pending;
       for (const e of gc.errors) {
         metrics.errors.inc({ cluster, where: 'gc' });
@@ -184,7 +186,7 @@ export class WorkReconciler {
     this.d.watcher.removeWork(name);
     if (amw) {
       const gc = await deleteAppliedResources(this.d.wec, amw.status?.appliedResources ?? [], ownerOf(amw),
-        (r) => this.d.applied.carriedElsewhere(r, amw.metadata.name));
+        (r) => this.carriedElsewhere(r, name, amw.metadata.name));
       for (const e of gc.errors) {
         this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
         this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
@@ -201,6 +203,14 @@ export class WorkReconciler {
     this.failing.delete(name);
     await this.d.status.forget(name);
     return true;
+  }
+
+  /**
+   * Whether another work of ours holds the object: applied already (its AppliedManifestWork records
+   * it) or not yet (a live work carries it, ./handover.ts) — it is handed over, not deleted.
+   */
+  private carriedElsewhere(r: AppliedManifestResourceMeta, work: string, amw: string): boolean {
+    return this.d.applied.carriedElsewhere(r, amw) || (this.d.carriedByWork?.(r, work) ?? false);
   }
 
   /** A work released objects in the WEC: the failing works (a conflict over some object ends so) try again now. */

@@ -3,7 +3,7 @@
 // view.kubestellar.io/source-generation), the WorkStatus also says, in KubeStellar's statusDetails,
 // whether that generation is in effect in the WEC: applied and, for a kind whose status has an
 // observedGeneration, observed by the WEC's controller.
-import { SOURCE_GENERATION_ANNOTATION, type ManifestWork, type WorkStatus, type WorkStatusDetails } from '../kube/ocm-api.js';
+import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION, type ManifestWork, type WorkStatus, type WorkStatusDetails } from '../kube/ocm-api.js';
 import type { ManifestApplyResult } from './contract.js';
 
 export const WORKSTATUS_WORK_LABEL = 'transport.kubestellar.io/manifestwork';
@@ -17,12 +17,31 @@ export function workStatusName(r: { kind: string; namespace: string; name: strin
   return parts.join('-').slice(0, 253);
 }
 
-/** The WDS generation a work's manifest was made from (undefined: the work does not say, e.g. KubeStellar's own). */
-export function sourceGeneration(work: ManifestWork | undefined): number | undefined {
-  const v = work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION];
-  const n = v === undefined ? NaN : Number(v);
+const generationOf = (v: unknown): number | undefined => {
+  const n = typeof v === 'string' || typeof v === 'number' ? Number(v) : NaN;
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+};
+
+/**
+ * The WDS generation a work's manifest `ordinal` was made from (undefined: the work does not say,
+ * e.g. KubeStellar's own): a bundled work says it per manifest, a work of one object for its one.
+ */
+export function sourceGeneration(work: ManifestWork | undefined, ordinal = 0): number | undefined {
+  const many = work?.metadata.annotations?.[SOURCE_GENERATIONS_ANNOTATION];
+  if (many !== undefined) {
+    try {
+      const list: unknown = JSON.parse(many);
+      return Array.isArray(list) ? generationOf(list[ordinal]) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return ordinal === 0 ? generationOf(work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION]) : undefined;
 }
+
+/** What of a work names the WDS generations of its manifests (a change of it is a change of what its WorkStatuses say). */
+export const sourceGenerationsOf = (work: ManifestWork | undefined): string =>
+  `${work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION] ?? ''}|${work?.metadata.annotations?.[SOURCE_GENERATIONS_ANNOTATION] ?? ''}`;
 
 /** Whether the applied object's status is of its current spec (no observedGeneration: nothing says otherwise). */
 function observed(r: ManifestApplyResult): boolean {

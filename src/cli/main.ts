@@ -14,6 +14,8 @@ import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
+import { DEFAULT_BUNDLE_LIMITS } from '../controllers/placement/bundles.js';
+import { MAX_MANIFESTS_BYTES } from '../controllers/wrapping.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, namespacedName, resourceList, serviceAccountRef, stateDir } from './options.js';
@@ -21,7 +23,7 @@ import type { ServiceAccountRef } from '../kube/service-account-ref.js';
 import type { AgentFlags } from './agent.js';
 
 interface DirOption { dir: string }
-interface UpFlags extends DirOption { wecs: number; wdss: number; portBase: number; realNodes: boolean }
+interface UpFlags extends DirOption { wecs: number; wdss: number; portBase: number; realNodes: boolean; maxObjectsPerWork?: number; maxBytesPerWork?: number }
 
 /**
  * A failed start of `serve`, as the user should see it: what the user can act on becomes a
@@ -63,11 +65,16 @@ function buildProgram(argv: string[]): Command {
     .option('--wdss <n>', 'number of workload definition spaces, each with its own ksview serve', intOption(1, MAX_WDSS), DEFAULT_WDSS)
     .option('--port-base <port>', 'first loopback port used', intOption(1024, 65000), DEFAULT_PORT_BASE)
     .option('--real-nodes', 'real nodes (root): a hosting space host1 and wec1 run kubelet, containerd and kube-proxy, so containers really run; wds1\'s serve and wec1\'s pull agent are left to the chart (docs/spaces.md)', false)
+    .option('--max-objects-per-work <n>', 'each ksview serve packs up to n objects into one ManifestWork (serve\'s flag; default: as the spaces ran before, else 1); a change restarts serve', intOption(1, 10_000))
+    .option('--max-bytes-per-work <n>', 'with --max-objects-per-work: bytes of manifests per work, at most', intOption(1024, MAX_MANIFESTS_BYTES))
     .option(...dirOption)
     .action(async (flags: UpFlags) => {
       const progress = stderrProgress();
       const { spacesUp } = await import('../spaces/spaces.js');
-      const layout = await spacesUp({ ...flags, cacheDir: defaultCacheDir(), progress });
+      if (flags.maxBytesPerWork !== undefined && flags.maxObjectsPerWork === undefined) throw new UserError('--max-bytes-per-work goes with --max-objects-per-work');
+      const bundle = flags.maxObjectsPerWork === undefined ? undefined
+        : { objects: flags.maxObjectsPerWork, bytes: flags.maxBytesPerWork ?? DEFAULT_BUNDLE_LIMITS.bytes };
+      const layout = await spacesUp({ ...flags, cacheDir: defaultCacheDir(), progress, ...(bundle ? { bundle } : {}) });
       progress.step(`spaces up: ${layout.spaces.map((s) => s.name).join(', ')}`);
       process.stdout.write(`kubeconfig: ${layout.kubeconfigPath}\n`);
     });
@@ -165,6 +172,8 @@ function buildProgram(argv: string[]): Command {
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--its-max-in-flight <n>', 'the placement controllers\' requests to the ITS in flight at most (halved while the ITS answers 429, as long as its Retry-After asks)', intOption(1, 10_000), DEFAULT_ITS_MAX_IN_FLIGHT)
+    .option('--max-objects-per-work <n>', 'objects a cluster receives from the same policies packed into one ManifestWork, at most (1: a work per object; more: fewer, bigger works, one object\'s change rewrites its bundle — docs/placement.md "Bundled works")', intOption(1, 10_000), DEFAULT_BUNDLE_LIMITS.objects)
+    .option('--max-bytes-per-work <n>', 'bytes of manifests in one bundled ManifestWork, at most (OCM refuses a work over 500 KiB)', intOption(1024, MAX_MANIFESTS_BYTES), DEFAULT_BUNDLE_LIMITS.bytes)
     .option('--default-executor <namespace/name>', 'the ServiceAccount of the WECs that applies the works of BindingPolicies naming no spec.executor (default: none, the agents\' own rights, said in each policy\'s status)', serviceAccountRef)
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
@@ -178,7 +187,7 @@ function buildProgram(argv: string[]): Command {
     .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)
     .option('--max-requests-inflight-per-user <n>', 'other requests one user may have in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightPerUser)
     .option('--max-requests-inflight <n>', 'other requests of all users in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightTotal)
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; itsMaxInFlight: number; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; itsMaxInFlight: number; maxObjectsPerWork: number; maxBytesPerWork: number; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       if (flags.hostingKubeconfig && !flags.registerEndpointsFrom) throw new UserError('--hosting-kubeconfig is for hosted registration: give --register-endpoints-from too');
@@ -190,6 +199,7 @@ function buildProgram(argv: string[]): Command {
         const { serve } = await import('./serve.js');
         server = await serve({
           ...flags, wdsKubeconfig, register: flags.register === true,
+          bundleLimits: { objects: flags.maxObjectsPerWork, bytes: flags.maxBytesPerWork },
           limits: {
             longRunningPerUser: flags.maxLongRunningRequestsPerUser, longRunningTotal: flags.maxLongRunningRequests,
             inflightPerUser: flags.maxRequestsInflightPerUser, inflightTotal: flags.maxRequestsInflight,

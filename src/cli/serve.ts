@@ -26,6 +26,7 @@ import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
+import type { BundleLimits } from '../controllers/placement/bundles.js';
 import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
 import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
 import { Authorizer } from '../apiserver/authz.js';
@@ -79,6 +80,8 @@ export interface ServeOptions {
   itsKubeconfig?: string;
   /** The bound on the controllers' requests to the ITS (../kube/request-limiter.ts). */
   itsMaxInFlight?: number;
+  /** How objects are packed into works (../controllers/placement/bundles.ts; absent: a work per object). */
+  bundleLimits?: BundleLimits;
   itsContext?: string;
   /** The denatured kinds (default: DEFAULT_DENATURED). */
   denatured?: readonly GroupResource[];
@@ -158,7 +161,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
   const placement = its
     ? new PlacementController({
-      wdsName: o.wdsName, wds: up, its, cats, templates, defaultExecutor: o.defaultExecutor, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+      wdsName: o.wdsName, wds: up, its, cats, templates, defaultExecutor: o.defaultExecutor, bundleLimits: o.bundleLimits, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
       // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
       validate: async (id, stored) => {
         const store = denatured.storeFor(id.group, id.resource);

@@ -162,6 +162,25 @@ export function policyLabel(policy: string): string {
   return `${POLICY_LABEL_PREFIX}${name}`;
 }
 
+/**
+ * On a bundled work (ksview serve --max-objects-per-work N > 1): the group of objects it belongs to
+ * (./placement/bundles.ts: the objects sent to a cluster by the same policies, with the same executor).
+ */
+export const BUNDLE_ANNOTATION = 'view.kubestellar.io/bundle';
+/** On a bundled work: the encoded keys of its manifests' WDS objects, a JSON array in manifest order. */
+export const SOURCES_ANNOTATION = 'view.kubestellar.io/sources';
+
+/** A bundle's group: its objects' policies (the work's labels) and executor, hashed. */
+export function bundleGroup(labels: Readonly<Record<string, string>>, executor: unknown): string {
+  const policies = Object.keys(labels).filter((l) => l.startsWith(POLICY_LABEL_PREFIX)).sort();
+  return createHash('sha256').update(JSON.stringify([policies, executor ?? null])).digest('hex').slice(0, 16);
+}
+
+/** The name of slot `slot` of a bundle group's works in a cluster: stable, a DNS label. */
+export function bundleWorkName(wds: string, group: string, slot: number): string {
+  return `${wds.slice(0, 40)}-b${group}-${slot}`;
+}
+
 export interface WorkOptions {
   wds: string;
   cluster: string;

@@ -39,6 +39,8 @@ export interface UpOptions extends SpacesOptions {
   spacesOnly?: boolean;
   /** Replace running serve and agents, so they run the code just built (tests, demo). */
   restartNode?: boolean;
+  /** How serve packs objects into works (absent: as recorded before, else a work per object); a change restarts serve. */
+  bundle?: { objects: number; bytes: number };
 }
 
 const spaceKubeconfig = (s: SpaceLayout) => path.join(s.dir, 'kubeconfig');
@@ -190,8 +192,10 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const bins: Binaries = await ensureBinaries(opts.cacheDir, progress);
   const nodeBins = realNodes ? await ensureNodeBinaries(opts.cacheDir, progress) : undefined;
   mkdirSync(layout.dir, { recursive: true, mode: 0o700 });
+  const bundle = opts.bundle ?? previous?.bundle;
+  const bundleChanged = JSON.stringify(bundle ?? null) !== JSON.stringify(previous?.bundle ?? null);
   const state: SpacesState = {
-    portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [],
+    portBase: opts.portBase, wecs: opts.wecs, wdss, processes: previous?.processes ?? [], ...(bundle ? { bundle } : {}),
     ...(realNodes ? { realNodes, nodeSysctls: previous?.nodeSysctls ?? nodeHost!.recordMachineSysctls() } : {}),
   };
   const launcher = new Launcher(layout, state, progress);
@@ -277,7 +281,8 @@ export async function spacesUp(opts: UpOptions): Promise<SpacesLayout> {
   const { ensureViewServer } = await import('./view-server.js');
   const { ensureAgents, ensureInventory } = await import('./agents.js');
   // One at a time: the first installs the ITS CRDs the others then find.
-  for (const wds of serveSpaces(layout)) await ensureViewServer(layout, progress, { restart: opts.restartNode ?? false, wds: wds.name });
+  // A serve started with another packing of works is restarted with this one (the works are repacked, objects handed over in place).
+  for (const wds of serveSpaces(layout)) await ensureViewServer(layout, progress, { restart: (opts.restartNode ?? false) || bundleChanged, wds: wds.name });
   if (realNodes) {
     progress.step(`real nodes: wds1's ksview serve and wec1's pull agent are not started as processes (the chart runs them as pods in ${nodeLayouts(layout).map((n) => n.space).join(' and ')})`);
     // The inventory needs the ITS CRDs, which a server installs: without a serve process they come

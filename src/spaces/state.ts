@@ -11,6 +11,11 @@ export interface SpacesState {
   wdss?: number;
   /** `up --real-nodes` (absent: false), so `status`, `down` and `kubeconfig` see host1 and the nodes. */
   realNodes?: boolean;
+  /**
+   * How each ksview serve packs objects into works (`up --max-objects-per-work`, `--max-bytes-per-work`;
+   * absent: a work per object). Kept from one `up` to the next unless given again.
+   */
+  bundle?: { objects: number; bytes: number };
   /** The sysctls kubelet changes, as they were before the first kubelet started: `down` restores them. */
   nodeSysctls?: Record<string, string>;
   processes: ProcessRecord[];

@@ -63,6 +63,8 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     if (its) args.push('--its-kubeconfig', path.join(its.dir, 'kubeconfig'));
     // Works of policies naming no executor run as the WECs' restricted default (./wec-executors.ts).
     args.push('--default-executor', `${DEFAULT_EXECUTOR.namespace}/${DEFAULT_EXECUTOR.name}`);
+    // Bundled works when `spaces up --max-objects-per-work` asked for them.
+    if (state.bundle) args.push('--max-objects-per-work', String(state.bundle.objects), '--max-bytes-per-work', String(state.bundle.bytes));
     // A bench's settings (e.g. --its-max-in-flight): kept until the next restart.
     args.push(...opts.extraArgs ?? []);
     const rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${wds.name}-ksview-serve.log`));

@@ -7,6 +7,7 @@ import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRet
 import type { AppliedRef } from '../../src/agent/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
+import { carriedByLiveWork, workCarries } from '../../src/agent/handover.js';
 import { FakeApplier, cm, fakeServer, ns, work } from '../fixtures/agent-fakes.js';
 
 const HASH = 'h'.repeat(64);
@@ -30,6 +31,8 @@ async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] =
     cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied, status,
     watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w), cached: (r) => cached.get(`${r.namespace}/${r.name}`) },
     work: getWork, enqueueAfter: (name, ms) => requeued.push({ name, ms }), metrics: createAgentMetrics(), log: () => {},
+    carriedByWork: (r, except) => carriedByLiveWork(
+      [...its.objects].filter(([p]) => p.startsWith(`${worksPath}/`)).map(([, w]) => w as ManifestWork), except, r, (n) => status.resultsOf(n)),
   });
   const setWork = (w: ManifestWork) => {
     const cur = getWork(w.metadata.name)!;
@@ -149,6 +152,44 @@ t.test('a dropped object another work of ours still carries: only our owner refe
   await h.rec.reconcile('w1');
   t.notOk(h.wec.writes.some((w) => w.method === 'DELETE'), 'no delete');
   t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'only w2 owns b now');
+});
+
+t.test('an object moved to a work not applied yet (a bundle repacked) is handed over: not deleted, the same uid, owned by its new work', async (t) => {
+  const config = (name: string, resource = 'configmaps') => ({ resourceIdentifier: { group: '', resource, namespace: 'app', name } });
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')], { manifestConfigs: [config('a'), config('b')] })]);
+  await h.rec.reconcile('w1');
+  const uid = h.wecObj(CM_B)!.metadata!.uid;
+  // The placement controller writes the receiving work first; the agent happens to reconcile the releasing one first.
+  h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }));
+  h.setWork(work('w1', [cm('app', 'a')], { manifestConfigs: [config('a')] }));
+  h.wec.writes.length = 0;
+  await h.rec.reconcile('w1');
+  t.notOk(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_B), 'b not deleted: w2 carries it');
+  t.same(ownerUids(h.wecObj(CM_B)), [], 'w1\'s owner reference gone');
+  await h.rec.reconcile('w2');
+  const amw2 = h.wecObj(amwPath('w2'))!.metadata!.uid!;
+  t.equal(h.wecObj(CM_B)!.metadata!.uid, uid, 'the same object (uid unchanged)');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'owned by w2');
+  // A live work carrying another kind of that name does not count.
+  h.its.put(`${worksPath}/w3`, work('w3', [{ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'app', name: 'a' } }], { manifestConfigs: [config('a', 'secrets')] }));
+  h.setWork(work('w1', [], { manifestConfigs: [] }));
+  await h.rec.reconcile('w1');
+  t.ok(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_A), 'a (a ConfigMap) deleted: w3 carries a Secret a');
+});
+
+t.test('workCarries: by the manifestConfig naming the resource, else by what the agent applied of that work; never a work being deleted, nor one that failed to apply it', async (t) => {
+  const b = { group: '', resource: 'configmaps', namespace: 'app', name: 'b' };
+  const plain = work('w', [cm('app', 'b')]);
+  t.notOk(workCarries(plain, b, undefined), 'no config, nothing applied: unknown, does not count');
+  const result = (status: 'True' | 'False') => [{ ordinal: 0, resourceMeta: { ordinal: 0, group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'app', name: 'b' }, owned: true,
+    conditions: [{ type: 'Applied', status, reason: 'r', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }], feedback: [] }];
+  t.ok(workCarries(plain, b, result('True')), 'what was applied of it names it');
+  t.notOk(workCarries(plain, b, result('False')), 'tried and refused (a conflict): no handover');
+  const configured = work('w', [cm('app', 'b')], { manifestConfigs: [{ resourceIdentifier: b }] });
+  t.ok(workCarries(configured, b, undefined));
+  t.notOk(workCarries(configured, { ...b, namespace: 'other' }, undefined), 'another namespace');
+  t.notOk(workCarries({ ...configured, metadata: { ...configured.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, b, undefined), 'being deleted');
+  t.notOk(carriedByLiveWork([configured], 'w', b, () => undefined), 'the releasing work itself does not count');
 });
 
 t.test('Foreground deletion: objects deleted and gone, then the AppliedManifestWork, then the finalizer', async (t) => {

@@ -223,3 +223,29 @@ t.test('StatusWriter: a work without the source-generation annotation (KubeStell
   const noObserved = { ...results[0]!, live: { ...results[0]!.live!, status: { phase: 'Ready' } } };
   t.same(buildWorkStatusObject('wec1', 'w1', noObserved, 3)?.statusDetails, { lastGeneration: 3, lastGenerationIsApplied: true }, 'a status without observedGeneration: nothing says otherwise');
 });
+
+t.test('StatusWriter: an object moved between works keeps its WorkStatus (the new work holds it); a bundle says each manifest\'s generation', async (t) => {
+  const w1 = work('w1', [cm('app', 'a'), cm('app', 'b')], {}, { annotations: { 'view.kubestellar.io/source-generations': '[3,9]' } });
+  const h = await writerHarness(w1);
+  const w2 = work('w2', [cm('app', 'b')], {}, { annotations: { 'view.kubestellar.io/source-generation': '9' } });
+  h.its.put(`${manifestWorksPath('wec1')}/w2`, w2);
+  const path = (n: string) => `${workStatusesPath('wec1')}/configmap-app-${n}`;
+  const r1 = await h.applier.applyWork(w1);
+  h.status.setResults('w1', r1, w1);
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(path('a')) as any).statusDetails?.lastGeneration, 3, 'a: its own generation');
+  t.same((h.its.objects.get(path('b')) as any).statusDetails?.lastGeneration, 9, 'b: its own generation');
+  // b moves to w2: w2 applied first, then w1 without it.
+  h.status.setResults('w2', await h.applier.applyWork(w2), w2);
+  await until(() => h.status.idle());
+  const w1After = work('w1', [cm('app', 'a')], {}, { annotations: { 'view.kubestellar.io/source-generations': '[3]' } });
+  h.its.put(`${manifestWorksPath('wec1')}/w1`, w1After);
+  h.status.setResults('w1', await h.applier.applyWork(w1After), w1After);
+  await until(() => h.status.idle());
+  t.notOk(h.its.writes.some((x) => x.method === 'DELETE' && x.path === path('b')), 'b\'s WorkStatus not deleted by w1: w2 holds it');
+  t.ok(h.its.objects.get(path('b')), 'b\'s WorkStatus is there');
+  t.equal((h.its.objects.get(path('b')) as any).metadata.labels?.['transport.kubestellar.io/manifestwork'], 'w2', 'labelled with its new work');
+  await h.status.forget('w1');
+  t.ok(h.its.objects.get(path('b')), 'forgetting w1 leaves b\'s');
+  t.notOk(h.its.objects.get(path('a')), 'and deletes a\'s');
+});

@@ -64,12 +64,12 @@ t.test('works are found by name in every cluster, and by the policies their labe
   const its = mockUpstream();
   t.teardown(() => its.close());
   const works = new Works(its.up, store, 'm');
-  t.same(works.clustersOf('w').sort(), ['c1', 'c2']);
+  t.same(works.clustersOfName('w').sort(), ['c1', 'c2']);
   t.ok(works.namePolicy('edge'));
   store.set(work('c2', 'w', ['core']));
   store.delete(work('c1', 'w', []));
   t.notOk(works.namePolicy('edge'), 'relabelled and deleted: no work names edge any more');
-  t.same(works.clustersOf('w'), ['c2']);
+  t.same(works.clustersOfName('w'), ['c2']);
 });
 
 t.test('namespace reach: a record changes only when what the object adds to its Namespace does', async (t) => {

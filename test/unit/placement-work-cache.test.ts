@@ -96,11 +96,15 @@ t.test('what repeats from cluster to cluster is one frozen object; the rest is d
   t.equal(a.status!.conditions![0], b.status!.conditions![0], 'equal conditions shared');
   t.equal(a.status!.resourceStatus!.manifests![0]!.statusFeedback, b.status!.resourceStatus!.manifests![0]!.statusFeedback, 'equal feedback shared');
   t.ok(Object.isFrozen(a.metadata.annotations) && Object.isFrozen(a.status!.conditions![0]), 'shared parts are frozen');
-  t.same(a.spec, { workload: { manifests: [{ kind: 'Deployment', spec: { replicas: 2 } }] } }, 'of the spec: the first manifest\'s kind and replicas');
+  const w = work('wec1');
+  t.same(a.spec, {
+    workload: { manifests: [{ kind: 'Deployment', spec: { replicas: 2 } }, { kind: 'ConfigMap' }] },
+    manifestConfigs: w.spec!.manifestConfigs!.map((c) => ({ resourceIdentifier: c.resourceIdentifier })),
+  }, 'of the spec: each manifest\'s kind and replicas, and which object it is');
   t.same(a.status!.conditions!.map((x) => x.type), ['Applied', 'Available'], 'of the work\'s conditions: those read');
   t.notOk(a.status!.conditions![0]!.lastTransitionTime, 'no timestamps');
   t.notOk(a.metadata.managedFields || a.metadata.uid || a.metadata.creationTimestamp, 'no managedFields, uid, creationTimestamp');
-  t.notOk(a.status!.resourceStatus!.manifests![1]!.statusFeedback, 'feedback of the first manifest only');
+  t.notOk(a.status!.resourceStatus!.manifests![1]!.statusFeedback, 'no feedback where the agent gave none');
 });
 
 t.test('another WDS\'s work: the conflicts index finds the same from the copy', async (t) => {
@@ -158,7 +162,7 @@ t.test("what is kept of an agent's status is bounded, whatever it writes; the an
   const slim = slimWork(structuredClone(w));
   const kept = slim.status!.resourceStatus!.manifests!;
   t.equal(kept.length, 2, 'as many entries as the work has manifests');
-  t.same(kept[0]!.conditions.map((x) => x.reason), ['AppliedManifestComplete'], 'the first Applied condition only');
+  t.same(kept[0]!.conditions.map((x) => x.reason), ['AppliedManifestComplete', 'ResourceAvailable'], 'the first Applied and Available conditions only');
   t.same(kept[0]!.statusFeedback!.values!.map((v) => v.name), ['AvailableReplicas'], 'the values read');
   t.equal(kept[1]!.conditions[0]!.message!.length, MAX_AGENT_MESSAGE + 1, 'a message cut (with …)');
   t.ok(JSON.stringify(slim).length < 8 * 1024, `${JSON.stringify(slim).length} bytes kept of ${JSON.stringify(w).length}`);

@@ -38,7 +38,8 @@ import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './d
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler, type DenaturedValidator } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
-import { slimWork, WORK_INDEXERS } from './works.js';
+import { manifestOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
+import type { BundleLimits } from './bundles.js';
 import { workChangeConcernsObject } from './apply-failures.js';
 import { conflictCopy } from './conflicts.js';
 import { objectOutcome } from './destination-state.js';
@@ -61,6 +62,8 @@ export interface PlacementOptions {
   validate?: DenaturedValidator;
   /** The executor of the works of policies naming none (./executor.ts; absent: the agents' own rights). */
   defaultExecutor?: ServiceAccountRef;
+  /** How objects are packed into works (`--max-objects-per-work`, `--max-bytes-per-work`; absent: a work per object). */
+  bundleLimits?: BundleLimits;
   workers?: number;
   log: (msg: string) => void;
 }
@@ -153,15 +156,19 @@ export class PlacementController {
     this.works = new Informer<ManifestWork>(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: slimWork, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
-        const sourceKey = w.metadata.annotations?.[SOURCE_ANNOTATION] ?? '';
-        // How the object fares there changed: its policies' Bindings and Ready conditions follow.
-        if (type === 'DELETED' || !old || !isDeepStrictEqual(objectOutcome(old, CLUSTER_UP), objectOutcome(w, CLUSTER_UP))) {
-          for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
-        }
+        const sources = sourcesOf(w);
+        // How an object fares there changed: its policies' Bindings and Ready conditions follow.
+        sources.forEach((sourceKey, i) => {
+          if (type === 'DELETED' || !old || !isDeepStrictEqual(objectOutcome(manifestOf(old, i), CLUSTER_UP), objectOutcome(manifestOf(w, i), CLUSTER_UP))) {
+            for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
+          }
+        });
         this.reconciler.works.noteChange(type, w, old);
         if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
-        const source = decodeKey(sourceKey);
-        if (source?.kind === 'object') this.enqueue(source);
+        for (const sourceKey of sources) {
+          const source = decodeKey(sourceKey);
+          if (source?.kind === 'object') this.enqueue(source);
+        }
       },
     });
     // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
@@ -183,7 +190,7 @@ export class PlacementController {
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
-      templates: o.templates, validate: o.validate, defaultExecutor: o.defaultExecutor,
+      templates: o.templates, validate: o.validate, defaultExecutor: o.defaultExecutor, bundleLimits: o.bundleLimits,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
     });
     // A Binding that may have changed (its objects, its clusters, how they fare): its policy's

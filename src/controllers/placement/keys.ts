@@ -62,12 +62,12 @@ export const resourceKey = (r: ResourceRef): string => `${r.group}|${r.version}|
 
 export const workKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-/** The identity key of the object a work carries to `cluster` (absent fields are ''). */
 /** How an object is named in messages: `deployments.apps demo/web`. */
 export function describeObject(id: { group?: string; resource?: string; namespace?: string; name?: string }): string {
   return `${id.resource ?? ''}${id.group ? `.${id.group}` : ''} ${id.namespace ? `${id.namespace}/` : ''}${id.name ?? ''}`;
 }
 
+/** The identity key of the object a work carries to `cluster` (absent fields are ''). */
 export function identityKey(cluster: string, id: { group?: string; resource?: string; namespace?: string; name?: string }): string {
   return `${cluster}|${id.group ?? ''}|${id.resource ?? ''}|${id.namespace ?? ''}|${id.name ?? ''}`;
 }

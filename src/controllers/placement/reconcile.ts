@@ -32,7 +32,8 @@ import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
 import type { SentObject, WorkloadCaches } from './workload.js';
-import { Works } from './works.js';
+import { isBundle, objectIndexKey, Works } from './works.js';
+import { Bundles, DEFAULT_BUNDLE_LIMITS, type BundleLimits } from './bundles.js';
 import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from './executor.js';
 
 /** What reconciliation reads. */
@@ -64,6 +65,8 @@ export interface ReconcilerOptions {
   validate?: DenaturedValidator;
   /** The executor of the works of policies that name none (`ksview serve --default-executor`; absent: none). */
   defaultExecutor?: ServiceAccountRef;
+  /** How objects are packed into works (`--max-objects-per-work`, `--max-bytes-per-work`; absent: a work per object). */
+  bundleLimits?: BundleLimits;
   /** Queues a key (after a delay, when given). */
   enqueue: (k: QueueKey, afterMs?: number) => void;
   log: (msg: string) => void;
@@ -76,6 +79,7 @@ export const WRITES_PER_OBJECT = 64;
 
 export class Reconciler {
   readonly works: Works;
+  readonly bundles: Bundles;
   readonly conflicts: Conflicts;
   readonly bindings: Bindings;
   private readonly events: ObjectEvents;
@@ -90,11 +94,13 @@ export class Reconciler {
 
   constructor(private readonly o: ReconcilerOptions) {
     const c = o.caches;
-    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`);
+    const limits = o.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1);
+    this.bundles = new Bundles(o.wdsName, this.works, limits);
     this.conflicts = new Conflicts();
     this.events = new ObjectEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
-      outcome: (cluster, id) => objectOutcome(c.works.get(cluster, manifestWorkName(o.wdsName, id)), clusterReadiness(c.clusters.get('', cluster))),
+      outcome: (cluster, id) => objectOutcome(this.works.carrying(cluster, id), clusterReadiness(c.clusters.get('', cluster))),
       readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
     });
     this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue, o.defaultExecutor);
@@ -114,6 +120,7 @@ export class Reconciler {
   set leading(leading: boolean) {
     if (leading && !this.leader) {
       this.works.forgetWrites();
+      this.bundles.forget();
       this.status.forgetWrites();
     }
     this.leader = leading;
@@ -164,7 +171,8 @@ export class Reconciler {
     await this.evaluateExpansions(resolveRef);
     const resolution = found ? resolveRef(found.ref) : undefined;
     const selecting = resolution?.policies ?? [];
-    const workName = manifestWorkName(wdsName, found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) });
+    const id = found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) };
+    const workName = manifestWorkName(wdsName, id);
     const errors = new Map<string, string[]>();
     const addError = (policy: string, message: string) => errors.set(policy, [...(errors.get(policy) ?? []), message]);
     let desired = new Map<string, ManifestWork>();
@@ -187,18 +195,18 @@ export class Reconciler {
       desired = d?.works ?? desired;
       for (const [cluster, message] of d?.wrapErrors ?? []) for (const p of policyNames) addError(p, `${cluster}: ${message}`);
       this.recordExpansion(source, resolution, d?.expansionErrors ?? new Map(), addError);
-      for (const cluster of d ? new Set([...clusters, ...this.works.clustersOf(workName)]) : []) {
-        if (!this.frozen(cluster, workName, resolution)) continue;
+      for (const cluster of d ? new Set([...clusters, ...this.works.clustersOf(id)]) : []) {
+        if (!this.frozen(cluster, id, resolution)) continue;
         desired.delete(cluster);
-        if (this.works.store.get(cluster, workName)) kept.add(cluster);
+        if (this.works.carrying(cluster, id)) kept.add(cluster);
       }
       if (invalid !== undefined) {
         for (const p of policyNames) addError(p, `${describe(found.id)} is not sent: ${invalid}`);
-        for (const cluster of this.works.clustersOf(workName)) if (clusters.has(cluster)) kept.add(cluster);
+        for (const cluster of this.works.clustersOf(id)) if (clusters.has(cluster)) kept.add(cluster);
       }
-      this.applyExecutors(found, workName, desired, kept, resolution, policyNames, addError);
+      this.applyExecutors(found, desired, kept, resolution, policyNames, addError);
       await this.report(found, resolution, desired, addError);
-      this.reportApplyFailures(found, workName, desired, kept, resolution, policyNames, addError);
+      this.reportApplyFailures(found, desired, kept, resolution, policyNames, addError);
     } else {
       this.recordExpansion(source, undefined, new Map(), addError);
     }
@@ -213,12 +221,31 @@ export class Reconciler {
     const annotations = { [SOURCE_ANNOTATION]: source, ...(generation !== undefined ? { [SOURCE_GENERATION_ANNOTATION]: String(generation) } : {}) };
     for (const work of desired.values()) work.metadata.annotations = { ...annotations };
     if (!this.leader) return;
-    // One object's works in all its clusters at once (bounded here; the whole controller's writes by
-    // the ITS's limiter, --its-max-in-flight): written one after another, a policy of few objects on
-    // many clusters had as many writes in flight as objects.
+    await this.write(id, workName, desired, kept);
+  }
+
+  /**
+   * Writes the object's works: in its own works (a work per object), or in bundles (./bundles.ts);
+   * and takes it out of the works of the other layout (the flags changed) and of the clusters it no
+   * longer goes to. What receives the object is written before what releases it (an agent hands it
+   * over in place: src/agent/handover.ts). One object's works in all its clusters at once (bounded
+   * here; the whole controller's writes by the ITS's limiter, --its-max-in-flight): written one
+   * after another, a policy of few objects on many clusters had as many writes in flight as objects.
+   */
+  private async write(id: ObjectIdentity, workName: string, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>): Promise<void> {
+    const key = objectIndexKey(id);
+    const stays = (cluster: string) => desired.has(cluster) || kept.has(cluster);
+    const own = this.works.clustersOfName(workName).filter((c) => !kept.has(c));
+    const bundled = [...new Set([...this.works.clustersOf(id).filter((c) => this.works.carriers(c, key).some((x) => isBundle(x.work))), ...this.bundles.clustersOf(key)])]
+      .filter((c) => !kept.has(c));
+    if (this.bundles.enabled) {
+      await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)));
+      await eachSettled(own, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
+      return;
+    }
     await eachSettled(desired, WRITES_PER_OBJECT, ([cluster, work]) => this.works.apply(cluster, work));
-    const gone = this.works.clustersOf(workName).filter((cluster) => !desired.has(cluster) && !kept.has(cluster));
-    await eachSettled(gone, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
+    await eachSettled(own.filter((c) => !desired.has(c)), WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
+    if (bundled.length > 0) await this.bundles.update(key, new Map(), bundled);
   }
 
   /**
@@ -255,7 +282,7 @@ export class Reconciler {
     // An object expanded per cluster may fail to expand: until it is reconciled it counts only
     // where its works already are, so its Namespace never goes anywhere on its own.
     // Nor does one a frozen policy holds back.
-    const existing = this.works.clustersOf(manifestWorkName(this.o.wdsName, o.id));
+    const existing = this.works.clustersOf(o.id);
     const clusters = expandsTemplates(o) ? existing.filter((c) => r.clusters.includes(c))
       : r.clusters.filter((c) => existing.includes(c) || !this.frozenBySelection(c, r));
     return { clusters, policies: r.policies };
@@ -293,9 +320,9 @@ export class Reconciler {
   }
 
   /** Whether the object's work in a cluster is frozen: a policy sending it there (now, or when the work was written) fails to expand something there. */
-  private frozen(cluster: string, workName: string, resolution: Resolution): boolean {
+  private frozen(cluster: string, id: ObjectIdentity, resolution: Resolution): boolean {
     if (this.frozenBySelection(cluster, resolution)) return true;
-    const labels = this.works.store.get(cluster, workName)?.metadata.labels ?? {};
+    const labels = this.works.carrying(cluster, id)?.metadata.labels ?? {};
     return this.expansion.failingIn(cluster).some((p) => labels[policyLabel(p)] !== undefined);
   }
 
@@ -340,7 +367,7 @@ export class Reconciler {
    * they name different ones the object is not sent there: its work stays as it was, and each of
    * those policies says why.
    */
-  private applyExecutors(found: SentObject, workName: string, desired: Map<string, ManifestWork>, kept: Set<string>,
+  private applyExecutors(found: SentObject, desired: Map<string, ManifestWork>, kept: Set<string>,
     resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
     if (desired.size === 0) return;
     const executors = new Map<string, Executor | undefined>();
@@ -361,7 +388,7 @@ export class Reconciler {
       }
       if ('conflict' in r) {
         desired.delete(cluster);
-        if (this.works.store.get(cluster, workName)) kept.add(cluster);
+        if (this.works.carrying(cluster, found.id)) kept.add(cluster);
         for (const p of r.policies) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
         continue;
       }
@@ -377,11 +404,11 @@ export class Reconciler {
    * words>` — e.g. a server-side apply conflict with another WDS's field manager. Gone once the
    * agent applies it.
    */
-  private reportApplyFailures(found: SentObject, workName: string, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>,
+  private reportApplyFailures(found: SentObject, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>,
     resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
-    for (const cluster of this.works.clustersOf(workName)) {
+    for (const cluster of this.works.clustersOf(found.id)) {
       if (!desired.has(cluster) && !kept.has(cluster)) continue;
-      const stored = this.works.store.get(cluster, workName);
+      const stored = this.works.carrying(cluster, found.id);
       const failures = applyFailures(stored);
       if (failures.length === 0) continue;
       let senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);

@@ -8,19 +8,29 @@ import { Store } from '../../kube/informer.js';
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { Interner } from '../../kube/interner.js';
 import type { Condition, ManifestCondition } from '../../kube/ocm-api.js';
-import { POLICY_LABEL_PREFIX, policyLabel, type ManifestWork } from '../wrapping.js';
+import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
 import { workPath } from './api.js';
 import { statusOnlyChange } from './apply-failures.js';
-import { workKey } from './keys.js';
+import { identityKey, SOURCE_ANNOTATION, workKey } from './keys.js';
+
+/** The key of an object's identity in the works' `object` index (a manifest's resourceIdentifier). */
+export const objectIndexKey = (id: { group?: string; resource?: string; namespace?: string; name?: string }): string => identityKey('', id);
+
+/** Whether a work is a bundle (several objects, ./bundles.ts), not the work of one object. */
+export const isBundle = (w: ManifestWork): boolean => w.metadata.annotations?.[BUNDLE_ANNOTATION] !== undefined;
 
 export const WORK_INDEXERS = {
   name: (w: ManifestWork) => [w.metadata.name],
   policy: (w: ManifestWork) => Object.keys(w.metadata.labels ?? {}).filter((l) => l.startsWith(POLICY_LABEL_PREFIX)),
+  /** The objects a work carries (each manifest's resourceIdentifier: placement writes one per manifest). */
+  object: (w: ManifestWork) => (w.spec?.manifestConfigs ?? []).map((c) => objectIndexKey(c.resourceIdentifier)),
+  /** `<cluster>|<group>` of a bundled work. */
+  bundle: (w: ManifestWork) => (isBundle(w) ? [`${w.metadata.namespace}|${w.metadata.annotations![BUNDLE_ANNOTATION]}`] : []),
 };
 
 /** The work conditions whose state ./destination-state.ts reads. */
 const WORK_CONDITIONS = new Set(['Applied', 'Available', 'Degraded']);
-const APPLIED = new Set(['Applied']);
+const MANIFEST_CONDITIONS = new Set(['Applied', 'Available']);
 
 /** The status feedback values ./destination-state.ts reads (the well-known health of four kinds). */
 const FEEDBACK_NAMES = new Set(['AvailableReplicas', 'NumberAvailable', 'DesiredNumberScheduled', 'PodReady', 'PodPhase', 'JobComplete']);
@@ -52,10 +62,10 @@ const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
 
 /**
  * The cache's copy of a work (an informer transform): only what placement reads of the works it
- * wrote — identity, generation, labels, annotations and deletion; the kind and replicas of the
- * first manifest (its health); the agent's Applied, Available and Degraded, each manifest's
- * identity and Applied, and the first manifest's status feedback — with every repeated part
- * shared (../../kube/interner.ts). A fleet of 1,000 clusters keeps 100,000 works here; the rest
+ * wrote — identity, generation, labels, annotations and deletion; each manifest's kind and replicas
+ * (its health) and resourceIdentifier (which object it is); the agent's Applied, Available and
+ * Degraded, each manifest's identity, Applied, Available and status feedback — with every repeated
+ * part shared (../../kube/interner.ts). A fleet of 1,000 clusters keeps 100,000 works here; the rest
  * (manifests, managedFields, timestamps, other conditions) and the copies were most of each.
  * The status is the cluster's agent's, so what is kept of it is bounded whatever it writes: as many
  * manifest entries as the work has manifests, the feedback values that are read, and each message
@@ -65,8 +75,7 @@ const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
  */
 export function slimWork(w: ManifestWork): ManifestWork {
   const { name, namespace, resourceVersion, generation, labels, annotations, deletionTimestamp } = w.metadata;
-  const first = w.spec?.workload?.manifests?.[0] as { kind?: unknown; spec?: { replicas?: unknown } } | undefined;
-  const replicas = first?.spec?.replicas;
+  const specManifests = (w.spec?.workload?.manifests ?? []) as { kind?: unknown; spec?: { replicas?: unknown } }[];
   const keep = (c: Condition): Condition => shared.value({
     type: c.type, status: c.status, reason: clip(c.reason), message: clip(c.message),
     ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
@@ -74,22 +83,66 @@ export function slimWork(w: ManifestWork): ManifestWork {
   const feedback = (f: NonNullable<ManifestCondition['statusFeedback']>) => shared.value({
     values: firstOfEach(f.values, (v) => v.name, FEEDBACK_NAMES).map((v) => (typeof v.fieldValue?.string === 'string' ? { ...v, fieldValue: { ...v.fieldValue, string: clip(v.fieldValue.string)! } } : v)),
   });
-  const manifests = w.status?.resourceStatus?.manifests?.slice(0, w.spec?.workload?.manifests?.length ?? 0).map((m, i): ManifestCondition => ({
+  const manifests = w.status?.resourceStatus?.manifests?.slice(0, specManifests.length).map((m): ManifestCondition => ({
     resourceMeta: shared.value(m.resourceMeta),
-    conditions: firstOfEach(m.conditions, (c) => c.type, APPLIED).map(keep),
-    ...(i === 0 && m.statusFeedback ? { statusFeedback: feedback(m.statusFeedback) } : {}),
+    conditions: firstOfEach(m.conditions, (c) => c.type, MANIFEST_CONDITIONS).map(keep),
+    ...(m.statusFeedback ? { statusFeedback: feedback(m.statusFeedback) } : {}),
   }));
+  const configs = (w.spec?.manifestConfigs ?? []).slice(0, specManifests.length).map((c) => ({ resourceIdentifier: c.resourceIdentifier }));
   return {
     apiVersion: w.apiVersion, kind: w.kind,
     metadata: {
       name: shared.string(name), namespace: shared.string(namespace), resourceVersion, generation,
       labels: shared.value(labels), annotations: shared.value(annotations), ...(deletionTimestamp ? { deletionTimestamp } : {}),
     },
-    ...(first ? { spec: shared.value({ workload: { manifests: [{ kind: first.kind, ...(replicas !== undefined ? { spec: { replicas } } : {}) }] } }) } : {}),
+    ...(specManifests.length > 0 ? { spec: shared.value({
+      workload: { manifests: specManifests.map((m) => ({ kind: m.kind, ...(m.spec?.replicas !== undefined ? { spec: { replicas: m.spec.replicas } } : {}) })) },
+      ...(configs.length > 0 ? { manifestConfigs: configs } : {}),
+    }) } : {}),
     ...(w.status ? { status: {
       conditions: firstOfEach(w.status.conditions, (c) => c.type, WORK_CONDITIONS).map(keep),
       ...(manifests ? { resourceStatus: { manifests } } : {}),
     } } : {}),
+  } as ManifestWork;
+}
+
+/** The encoded keys of the WDS objects a work carries, in manifest order (a bundle lists them; a work of one object names it). */
+export function sourcesOf(w: ManifestWork): string[] {
+  const one = w.metadata.annotations?.[SOURCE_ANNOTATION];
+  if (!isBundle(w)) return one !== undefined ? [one] : [];
+  try {
+    const list: unknown = JSON.parse(w.metadata.annotations?.[SOURCES_ANNOTATION] ?? '[]');
+    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+const conditionOf = (conds: readonly Condition[] | undefined, type: string) => conds?.find((c) => c.type === type);
+
+/**
+ * What a (slim) work says of its manifest `i`, as the work of that object alone would say it: the
+ * work's generation and Applied (whether the agent has seen this generation) with the manifest's
+ * own Applied and Available, its status entry and feedback. A work of one object is itself.
+ */
+export function manifestOf(w: ManifestWork, i: number): ManifestWork {
+  if (!isBundle(w)) return w;
+  const entries = w.status?.resourceStatus?.manifests ?? [];
+  const entry = entries.find((m) => m.resourceMeta?.ordinal === i) ?? (entries[i]?.resourceMeta?.ordinal === undefined ? entries[i] : undefined);
+  const workApplied = conditionOf(w.status?.conditions, 'Applied');
+  const conditions: Condition[] = [];
+  if (workApplied) {
+    const applied = conditionOf(entry?.conditions, 'Applied');
+    conditions.push(applied ? { ...workApplied, status: applied.status, reason: applied.reason, message: applied.message } : workApplied);
+    const available = conditionOf(entry?.conditions, 'Available');
+    if (available) conditions.push({ ...available, observedGeneration: workApplied.observedGeneration });
+  }
+  const manifest = w.spec?.workload?.manifests?.[i];
+  const config = w.spec?.manifestConfigs?.[i];
+  return {
+    apiVersion: w.apiVersion, kind: w.kind, metadata: w.metadata,
+    spec: { workload: { manifests: manifest ? [manifest] : [] }, ...(config ? { manifestConfigs: [config] } : {}) },
+    ...(w.status ? { status: { conditions, resourceStatus: { manifests: entry ? [entry] : [] } } } : {}),
   } as ManifestWork;
 }
 
@@ -99,7 +152,13 @@ export class Works {
   /** work key → resourceVersion of this controller's last write of it. */
   private readonly ownWrites = new Map<string, string>();
 
-  constructor(private readonly its: Upstream, readonly store: Store<ManifestWork>, private readonly fieldManager: string) {}
+  /**
+   * @param bundled whether objects are sent in bundled works (--max-objects-per-work > 1): where an
+   *   object is carried both by its own work and by a bundle (the layout is changing), the bundle
+   *   is the one that counts then, its own work otherwise.
+   */
+  constructor(private readonly its: Upstream, readonly store: Store<ManifestWork>, private readonly fieldManager: string,
+    private readonly wds = '', readonly bundled = false) {}
 
   static newStore(works: readonly ManifestWork[] = []): Store<ManifestWork> {
     return new Store<ManifestWork>(WORK_INDEXERS, works);
@@ -111,8 +170,34 @@ export class Works {
   }
 
   /** The clusters (namespaces) holding a work of that name. */
-  clustersOf(name: string): string[] {
+  clustersOfName(name: string): string[] {
     return this.store.byIndex('name', name).map((w) => w.metadata.namespace);
+  }
+
+  /** The clusters where a work (its own, or a bundle) carries the object. */
+  clustersOf(id: ObjectIdentity): string[] {
+    return [...new Set([...this.store.byIndex('object', objectIndexKey(id)), ...this.store.byIndex('name', manifestWorkName(this.wds, id))].map((w) => w.metadata.namespace))];
+  }
+
+  /** The works of a cluster carrying the object (its objectIndexKey), with the manifest that is it. */
+  carriers(cluster: string, key: string): { work: ManifestWork; index: number }[] {
+    return this.store.byIndex('object', key).filter((w) => w.metadata.namespace === cluster)
+      .map((work) => ({ work, index: (work.spec?.manifestConfigs ?? []).findIndex((c) => objectIndexKey(c.resourceIdentifier) === key) }));
+  }
+
+  /** What the cluster's work carrying the object says of it (./destination-state.ts reads it as a work of its own), or undefined. */
+  carrying(cluster: string, id: ObjectIdentity): ManifestWork | undefined {
+    const found = this.carriers(cluster, objectIndexKey(id));
+    const chosen = found.find((c) => isBundle(c.work) === this.bundled) ?? found[0];
+    if (chosen) return manifestOf(chosen.work, chosen.index);
+    // Its own work, should that name no resource in a manifestConfig (written by hand).
+    return this.store.get(cluster, manifestWorkName(this.wds, id));
+  }
+
+  /** A work as the ITS holds it now, whole (the cache keeps only a sliver); undefined when there is none. */
+  async read(cluster: string, name: string): Promise<ManifestWork | undefined> {
+    const res = expectOk(await upstreamRequest(this.its, 'GET', workPath(cluster, name)), `get ManifestWork ${workKey(cluster, name)}`, [404]);
+    return res.status === 404 ? undefined : JSON.parse(res.body.toString('utf8')) as ManifestWork;
   }
 
   /** Whether any work still names the policy in its labels. */

@@ -1,0 +1,232 @@
+// Bundled works (src/controllers/placement/bundles.ts) through the reconciler, with the fixture's
+// recorded ITS requests: packing by N and B, stable slots, one work rewritten per change, moves
+// written receiver first, a restart that reads the slots back, the switch from a work per object.
+import t from 'tap';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
+import { namespaceKey, objectKey } from '../../src/controllers/placement/keys.js';
+import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, policyLabel, SOURCES_ANNOTATION, type ManifestWork } from '../../src/controllers/wrapping.js';
+import { SOURCE_GENERATIONS_ANNOTATION, type Condition } from '../../src/kube/ocm-api.js';
+import { controllerFixture, update, type Action, type ControllerFixture } from '../fixtures/controller-fixture.js';
+import { Works } from '../../src/controllers/placement/works.js';
+
+const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
+const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: false };
+const cluster = (name: string): ManagedCluster => ({
+  apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name, labels: { 'location-group': 'edge' }, resourceVersion: '1' },
+});
+const configMap = (name: string, data: Record<string, string> = { a: '1' }, generation = 1): WorkloadObject => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'demo', labels: { app: 'nginx' }, uid: `uid-${name}`, resourceVersion: '7', generation }, data,
+});
+const EDGE: BindingPolicy = {
+  apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy',
+  metadata: { name: 'edge', uid: 'uid-edge', generation: 1, resourceVersion: '5' },
+  spec: { clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }], downsync: [{ namespaces: ['demo'], objectSelectors: [{ matchLabels: { app: 'nginx' } }] }] },
+};
+const NAMES = Array.from({ length: 20 }, (_, i) => `cm-${String(i).padStart(2, '0')}`);
+const GROUP = bundleGroup({ [policyLabel('edge')]: '' }, undefined);
+const slot = (i: number) => bundleWorkName('wds1', GROUP, i);
+const worksPath = (c: string, name: string) => `/apis/work.open-cluster-management.io/v1/namespaces/${c}/manifestworks/${name}`;
+const summary = (as: Action[]) => as.map((a) => `${a.method} ${a.path.replace('/apis/work.open-cluster-management.io/v1/namespaces/', '')}`);
+
+function fixture(o: { objects?: number; bytes?: number; configMaps?: WorkloadObject[]; works?: ManifestWork[] } = {}): ControllerFixture {
+  return controllerFixture({
+    clusters: [cluster('c1'), cluster('c2')], policies: [EDGE], works: o.works,
+    bundleLimits: { objects: o.objects ?? 8, bytes: o.bytes ?? 512_000 },
+    workload: [{ resource: CONFIGMAPS, objects: o.configMaps ?? NAMES.map((n) => configMap(n)) }, { resource: NAMESPACES, objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo', uid: 'uid-demo', resourceVersion: '3' } }] }],
+  });
+}
+
+/** Reconciles every object of the fixture at once, as the workers would. */
+async function reconcileAll(f: ControllerFixture, names = NAMES): Promise<void> {
+  await Promise.all([...names.map((n) => f.reconcile(objectKey(CONFIGMAPS, 'demo', n))), f.reconcile(namespaceKey('demo'))]);
+}
+
+const manifestNames = (w: ManifestWork | undefined) => (w?.spec?.workload?.manifests ?? []).map((m) => `${(m as { kind: string }).kind}/${(m as { metadata: { name: string } }).metadata.name}`);
+
+t.test('20 objects and their Namespace, N = 8: three works per cluster, each manifest with its own config, sources and generations', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await reconcileAll(f);
+  for (const c of ['c1', 'c2']) {
+    const works = f.caches.works.list().filter((w) => w.metadata.namespace === c).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    t.same(works.map((w) => w.metadata.name), [slot(0), slot(1), slot(2)], `${c}: three slots of one group`);
+    t.same(works.map((w) => w.spec!.workload!.manifests!.length), [8, 8, 5], `${c}: 21 manifests (20 ConfigMaps and the Namespace), 8 at most per work`);
+    const all = works.flatMap(manifestNames).sort();
+    t.same(all, [...NAMES.map((n) => `ConfigMap/${n}`), 'Namespace/demo'].sort(), `${c}: each object once`);
+    for (const w of works) {
+      t.equal(w.metadata.labels?.[policyLabel('edge')], '', 'labelled with its policy');
+      t.equal(w.metadata.annotations?.[BUNDLE_ANNOTATION], GROUP);
+      const sources = JSON.parse(w.metadata.annotations![SOURCES_ANNOTATION]!) as string[];
+      const configs = w.spec!.manifestConfigs!;
+      t.equal(configs.length, w.spec!.workload!.manifests!.length, 'a manifestConfig per manifest');
+      w.spec!.workload!.manifests!.forEach((m, i) => {
+        const meta = (m as { metadata: { name: string } }).metadata;
+        t.equal(configs[i]!.resourceIdentifier.name, meta.name, 'configs in manifest order');
+        t.match(sources[i], new RegExp(`\\|${meta.name}$`), 'sources in manifest order');
+      });
+      t.ok(JSON.parse(w.metadata.annotations![SOURCE_GENERATIONS_ANNOTATION]!) instanceof Array);
+    }
+    const nsWork = works.find((w) => manifestNames(w).includes('Namespace/demo'))!;
+    const i = manifestNames(nsWork).indexOf('Namespace/demo');
+    t.same(nsWork.spec!.manifestConfigs![i]!.updateStrategy, { type: 'CreateOnly' }, 'the implied Namespace: CreateOnly on its manifest alone');
+    t.same(nsWork.spec!.deleteOption, { propagationPolicy: 'SelectivelyOrphan', selectivelyOrphans: { orphaningRules: [{ group: '', resource: 'namespaces', name: 'demo', namespace: '' }] } }, '… and orphaned');
+    t.equal(nsWork.spec!.manifestConfigs!.filter((x) => x.updateStrategy?.type === 'ServerSideApply').length, nsWork.spec!.workload!.manifests!.length - 1, 'the others server-side applied');
+  }
+  t.ok(f.writes().length <= 12, `at most two writes per work while 21 objects were placed at once (${f.writes().length})`);
+  t.notOk(f.writes().some((w) => w.method === 'DELETE'), 'nothing deleted');
+  const binding = f.reconciler.bindings.binding('edge')!;
+  t.equal(binding.spec.workload.namespaceScope?.length, 20, 'the Binding lists each object');
+});
+
+t.test('one object changed: only its work is rewritten; reconciled again unchanged: nothing', async (t) => {
+  const f = fixture();
+  t.teardown(() => f.close());
+  await reconcileAll(f);
+  const home = f.caches.works.list().find((w) => w.metadata.namespace === 'c1' && manifestNames(w).includes('ConfigMap/cm-13'))!.metadata.name;
+  f.clear();
+  update(f.workloadStore(CONFIGMAPS), configMap('cm-13', { a: '2' }, 2));
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-13'));
+  t.same(summary(f.writes()), [`PATCH c1/manifestworks/${home}`, `PATCH c2/manifestworks/${home}`], 'its own slot, in each cluster');
+  const w = f.caches.works.get('c1', home)!;
+  const i = manifestNames(w).indexOf('ConfigMap/cm-13');
+  t.same((w.spec!.workload!.manifests![i] as { data: unknown }).data, { a: '2' });
+  t.equal((JSON.parse(w.metadata.annotations![SOURCE_GENERATIONS_ANNOTATION]!) as number[])[i], 2, 'its generation');
+  f.clear();
+  await reconcileAll(f);
+  t.same(f.writes(), [], 'nothing else changed: nothing written');
+});
+
+t.test('an object removed: its slot rewritten without it; a slot emptied: its work deleted, after the others', async (t) => {
+  const few = NAMES.slice(0, 9);
+  const f = fixture({ configMaps: few.map((n) => configMap(n)) });
+  t.teardown(() => f.close());
+  await reconcileAll(f, few);
+  t.same(f.caches.works.list().filter((w) => w.metadata.namespace === 'c1').map((w) => w.spec!.workload!.manifests!.length).sort(), [2, 8]);
+  const lonely = f.caches.works.get('c1', slot(1))!;
+  const [lastKind, lastName] = manifestNames(lonely).find((n) => n.startsWith('ConfigMap/'))!.split('/') as [string, string];
+  t.equal(lastKind, 'ConfigMap');
+  f.clear();
+  f.workloadStore(CONFIGMAPS).delete(configMap(lastName));
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', lastName));
+  t.same(summary(f.writes()), [`PATCH c1/manifestworks/${slot(1)}`, `PATCH c2/manifestworks/${slot(1)}`], 'removed from its slot only');
+  t.notOk(manifestNames(f.caches.works.get('c1', slot(1))).includes(`ConfigMap/${lastName}`));
+  t.ok(f.caches.works.get('c1', slot(0))!.spec!.workload!.manifests!.length === 8, 'the full slot untouched');
+});
+
+t.test('an object that outgrows its slot (B) moves to one with room: the receiving work is written before the releasing one', async (t) => {
+  const few = NAMES.slice(0, 4);
+  const f = fixture({ objects: 8, bytes: 2_000, configMaps: few.map((n) => configMap(n)) });
+  t.teardown(() => f.close());
+  await reconcileAll(f, few);
+  t.same(f.caches.works.list().filter((w) => w.metadata.namespace === 'c1').map((w) => w.metadata.name), [slot(0)], 'all in one slot');
+  f.clear();
+  update(f.workloadStore(CONFIGMAPS), configMap('cm-01', { a: 'x'.repeat(1_500) }, 2));
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-01'));
+  const c1 = summary(f.writes()).filter((s) => s.includes(' c1/'));
+  t.same(c1, [`PATCH c1/manifestworks/${slot(1)}`, `PATCH c1/manifestworks/${slot(0)}`], 'the new slot first, then the old one');
+  t.same(manifestNames(f.caches.works.get('c1', slot(1))), ['ConfigMap/cm-01']);
+  t.notOk(manifestNames(f.caches.works.get('c1', slot(0))).includes('ConfigMap/cm-01'));
+  t.notOk(f.writes().some((w) => w.method === 'DELETE'), 'nothing deleted');
+});
+
+t.test('a restart with a lower N: slots are read back from the ITS, nothing is dropped before its object says so, the objects past N move', async (t) => {
+  const first = fixture();
+  await reconcileAll(first);
+  const stored = first.caches.works.list().map((w) => structuredClone(w));
+  await first.close();
+  const f = fixture({ objects: 5, works: stored });
+  t.teardown(() => f.close());
+  // One object alone first: its slot (read whole) keeps the others it does not know yet.
+  const home = stored.find((w) => w.metadata.namespace === 'c1' && manifestNames(w).includes('ConfigMap/cm-00'))!;
+  const before = manifestNames(home);
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  t.ok(f.actions().some((a) => a.method === 'GET' && a.path === worksPath('c1', home.metadata.name)), 'its slot read whole from the ITS');
+  const after = manifestNames(f.caches.works.get('c1', home.metadata.name));
+  t.same(after.sort(), before.sort(), 'every manifest of the slot still there');
+  f.clear();
+  await reconcileAll(f);
+  const c1 = f.caches.works.list().filter((w) => w.metadata.namespace === 'c1');
+  t.ok(c1.every((w) => w.spec!.workload!.manifests!.length <= 5), `at most 5 per work now (${c1.map((w) => w.spec!.workload!.manifests!.length).join(', ')})`);
+  t.same(c1.flatMap(manifestNames).sort(), [...NAMES.map((n) => `ConfigMap/${n}`), 'Namespace/demo'].sort(), 'each object exactly once');
+  // Every move wrote its receiver before its releaser: the first write carrying the object in its
+  // new slot comes before the first write of its old slot without it.
+  const writes = f.writes().filter((w) => w.path.includes('/c1/') && w.method === 'PATCH');
+  const slotOf = (works: ManifestWork[], n: string) => works.find((w) => w.metadata.namespace === 'c1' && manifestNames(w).includes(n))?.metadata.name;
+  let moved = 0;
+  for (const n of NAMES.map((x) => `ConfigMap/${x}`)) {
+    const from = slotOf(stored, n)!;
+    const to = slotOf(c1, n)!;
+    if (from === to) continue;
+    moved++;
+    const received = writes.findIndex((w) => w.path.endsWith(`/${to}`) && manifestNames(w.body as ManifestWork).includes(n));
+    const released = writes.findIndex((w) => w.path.endsWith(`/${from}`) && !manifestNames(w.body as ManifestWork).includes(n));
+    t.ok(received >= 0 && received < released, `${n}: ${to} written (${received}) before ${from} (${released})`);
+  }
+  t.ok(moved >= 6, `the objects past 5 in the two full slots moved (${moved})`);
+  t.notOk(f.writes().some((w) => w.method === 'DELETE'), 'nothing deleted: no slot emptied');
+});
+
+t.test('from a work per object to bundles and back: the other layout\'s works go only after the new ones are written', async (t) => {
+  const few = NAMES.slice(0, 3);
+  const perObject = controllerFixture({
+    clusters: [cluster('c1')], policies: [EDGE],
+    workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
+  });
+  for (const n of few) await perObject.reconcile(objectKey(CONFIGMAPS, 'demo', n));
+  const own = perObject.caches.works.list().map((w) => structuredClone(w));
+  await perObject.close();
+  t.equal(own.length, 3, 'three works of one object each');
+  const f = controllerFixture({
+    clusters: [cluster('c1')], policies: [EDGE], works: own, bundleLimits: { objects: 8, bytes: 512_000 },
+    workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
+  });
+  t.teardown(() => f.close());
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  const cm00 = manifestWorkName('wds1', { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'cm-00' });
+  t.same(summary(f.writes()), [`PATCH c1/manifestworks/${slot(0)}`, `DELETE c1/manifestworks/${cm00}`], 'the bundle first, then its own work');
+  for (const n of few.slice(1)) await f.reconcile(objectKey(CONFIGMAPS, 'demo', n));
+  t.same(f.caches.works.list().map((w) => w.metadata.name), [slot(0)], 'one bundle left');
+  const bundled = f.caches.works.list().map((w) => structuredClone(w));
+  const back = controllerFixture({
+    clusters: [cluster('c1')], policies: [EDGE], works: bundled,
+    workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
+  });
+  t.teardown(() => back.close());
+  await back.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  t.same(summary(back.writes()), [`PATCH c1/manifestworks/${cm00}`, `PATCH c1/manifestworks/${slot(0)}`], 'N = 1 again: its own work first, then the bundle without it');
+  for (const n of few.slice(1)) await back.reconcile(objectKey(CONFIGMAPS, 'demo', n));
+  t.notOk(back.caches.works.get('c1', slot(0)), 'the emptied bundle deleted');
+  t.equal(back.caches.works.list().length, 3);
+});
+
+t.test('what a cluster says of one manifest of a bundle is that object\'s: its state and its apply failure', async (t) => {
+  const few = NAMES.slice(0, 3);
+  const f = fixture({ configMaps: few.map((n) => configMap(n)) });
+  t.teardown(() => f.close());
+  await reconcileAll(f, few);
+  const w = structuredClone(f.caches.works.get('c1', slot(0))!);
+  const names = manifestNames(w);
+  const bad = names.indexOf('ConfigMap/cm-01');
+  const cond = (type: string, status: 'True' | 'False', message = ''): Condition => ({ type, status, reason: type, message, lastTransitionTime: '2026-01-01T00:00:00Z' });
+  w.metadata.generation = 1;
+  w.status = {
+    conditions: [{ ...cond('Applied', 'False', 'some failed'), observedGeneration: 1 }, { ...cond('Available', 'True'), observedGeneration: 1 }],
+    resourceStatus: {
+      manifests: names.map((n, i) => ({
+        resourceMeta: { ordinal: i, group: '', version: 'v1', kind: n.split('/')[0]!, resource: n.startsWith('Namespace') ? 'namespaces' : 'configmaps', namespace: n.startsWith('Namespace') ? '' : 'demo', name: n.split('/')[1]! },
+        conditions: i === bad ? [cond('Applied', 'False', 'Failed to apply manifest: Apply failed with 1 conflict: conflict with "other": .data.a')] : [cond('Applied', 'True'), cond('Available', 'True')],
+      })),
+    },
+  };
+  f.caches.works.set(w);
+  const works = new Works(f.its.up, f.caches.works, 'm', 'wds1', true);
+  const id = (name: string) => ({ group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name });
+  t.equal(works.carrying('c1', id('cm-00'))?.status?.conditions?.find((c) => c.type === 'Applied')?.status, 'True', 'cm-00 applied');
+  t.equal(works.carrying('c1', id('cm-01'))?.status?.conditions?.find((c) => c.type === 'Applied')?.status, 'False', 'cm-01 not');
+  f.clear();
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-01'));
+  await f.reconcile({ kind: 'policy', name: 'edge' });
+  const status = f.writes().find((a) => a.path.endsWith('/status'))?.body as { status: { errors?: string[] } } | undefined;
+  t.same(status?.status.errors, ['cluster c1 did not apply configmaps demo/cm-01: Apply failed with 1 conflict: conflict with "other": .data.a'], 'the policy names the manifest that failed, not its neighbours');
+});
