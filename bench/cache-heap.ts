@@ -53,7 +53,7 @@ function workText(i: number, objects: number): string {
   const w = manifestWork(d, { wds: 'wds1', cluster: `${NS}-${Math.floor(i / objects)}`, id, policies: [`${NS}-1000`], createOnly: false }) as Obj;
   const annotations = { [SOURCE_ANNOTATION]: encodeKey(objectKey(DEPLOYMENTS, NS, id.name)), [SOURCE_GENERATION_ANNOTATION]: '1' };
   w.metadata = { ...w.metadata, annotations, uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, resourceVersion: String(100_000 + i), generation: 1, creationTimestamp: NOW };
-  w.status = workStatusOf(d, 1, NOW);
+  w.status = workStatusOf([d], 1, NOW);
   w.metadata.managedFields = [
     { manager: 'kubestellar-view-wds1', operation: 'Apply', apiVersion: 'work.open-cluster-management.io/v1', time: NOW, fieldsType: 'FieldsV1',
       fieldsV1: fieldSet({ metadata: { labels: w.metadata.labels, annotations }, spec: w.spec }) },

@@ -2,17 +2,18 @@
 // agents of many simulated clusters, with no WEC behind them. It watches the ITS's ManifestWorks
 // of a WDS in the mailbox namespaces whose names start with a prefix and, for each new work (or
 // new generation), does what a real agent reports once the object is running:
-//  - the ManifestWork's status: Applied and Available True for its generation, the manifest's
+//  - the ManifestWork's status: Applied and Available True for its generation, each manifest's
 //    conditions and WellKnownStatus feedback of a Deployment with all replicas available;
-//  - the WorkStatus of the object (KubeStellar's status add-on's object, create then /status)
-//    with a Deployment status: replicas, ready, available and updated replicas, observedGeneration 1.
-// When a work is deleted it deletes the WorkStatus, as an agent does when it removes the object.
+//  - the WorkStatus of each object (KubeStellar's status add-on's object, create then /status)
+//    with a Deployment status: replicas, ready, available and updated replicas, observedGeneration 1
+//    (a bundled work's objects: those it did not report before).
+// When a work is deleted it deletes its objects' WorkStatuses, as an agent does when it removes them.
 // Writes go through one queue with a bounded number in flight (--in-flight, default 32).
 //
 //   node dist/bench/fleet-agent.js --kubeconfig F --context its1 --prefix fleet-abc- [--wds wds1] [--in-flight 32]
 //
 // Stdout: one JSON line every 500 ms: {acked, statuses, removed, queued, errors, lastError}, the
-// totals since start (acked: works acknowledged; statuses: WorkStatuses written; removed:
+// totals since start (acked: work acknowledgements; statuses: WorkStatuses written; removed:
 // WorkStatuses deleted). It runs until killed. Only Deployments are simulated (the bench sends
 // nothing else), so the WorkStatus's resource is `deployments`.
 import { performance } from 'node:perf_hooks';
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const inFlight = Number(flag('in-flight', '32'));
   const totals = { acked: 0, statuses: 0, removed: 0, queued: 0, errors: 0, lastError: '' };
   /** Works known to exist: namespace/name → the generation acknowledged (0: not yet). */
-  const known = new Map<string, { generation: number; acked: number; manifest: Obj }>();
+  const known = new Map<string, { generation: number; acked: number; manifests: Obj[]; reported: Set<string> }>();
   const queue: (() => Promise<void>)[] = [];
   const queuedKeys = new Set<string>();
   let running = 0;
@@ -55,36 +56,44 @@ async function main(): Promise<void> {
     const k = known.get(`${ns}/${name}`);
     if (!k || k.acked >= k.generation) return;
     const generation = k.generation;
-    const m = k.manifest;
+    const manifests = k.manifests;
     await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`,
-      { status: workStatusOf(m, generation, new Date().toISOString()) }, 'application/merge-patch+json');
+      { status: workStatusOf(manifests, generation, new Date().toISOString()) }, 'application/merge-patch+json');
     k.acked = generation;
     totals.acked++;
-    await its.call('POST', WORKSTATUSES(ns), workStatusObjectOf(m, name)).catch((err: Error) => {
-      if (!/ 409 /.test(err.message)) throw err;
-    });
-    await its.call('PATCH', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}/status`, { status: deploymentStatusOf(m) }, 'application/merge-patch+json');
-    totals.statuses++;
+    for (const m of manifests) {
+      const ws = workStatusNameOf(m);
+      if (k.reported.has(ws)) continue;
+      await its.call('POST', WORKSTATUSES(ns), workStatusObjectOf(m, name)).catch((err: Error) => {
+        if (!/ 409 /.test(err.message)) throw err;
+      });
+      await its.call('PATCH', `${WORKSTATUSES(ns)}/${ws}/status`, { status: deploymentStatusOf(m) }, 'application/merge-patch+json');
+      k.reported.add(ws);
+      totals.statuses++;
+    }
   };
-  const remove = (ns: string, m: Obj) => async () => {
-    await its.call('DELETE', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}`);
-    totals.removed++;
+  const remove = (ns: string, manifests: readonly Obj[]) => async () => {
+    for (const m of manifests) {
+      await its.call('DELETE', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}`);
+      totals.removed++;
+    }
   };
 
   const see = (type: string, w: Obj) => {
     const ns = w.metadata?.namespace as string;
     if (!ns?.startsWith(prefix)) return;
     const key = `${ns}/${w.metadata.name}`;
-    const manifest = (w.spec?.workload?.manifests?.[0] ?? {}) as Obj;
+    const manifests = (w.spec?.workload?.manifests ?? []) as Obj[];
     if (type === 'DELETED') {
-      if (known.delete(key)) enqueue(remove(ns, manifest));
+      const k = known.get(key);
+      if (known.delete(key)) enqueue(remove(ns, k!.manifests));
       return;
     }
     const generation = Number(w.metadata.generation ?? 1);
     const applied = (w.status?.conditions ?? []).find((c: Obj) => c.type === 'Applied');
     const prior = known.get(key);
     const acked = Math.max(applied?.status === 'True' ? Number(applied.observedGeneration ?? 0) : 0, prior?.acked ?? 0);
-    known.set(key, { generation, acked, manifest });
+    known.set(key, { generation, acked, manifests, reported: prior?.reported ?? new Set() });
     // Not acknowledged yet and not already queued (a failed acknowledgement is queued again on the next event or list).
     if (acked < generation && !queuedKeys.has(key)) {
       queuedKeys.add(key);
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
         listed.add(`${w.metadata.namespace}/${w.metadata.name}`);
         see('ADDED', w);
       }
-      for (const [key, k] of [...known]) if (!listed.has(key)) see('DELETED', { metadata: { namespace: key.split('/')[0], name: key.split('/')[1] }, spec: { workload: { manifests: [k.manifest] } } });
+      for (const key of [...known.keys()]) if (!listed.has(key)) see('DELETED', { metadata: { namespace: key.split('/')[0], name: key.split('/')[1] } });
       const res = await its.pool.request({ method: 'GET', headers: { accept: 'application/json' },
         path: `${base}&watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}` });
       if (res.statusCode !== 200) throw new Error(`watch: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);

@@ -1,7 +1,7 @@
 // Benchmark (not a test): placement and status at fleet scale, simulated (issue 13).
 //
 //   npx tsc -p . && node dist/bench/fleet-scale.js [--sizes 100,300,1000] [--objects 100]
-//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--its-max-in-flight N]
+//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--its-max-in-flight N] [--max-objects-per-work N]
 //
 // Ensures the demo spaces and `ksview serve` for wds1 as `ksview spaces up` runs them (placement
 // and status controllers on), then:
@@ -24,7 +24,12 @@
 //     for --churn-seconds (each sets one (object, cluster)'s observedGeneration to a new, larger
 //     number), each timed until its object's CombinedStatus MAX shows it. Then the policy is
 //     deleted and the time until all its works are gone is taken. RSS of `ksview serve` is
-//     sampled every second (the maximum is reported) and the its1 etcd's database size is read.
+//     sampled every second (the maximum is reported); when all is placed, the ManifestWorks and
+//     WorkStatuses of the stage are counted and their stored size (JSON as listed) summed, and the
+//     writes to them (watch events: ours and the agent's) counted.
+// --its-max-in-flight N, --max-objects-per-work N: `ksview serve` restarted with that flag (and
+// again as `spaces up` runs it at the end); with N > 1 the works are bundles (docs/placement.md),
+// and "works" in the table counts (object, cluster) placements, the works themselves apart.
 // Everything made is deleted at the end (also on error). Prints progress on stderr and a table on
 // stdout. Exit: 0 done (the targets: RSS ≤ 1 GB, and 1,000 clusters placed in less than KubeFleet's
 // reported ≈ 30 s), 1 a target missed, 2 could not run.
@@ -124,7 +129,7 @@ const valueOf = (cs: Obj, collector: string): number | undefined => {
 };
 
 interface StageResult {
-  clusters: number; works: number; worksS: number; ackedS: number; combinedS: number; readyS: number; deleteS: number;
+  clusters: number; works: number; storedWorks: number; storedMb: number; workWrites: number; worksS: number; ackedS: number; combinedS: number; readyS: number; deleteS: number;
   /** Cores used while the works were written (CPU seconds / elapsed): its1's kube-apiserver, etcd, ksview serve, the simulated agent. */
   cores: { its: number; etcd: number; serve: number; agent: number };
   churnSent: number; churnRate: number; lagP50: number; lagP99: number; lagMax: number; unresolved: number; rssMaxMb: number; agentErrors: number;
@@ -144,7 +149,9 @@ async function main(): Promise<number> {
   await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
   // --its-max-in-flight: serve restarted with it (and again without it at the end), to measure its default.
   const itsMaxInFlight = arg('its-max-in-flight', '');
-  if (itsMaxInFlight) await ensureViewServer(layout, progress, { restart: true, extraArgs: ['--its-max-in-flight', itsMaxInFlight] });
+  const perWork = arg('max-objects-per-work', '');
+  const serveArgs = [...(itsMaxInFlight ? ['--its-max-in-flight', itsMaxInFlight] : []), ...(perWork ? ['--max-objects-per-work', perWork] : [])];
+  if (serveArgs.length > 0) await ensureViewServer(layout, progress, { restart: true, extraArgs: serveArgs });
   else await ensureViewServer(layout, progress);
   const pidOf = (name: string) => readState(layout.statePath)?.processes.find((p) => p.name === name)?.pid;
   const servePid = pidOf(VIEW_SERVER_PROCESS);
@@ -227,10 +234,17 @@ async function main(): Promise<number> {
       const policy = `${prefix}${S}`;
       const total = M * S;
       const base = agent.totals();
-      const works = new Set<string>();
+      // Work → how many objects it carries (1, or a bundle's); their sum is the placements made.
+      const works = new Map<string, number>();
+      let placed = 0;
+      let workEvents = 0;
+      const setWork = (k: string, n: number | undefined) => {
+        placed += (n ?? 0) - (works.get(k) ?? 0);
+        if (n === undefined) works.delete(k); else works.set(k, n);
+      };
       const workWatch = follow(its, `/apis/work.open-cluster-management.io/v1/manifestworks?labelSelector=${encodeURIComponent(`bindingpolicy.view.kubestellar.io/${policy}`)}`,
-        (type, o) => { const k = `${o.metadata.namespace}/${o.metadata.name}`; if (type === 'DELETED') works.delete(k); else works.add(k); },
-        (items) => { works.clear(); for (const o of items) works.add(`${o.metadata.namespace}/${o.metadata.name}`); });
+        (type, o) => { workEvents++; setWork(`${o.metadata.namespace}/${o.metadata.name}`, type === 'DELETED' ? undefined : (o.spec?.workload?.manifests ?? []).length); },
+        (items) => { works.clear(); placed = 0; for (const o of items) setWork(`${o.metadata.namespace}/${o.metadata.name}`, (o.spec?.workload?.manifests ?? []).length); });
       // CombinedStatuses of this policy through the aggregator: object name → latest values.
       const combined = new Map<string, { count?: number; sum?: number; max?: number }>();
       const pending = new Map<string, { g: number; t: number }[]>();
@@ -258,12 +272,12 @@ async function main(): Promise<number> {
         await wds.call('POST', `${CONTROL}/bindingpolicies`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: policy },
           spec: { clusterSelectors: [{ matchLabels: { [policy]: 'in' } }], downsync: [{ namespaces: [ns], objectSelectors: [{ matchLabels: { fleet: r } }],
             statusCollectors: Object.values(collectors) }] } });
-        const agentSays = () => { const a = agent!.totals(); return `works ${works.size}/${total}, acked ${a.acked - base.acked}, WorkStatuses ${a.statuses - base.statuses}, agent queue ${a.queued}, agent errors ${a.errors - base.errors}${a.lastError ? ` (last: ${a.lastError})` : ''}`; };
-        const tWorks = await until(`${total} works`, () => works.size >= total, STAGE_TIMEOUT_MS, agentSays);
+        const agentSays = () => { const a = agent!.totals(); return `placed ${placed}/${total} in ${works.size} works, acked ${a.acked - base.acked}, WorkStatuses ${a.statuses - base.statuses}, agent queue ${a.queued}, agent errors ${a.errors - base.errors}${a.lastError ? ` (last: ${a.lastError})` : ''}`; };
+        const tWorks = await until(`${total} placements`, () => placed >= total, STAGE_TIMEOUT_MS, agentSays);
         const span = (tWorks - t0) / 1000;
         const cores = { its: (cpuSeconds(itsPid) - cpu0.its) / span, etcd: (cpuSeconds(etcdPid) - cpu0.etcd) / span,
           serve: (cpuSeconds(servePid) - cpu0.serve) / span, agent: (cpuSeconds(agent.proc.pid) - cpu0.agent) / span };
-        progress.step(`  all ${total} works written in ${span.toFixed(1)} s (cores used: its1 kube-apiserver ${cores.its.toFixed(2)}, etcd ${cores.etcd.toFixed(2)}, ksview serve ${cores.serve.toFixed(2)}, simulated agent ${cores.agent.toFixed(2)})`);
+        progress.step(`  all ${total} placements written (${works.size} works) in ${span.toFixed(1)} s (cores used: its1 kube-apiserver ${cores.its.toFixed(2)}, etcd ${cores.etcd.toFixed(2)}, ksview serve ${cores.serve.toFixed(2)}, simulated agent ${cores.agent.toFixed(2)})`);
         const tAcked = await until(`${total} works acknowledged`, () => agent!.totals().statuses - base.statuses >= total, STAGE_TIMEOUT_MS, agentSays);
         progress.step(`  all acknowledged and WorkStatuses written at ${((tAcked - t0) / 1000).toFixed(1)} s`);
         const complete = () => combined.size >= M && [...combined.values()].every((v) => v.count === S && v.sum === S);
@@ -273,6 +287,21 @@ async function main(): Promise<number> {
         const ready = async () => ((await wds.call('GET', `${CONTROL}/bindingpolicies/${policy}`)).status?.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True');
         const tReady = await until(`policy ${policy} Ready`, ready, STAGE_TIMEOUT_MS);
         progress.step(`  policy Ready at ${((tReady - t0) / 1000).toFixed(1)} s`);
+        // What the ITS stores for the stage, and how many writes it took to get there.
+        const writesToReady = workEvents;
+        let storedWorks = 0;
+        let storedBytes = 0;
+        await bounded(S, 16, async (i) => {
+          for (const path of [`/apis/work.open-cluster-management.io/v1/namespaces/${clusters[i]}/manifestworks?labelSelector=${encodeURIComponent(`bindingpolicy.view.kubestellar.io/${policy}`)}`,
+            `/apis/control.kubestellar.io/v1alpha1/namespaces/${clusters[i]}/workstatuses`]) {
+            const list = await its.call('GET', path);
+            for (const o of (list.items ?? []) as Obj[]) {
+              if (path.includes('manifestworks')) storedWorks++;
+              storedBytes += Buffer.byteLength(JSON.stringify(o));
+            }
+          }
+        });
+        progress.step(`  stored: ${storedWorks} ManifestWorks, ${(storedBytes / 1e6).toFixed(1)} MB of works and WorkStatuses; ${writesToReady} work writes seen until Ready`);
 
         // CHURN: one WorkStatus change every 1000/rate ms, each timed until its object's MAX shows it.
         progress.step(`  churn: ${churnRate} WorkStatus changes/s for ${churnSecs} s`);
@@ -304,11 +333,11 @@ async function main(): Promise<number> {
         progress.step(`  deleting policy ${policy}`);
         const tDel0 = performance.now();
         await wds.call('DELETE', `${CONTROL}/bindingpolicies/${policy}`);
-        const tDel = await until(`the ${total} works gone`, () => works.size === 0, STAGE_TIMEOUT_MS, agentSays);
+        const tDel = await until('the works gone', () => works.size === 0, STAGE_TIMEOUT_MS, agentSays);
         await until('the WorkStatuses removed', () => agent!.totals().removed - base.removed >= total, STAGE_TIMEOUT_MS, agentSays);
         progress.step(`  all works gone in ${((tDel - tDel0) / 1000).toFixed(1)} s`);
         rssMax = Math.max(rssMax, rssMb(servePid) || 0);
-        results.push({ clusters: S, works: total, worksS: (tWorks - t0) / 1000, ackedS: (tAcked - t0) / 1000, combinedS: (tCombined - t0) / 1000,
+        results.push({ clusters: S, works: total, storedWorks, storedMb: storedBytes / 1e6, workWrites: writesToReady, worksS: (tWorks - t0) / 1000, ackedS: (tAcked - t0) / 1000, combinedS: (tCombined - t0) / 1000,
           readyS: (tReady - t0) / 1000, deleteS: (tDel - tDel0) / 1000, cores, churnSent: sent, churnRate: sent / churnElapsed,
           lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), unresolved, rssMaxMb: rssMax, agentErrors: agent.totals().errors - base.errors });
       } finally {
@@ -322,11 +351,11 @@ async function main(): Promise<number> {
     const last = results[results.length - 1]!;
     const rssOk = results.every((x) => x.rssMaxMb > 0 && x.rssMaxMb <= RSS_TARGET_MB);
     process.stdout.write([
-      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight); serve --its-max-in-flight ${itsMaxInFlight || 'default'}`,
+      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight); serve --its-max-in-flight ${itsMaxInFlight || 'default'} --max-objects-per-work ${perWork || '1'}`,
       '',
-      '| clusters | works | all works written (s) | works/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
-      ...results.map((x) => `| ${x.clusters} | ${x.works} | ${s(x.worksS)} | ${(x.works / x.worksS).toFixed(0)} | ${s(x.ackedS)} | ${s(x.combinedS)} | ${s(x.readyS)} | ${x.churnRate.toFixed(0)} | ${x.lagP50.toFixed(0)} / ${x.lagP99.toFixed(0)} / ${x.lagMax.toFixed(0)} | ${x.unresolved} | ${s(x.deleteS)} | ${x.rssMaxMb.toFixed(0)} | ${[x.cores.its, x.cores.etcd, x.cores.serve, x.cores.agent].map((c) => c.toFixed(2)).join(' / ')} | ${x.agentErrors} |`),
+      '| clusters | placements | ManifestWorks stored | works + WorkStatuses stored (MB) | work writes until Ready | all placed (s) | placements/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
+      ...results.map((x) => `| ${x.clusters} | ${x.works} | ${x.storedWorks} | ${s(x.storedMb)} | ${x.workWrites} | ${s(x.worksS)} | ${(x.works / x.worksS).toFixed(0)} | ${s(x.ackedS)} | ${s(x.combinedS)} | ${s(x.readyS)} | ${x.churnRate.toFixed(0)} | ${x.lagP50.toFixed(0)} / ${x.lagP99.toFixed(0)} / ${x.lagMax.toFixed(0)} | ${x.unresolved} | ${s(x.deleteS)} | ${x.rssMaxMb.toFixed(0)} | ${[x.cores.its, x.cores.etcd, x.cores.serve, x.cores.agent].map((c) => c.toFixed(2)).join(' / ')} | ${x.agentErrors} |`),
       '',
       `targets: serve RSS ≤ ${RSS_TARGET_MB} MB: ${rssOk ? 'met' : 'NOT met'}; ${last.clusters} clusters placed in ${s(last.worksS)} s vs KubeFleet's reported ≈ ${KUBEFLEET_S} s (${new Date().toISOString()})`,
       '',
@@ -336,7 +365,7 @@ async function main(): Promise<number> {
     await cleanup();
     await wds.pool.close();
     await its.pool.close();
-    if (itsMaxInFlight) await ensureViewServer(layout, progress, { restart: true });
+    if (serveArgs.length > 0) await ensureViewServer(layout, progress, { restart: true });
   }
 }
 

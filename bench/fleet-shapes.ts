@@ -11,17 +11,19 @@ export function fleetDeployment(namespace: string, i: number, fleet: string): Ob
     spec: { replicas: 1, selector: { matchLabels: { app: `d-${i}` } }, template: { metadata: { labels: { app: `d-${i}` } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } };
 }
 
-/** The ManifestWork status an agent reports once the Deployment `manifest` runs at `generation`. */
-export function workStatusOf(manifest: Obj, generation: number, now: string): Obj {
+/** The ManifestWork status an agent reports once the Deployments `manifests` (one, or a bundle's) run at `generation`. */
+export function workStatusOf(manifests: readonly Obj[], generation: number, now: string): Obj {
   const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `simulated: ${reason}`, observedGeneration: generation, lastTransitionTime: now });
-  const replicas = replicasOf(manifest);
   const int = (n: string, v: number) => ({ name: n, fieldValue: { type: 'Integer', integer: v } });
-  const ref = sourceRefOf(manifest);
   return {
     conditions: [cond('Applied', 'AppliedManifestWorkComplete'), cond('Available', 'ResourcesAvailable')],
-    resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, group: ref.group, version: ref.version, kind: ref.kind, resource: ref.resource, namespace: ref.namespace, name: ref.name },
-      conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
-      statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } }] },
+    resourceStatus: { manifests: manifests.map((manifest, ordinal) => {
+      const replicas = replicasOf(manifest);
+      const ref = sourceRefOf(manifest);
+      return { resourceMeta: { ordinal, group: ref.group, version: ref.version, kind: ref.kind, resource: ref.resource, namespace: ref.namespace, name: ref.name },
+        conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
+        statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } };
+    }) },
   };
 }
 

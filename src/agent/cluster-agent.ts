@@ -110,7 +110,7 @@ export class ClusterAgent implements ClusterWorker {
       enqueueAfter: (n, ms) => this.queue.addAfter(n, ms),
       metrics, log: o.log,
       noteApplied: (ref, rv) => this.noteApplied(ref, rv),
-      carriedByWork: (r, work) => carriedByLiveWork(this.works.store.list(), work, r, (n) => this.status.resultsOf(n)),
+      carriedByWork: (r, releasing) => carriedByLiveWork(this.works.store.list(), releasing, r, (n) => this.status.resultsOf(n)),
     });
   }
 

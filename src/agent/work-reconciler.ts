@@ -59,8 +59,8 @@ export interface WorkReconcilerDeps {
   log: (msg: string) => void;
   /** Called with the resourceVersion of each object applied, so its own watch event is not taken for drift. */
   noteApplied?: (ref: AppliedRef, resourceVersion: string | undefined) => void;
-  /** Whether a live work of the mailbox other than `work` carries the object (./handover.ts); absent: none does. */
-  carriedByWork?: (r: AppliedManifestResourceMeta, work: string) => boolean;
+  /** Whether a live work of the mailbox, of the same WDS as the releasing `work` (undefined: gone), carries the object (./handover.ts); absent: none does. */
+  carriedByWork?: (r: AppliedManifestResourceMeta, work: ManifestWork | undefined) => boolean;
 }
 
 export class WorkReconciler {
@@ -210,7 +210,7 @@ export class WorkReconciler {
    * it) or not yet (a live work carries it, ./handover.ts) — it is handed over, not deleted.
    */
   private carriedElsewhere(r: AppliedManifestResourceMeta, work: string, amw: string): boolean {
-    return this.d.applied.carriedElsewhere(r, amw) || (this.d.carriedByWork?.(r, work) ?? false);
+    return this.d.applied.carriedElsewhere(r, amw) || (this.d.carriedByWork?.(r, this.d.work(work)) ?? false);
   }
 
   /** A work released objects in the WEC: the failing works (a conflict over some object ends so) try again now. */

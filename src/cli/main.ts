@@ -14,7 +14,7 @@ import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
 import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
-import { DEFAULT_BUNDLE_LIMITS } from '../controllers/placement/bundles.js';
+import { DEFAULT_BUNDLE_LIMITS, MAX_OBJECTS_PER_WORK } from '../controllers/placement/bundles.js';
 import { MAX_MANIFESTS_BYTES } from '../controllers/wrapping.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
@@ -65,7 +65,7 @@ function buildProgram(argv: string[]): Command {
     .option('--wdss <n>', 'number of workload definition spaces, each with its own ksview serve', intOption(1, MAX_WDSS), DEFAULT_WDSS)
     .option('--port-base <port>', 'first loopback port used', intOption(1024, 65000), DEFAULT_PORT_BASE)
     .option('--real-nodes', 'real nodes (root): a hosting space host1 and wec1 run kubelet, containerd and kube-proxy, so containers really run; wds1\'s serve and wec1\'s pull agent are left to the chart (docs/spaces.md)', false)
-    .option('--max-objects-per-work <n>', 'each ksview serve packs up to n objects into one ManifestWork (serve\'s flag; default: as the spaces ran before, else 1); a change restarts serve', intOption(1, 10_000))
+    .option('--max-objects-per-work <n>', 'each ksview serve packs up to n objects into one ManifestWork (serve\'s flag; default: as the spaces ran before, else 1); a change restarts serve', intOption(1, MAX_OBJECTS_PER_WORK))
     .option('--max-bytes-per-work <n>', 'with --max-objects-per-work: bytes of manifests per work, at most', intOption(1024, MAX_MANIFESTS_BYTES))
     .option(...dirOption)
     .action(async (flags: UpFlags) => {
@@ -172,7 +172,7 @@ function buildProgram(argv: string[]): Command {
     .option('--its-kubeconfig <file>', 'kubeconfig of the ITS: run the placement controllers (BindingPolicies into ManifestWorks there)')
     .option('--its-context <name>', 'context in that kubeconfig (default: its current context)')
     .option('--its-max-in-flight <n>', 'the placement controllers\' requests to the ITS in flight at most (halved while the ITS answers 429, as long as its Retry-After asks)', intOption(1, 10_000), DEFAULT_ITS_MAX_IN_FLIGHT)
-    .option('--max-objects-per-work <n>', 'objects a cluster receives from the same policies packed into one ManifestWork, at most (1: a work per object; more: fewer, bigger works, one object\'s change rewrites its bundle — docs/placement.md "Bundled works")', intOption(1, 10_000), DEFAULT_BUNDLE_LIMITS.objects)
+    .option('--max-objects-per-work <n>', 'objects a cluster receives from the same policies packed into one ManifestWork, at most (1: a work per object; more: fewer, bigger works, one object\'s change rewrites its bundle — docs/placement.md "Bundled works")', intOption(1, MAX_OBJECTS_PER_WORK), DEFAULT_BUNDLE_LIMITS.objects)
     .option('--max-bytes-per-work <n>', 'bytes of manifests in one bundled ManifestWork, at most (OCM refuses a work over 500 KiB)', intOption(1024, MAX_MANIFESTS_BYTES), DEFAULT_BUNDLE_LIMITS.bytes)
     .option('--default-executor <namespace/name>', 'the ServiceAccount of the WECs that applies the works of BindingPolicies naming no spec.executor (default: none, the agents\' own rights, said in each policy\'s status)', serviceAccountRef)
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',

@@ -21,11 +21,11 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject } from '../kube/objects.js';
-import type { DeleteOption, FeedbackRule, JsonPathRule, ManifestConfigOption, ManifestWork, ResourceIdentifier } from '../kube/ocm-api.js';
+import { WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../kube/ocm-api.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './status/returned-state.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
-export const WDS_LABEL = 'view.kubestellar.io/wds';
+export { WDS_LABEL };
 export const POLICY_LABEL_PREFIX = 'bindingpolicy.view.kubestellar.io/';
 /** OCM refuses a ManifestWork whose manifests exceed this. */
 export const MAX_MANIFESTS_BYTES = 500 * 1024;

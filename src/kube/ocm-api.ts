@@ -191,6 +191,8 @@ export interface ManagedCluster extends KubeObject {
  * returned observedGeneration can be told in the WDS object's terms (docs/status.md).
  */
 export const SOURCE_GENERATION_ANNOTATION = 'view.kubestellar.io/source-generation';
+/** On a ManifestWork written by `ksview serve`: the WDS whose placement wrote it. */
+export const WDS_LABEL = 'view.kubestellar.io/wds';
 /** The same for a work of several manifests (bundled): a JSON array, one generation (or null) per manifest, in manifest order. */
 export const SOURCE_GENERATIONS_ANNOTATION = 'view.kubestellar.io/source-generations';
 

@@ -9,6 +9,14 @@
 // wec2. The push agent serves only clusters with a `<cluster>-kubeconfig` Secret, which this
 // cluster has not, so OCM's agent alone serves it.
 //
+// Bundled works (ksview serve --max-objects-per-work): OCM's agent applies a work of several
+// objects as placement writes it (a manifestConfig per manifest, an implied Namespace orphaned) and
+// reports each manifest. An object moved between two works (the receiving work written first, as
+// placement does) stays in the WEC with OCM's agent too when the receiving work is applied before
+// the releasing one; OCM's agent spares it only through the other AppliedManifestWork's owner
+// reference, so where it reconciles the releasing work first it deletes and re-creates the object —
+// ours also looks at the works not applied yet (src/agent/handover.ts). The test says which happened.
+//
 // Executors (issue 25): OCM's agent honours the same work with `spec.executor` that
 // test/integration/agent-executor.test.ts gives ours — same outcomes (the namespaced objects
 // applied, the ClusterRoleBinding refused, nothing else held back, deletion cleans). The refusal's
@@ -20,6 +28,7 @@
 // kinds); here it runs with wec2's admin kubeconfig.
 import t from 'tap';
 import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
+import { bundledWork } from '../../src/controllers/placement/bundle-slots.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
 import { managedCluster } from '../fixtures/inventory.js';
 import { ocmWorkAgent } from '../fixtures/ocm.js';
@@ -153,5 +162,58 @@ t.test("OCM's work agent honours the executor of the same work: namespaced objec
 
   kcOk('its1', ['-n', cluster, 'delete', 'manifestwork', work, '--wait=false']);
   await waitUntil('what the work applied is gone from wec2', () => !live('wec2', ['-n', ns, 'deployment', 'web']) && !live('wec2', ['-n', ns, 'configmap', 'settings']), 120_000);
+  t.comment(`OCM work agent pid ${agent.pid}, log ${agent.log}`);
+});
+
+t.test("OCM's work agent applies bundled works: every manifest, each reported; an object moved between works is still there", async (t) => {
+  const cluster = uniqueName('ocm-bundle');
+  const ns = uniqueName('ocm-bundle-ns');
+  managedCluster(t, cluster, { 'ocm-peer': cluster });
+  const agent = await ocmWorkAgent(t, cluster, 'wec2');
+  t.teardown(() => { kc('wec2', ['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']); });
+  const id = (resource: string, name: string, namespace = ns): ObjectIdentity => ({ group: '', version: 'v1', resource, namespace, name });
+  const one = (manifest: Obj, oid: ObjectIdentity, implied = false) => manifestWork(manifest, { wds: WDS, cluster, id: oid, policies: [cluster], createOnly: false, impliedNamespace: implied });
+  const cm = (name: string) => one({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { name } }, id('configmaps', name));
+  const namespace = one({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, id('namespaces', ns, ''), true);
+  const write = (w: Obj) => kcOk('its1', ['apply', '--server-side', '--force-conflicts', '--field-manager', 'ksview-test', '-f', '-'], JSON.stringify(w));
+  const get = (name: string): Obj | undefined => { const r = kc('its1', ['-n', cluster, 'get', 'manifestwork', name, '-o', 'json']); return r.status === 0 ? JSON.parse(r.stdout) as Obj : undefined; };
+  const uid = (name: string) => { const r = kc('wec2', ['-n', ns, 'get', 'configmap', name, '-o', 'jsonpath={.metadata.uid}']); return r.status === 0 ? r.stdout : undefined; };
+  const b0 = bundledWork(WDS, cluster, 'bundle-0', [namespace, cm('a'), cm('b')]) as Obj;
+  const b1 = bundledWork(WDS, cluster, 'bundle-1', [cm('c')]) as Obj;
+  write(b0);
+  write(b1);
+  t.equal(b0.spec.manifestConfigs.length, 3, 'a manifestConfig per manifest');
+
+  for (const w of [b0, b1]) {
+    const got = await waitUntil(`every manifest of ${w.metadata.name} Applied and Available`, () => {
+      const o = get(w.metadata.name);
+      const ms = (o?.status?.resourceStatus?.manifests ?? []) as Obj[];
+      return ms.length === w.spec.workload.manifests.length && ms.every((m) => (m.conditions as Obj[]).some((c) => c.type === 'Applied' && c.status === 'True')) ? o : undefined;
+    }, 120_000, 500);
+    t.same((got!.status.resourceStatus.manifests as Obj[]).map((m) => m.resourceMeta.ordinal), w.spec.workload.manifests.map((_: unknown, i: number) => i), `${w.metadata.name}: each manifest reported by its ordinal`);
+  }
+  for (const n of ['a', 'b', 'c']) t.ok(uid(n), `${n} in wec2`);
+  const before = { a: uid('a'), b: uid('b'), c: uid('c') };
+
+  // b moves to bundle-1: the receiving work first, then the releasing one.
+  write(bundledWork(WDS, cluster, 'bundle-1', [cm('b'), cm('c')]) as Obj);
+  await waitUntil('bundle-1 applied with b', () => {
+    const o = get('bundle-1');
+    return (o?.status?.resourceStatus?.manifests ?? []).length === 2 && (o!.status.conditions as Obj[]).some((c) => c.type === 'Applied' && c.status === 'True' && c.observedGeneration === o!.metadata.generation);
+  }, 120_000, 500);
+  write(bundledWork(WDS, cluster, 'bundle-0', [namespace, cm('a')]) as Obj);
+  const settled = await waitUntil('bundle-0 applied without b, b still there', () => {
+    const o = get('bundle-0');
+    const applied = (o?.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Applied');
+    return applied?.status === 'True' && applied.observedGeneration === o!.metadata.generation && uid('b') ? uid('b') : undefined;
+  }, 120_000, 500);
+  t.equal(uid('a'), before.a, 'a untouched');
+  t.equal(uid('c'), before.c, 'c untouched');
+  t.ok(settled, 'b is in wec2 after the move');
+  t.comment(settled === before.b ? "OCM's agent kept b (the receiving work was applied first)" : "OCM's agent deleted and re-created b (a new uid): ours hands it over in place");
+
+  for (const w of ['bundle-0', 'bundle-1']) kcOk('its1', ['-n', cluster, 'delete', 'manifestwork', w, '--wait=false']);
+  await waitUntil('the ConfigMaps gone from wec2', () => ['a', 'b', 'c'].every((n) => !uid(n)), 120_000, 500);
+  t.equal(kc('wec2', ['get', 'namespace', ns]).status, 0, 'the implied Namespace orphaned: still there');
   t.comment(`OCM work agent pid ${agent.pid}, log ${agent.log}`);
 });

@@ -31,8 +31,8 @@ async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] =
     cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied, status,
     watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w), cached: (r) => cached.get(`${r.namespace}/${r.name}`) },
     work: getWork, enqueueAfter: (name, ms) => requeued.push({ name, ms }), metrics: createAgentMetrics(), log: () => {},
-    carriedByWork: (r, except) => carriedByLiveWork(
-      [...its.objects].filter(([p]) => p.startsWith(`${worksPath}/`)).map(([, w]) => w as ManifestWork), except, r, (n) => status.resultsOf(n)),
+    carriedByWork: (r, releasing) => carriedByLiveWork(
+      [...its.objects].filter(([p]) => p.startsWith(`${worksPath}/`)).map(([, w]) => w as ManifestWork), releasing, r, (n) => status.resultsOf(n)),
   });
   const setWork = (w: ManifestWork) => {
     const cur = getWork(w.metadata.name)!;
@@ -156,12 +156,13 @@ t.test('a dropped object another work of ours still carries: only our owner refe
 
 t.test('an object moved to a work not applied yet (a bundle repacked) is handed over: not deleted, the same uid, owned by its new work', async (t) => {
   const config = (name: string, resource = 'configmaps') => ({ resourceIdentifier: { group: '', resource, namespace: 'app', name } });
-  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')], { manifestConfigs: [config('a'), config('b')] })]);
+  const ours = { labels: { 'view.kubestellar.io/wds': 'wds1' } };
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')], { manifestConfigs: [config('a'), config('b')] }, ours)]);
   await h.rec.reconcile('w1');
   const uid = h.wecObj(CM_B)!.metadata!.uid;
   // The placement controller writes the receiving work first; the agent happens to reconcile the releasing one first.
-  h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }));
-  h.setWork(work('w1', [cm('app', 'a')], { manifestConfigs: [config('a')] }));
+  h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }, ours));
+  h.setWork(work('w1', [cm('app', 'a')], { manifestConfigs: [config('a')] }, ours));
   h.wec.writes.length = 0;
   await h.rec.reconcile('w1');
   t.notOk(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_B), 'b not deleted: w2 carries it');
@@ -171,10 +172,13 @@ t.test('an object moved to a work not applied yet (a bundle repacked) is handed 
   t.equal(h.wecObj(CM_B)!.metadata!.uid, uid, 'the same object (uid unchanged)');
   t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'owned by w2');
   // A live work carrying another kind of that name does not count.
-  h.its.put(`${worksPath}/w3`, work('w3', [{ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'app', name: 'a' } }], { manifestConfigs: [config('a', 'secrets')] }));
-  h.setWork(work('w1', [], { manifestConfigs: [] }));
+  h.its.put(`${worksPath}/w3`, work('w3', [{ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'app', name: 'a' } }], { manifestConfigs: [config('a', 'secrets')] }, ours));
+  // Nor does another WDS's work (a conflict, not a handover), nor a ReadOnly manifest.
+  h.its.put(`${worksPath}/w4`, work('w4', [cm('app', 'a')], { manifestConfigs: [config('a')] }, { labels: { 'view.kubestellar.io/wds': 'wds2' } }));
+  h.its.put(`${worksPath}/w5`, work('w5', [cm('app', 'a')], { manifestConfigs: [{ ...config('a'), updateStrategy: { type: 'ReadOnly' } }] }, ours));
+  h.setWork(work('w1', [], { manifestConfigs: [] }, ours));
   await h.rec.reconcile('w1');
-  t.ok(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_A), 'a (a ConfigMap) deleted: w3 carries a Secret a');
+  t.ok(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_A), 'a (a ConfigMap) deleted: w3 carries a Secret a, w4 is wds2\'s, w5 only reads it');
 });
 
 t.test('workCarries: by the manifestConfig naming the resource, else by what the agent applied of that work; never a work being deleted, nor one that failed to apply it', async (t) => {
@@ -189,7 +193,12 @@ t.test('workCarries: by the manifestConfig naming the resource, else by what the
   t.ok(workCarries(configured, b, undefined));
   t.notOk(workCarries(configured, { ...b, namespace: 'other' }, undefined), 'another namespace');
   t.notOk(workCarries({ ...configured, metadata: { ...configured.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, b, undefined), 'being deleted');
-  t.notOk(carriedByLiveWork([configured], 'w', b, () => undefined), 'the releasing work itself does not count');
+  t.notOk(carriedByLiveWork([configured], configured, b, () => undefined), 'the releasing work itself does not count');
+  const labelled = (w: typeof configured, wds: string) => ({ ...w, metadata: { ...w.metadata, labels: { 'view.kubestellar.io/wds': wds } } });
+  const other = { ...labelled(configured, 'wds1'), metadata: { ...labelled(configured, 'wds1').metadata, name: 'w2' } };
+  t.ok(carriedByLiveWork([other], labelled(work('w', []), 'wds1'), b, () => undefined), 'a work of the same WDS carries it');
+  t.notOk(carriedByLiveWork([other], labelled(work('w', []), 'wds2'), b, () => undefined), 'not for another WDS\'s releasing work');
+  t.notOk(carriedByLiveWork([other], undefined, b, () => undefined), 'the releasing work gone: nothing handed over');
 });
 
 t.test('Foreground deletion: objects deleted and gone, then the AppliedManifestWork, then the finalizer', async (t) => {

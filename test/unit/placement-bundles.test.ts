@@ -9,6 +9,7 @@ import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, polic
 import { SOURCE_GENERATIONS_ANNOTATION, type Condition } from '../../src/kube/ocm-api.js';
 import { controllerFixture, update, type Action, type ControllerFixture } from '../fixtures/controller-fixture.js';
 import { Works } from '../../src/controllers/placement/works.js';
+import { WRITE_DELAY_MS } from '../../src/controllers/placement/bundles.js';
 
 const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };
 const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: false };
@@ -37,9 +38,25 @@ function fixture(o: { objects?: number; bytes?: number; configMaps?: WorkloadObj
   });
 }
 
-/** Reconciles every object of the fixture at once, as the workers would. */
+/** Until the bundles' writes (done by Bundles shortly after a reconcile, retried until done) are over. */
+async function settle(f: ControllerFixture, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  do {
+    await new Promise((r) => setTimeout(r, WRITE_DELAY_MS + 5));
+  } while (!f.reconciler.bundles.idle() && Date.now() < end);
+  if (!f.reconciler.bundles.idle()) throw new Error('the bundles\' writes did not settle');
+}
+
+/** Reconciles one object and waits for its bundles to be written. */
+async function reconcile(f: ControllerFixture, name: string): Promise<void> {
+  await f.reconcile(objectKey(CONFIGMAPS, 'demo', name));
+  await settle(f);
+}
+
+/** Reconciles every object of the fixture at once, as the workers would, and waits for the writes. */
 async function reconcileAll(f: ControllerFixture, names = NAMES): Promise<void> {
   await Promise.all([...names.map((n) => f.reconcile(objectKey(CONFIGMAPS, 'demo', n))), f.reconcile(namespaceKey('demo'))]);
+  await settle(f);
 }
 
 const manifestNames = (w: ManifestWork | undefined) => (w?.spec?.workload?.manifests ?? []).map((m) => `${(m as { kind: string }).kind}/${(m as { metadata: { name: string } }).metadata.name}`);
@@ -86,7 +103,7 @@ t.test('one object changed: only its work is rewritten; reconciled again unchang
   const home = f.caches.works.list().find((w) => w.metadata.namespace === 'c1' && manifestNames(w).includes('ConfigMap/cm-13'))!.metadata.name;
   f.clear();
   update(f.workloadStore(CONFIGMAPS), configMap('cm-13', { a: '2' }, 2));
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-13'));
+  await reconcile(f, 'cm-13');
   t.same(summary(f.writes()), [`PATCH c1/manifestworks/${home}`, `PATCH c2/manifestworks/${home}`], 'its own slot, in each cluster');
   const w = f.caches.works.get('c1', home)!;
   const i = manifestNames(w).indexOf('ConfigMap/cm-13');
@@ -108,7 +125,7 @@ t.test('an object removed: its slot rewritten without it; a slot emptied: its wo
   t.equal(lastKind, 'ConfigMap');
   f.clear();
   f.workloadStore(CONFIGMAPS).delete(configMap(lastName));
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', lastName));
+  await reconcile(f, lastName);
   t.same(summary(f.writes()), [`PATCH c1/manifestworks/${slot(1)}`, `PATCH c2/manifestworks/${slot(1)}`], 'removed from its slot only');
   t.notOk(manifestNames(f.caches.works.get('c1', slot(1))).includes(`ConfigMap/${lastName}`));
   t.ok(f.caches.works.get('c1', slot(0))!.spec!.workload!.manifests!.length === 8, 'the full slot untouched');
@@ -122,7 +139,7 @@ t.test('an object that outgrows its slot (B) moves to one with room: the receivi
   t.same(f.caches.works.list().filter((w) => w.metadata.namespace === 'c1').map((w) => w.metadata.name), [slot(0)], 'all in one slot');
   f.clear();
   update(f.workloadStore(CONFIGMAPS), configMap('cm-01', { a: 'x'.repeat(1_500) }, 2));
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-01'));
+  await reconcile(f, 'cm-01');
   const c1 = summary(f.writes()).filter((s) => s.includes(' c1/'));
   t.same(c1, [`PATCH c1/manifestworks/${slot(1)}`, `PATCH c1/manifestworks/${slot(0)}`], 'the new slot first, then the old one');
   t.same(manifestNames(f.caches.works.get('c1', slot(1))), ['ConfigMap/cm-01']);
@@ -140,7 +157,7 @@ t.test('a restart with a lower N: slots are read back from the ITS, nothing is d
   // One object alone first: its slot (read whole) keeps the others it does not know yet.
   const home = stored.find((w) => w.metadata.namespace === 'c1' && manifestNames(w).includes('ConfigMap/cm-00'))!;
   const before = manifestNames(home);
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  await reconcile(f, 'cm-00');
   t.ok(f.actions().some((a) => a.method === 'GET' && a.path === worksPath('c1', home.metadata.name)), 'its slot read whole from the ITS');
   const after = manifestNames(f.caches.works.get('c1', home.metadata.name));
   t.same(after.sort(), before.sort(), 'every manifest of the slot still there');
@@ -182,10 +199,10 @@ t.test('from a work per object to bundles and back: the other layout\'s works go
     workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
   });
   t.teardown(() => f.close());
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  await reconcile(f, 'cm-00');
   const cm00 = manifestWorkName('wds1', { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'cm-00' });
   t.same(summary(f.writes()), [`PATCH c1/manifestworks/${slot(0)}`, `DELETE c1/manifestworks/${cm00}`], 'the bundle first, then its own work');
-  for (const n of few.slice(1)) await f.reconcile(objectKey(CONFIGMAPS, 'demo', n));
+  for (const n of few.slice(1)) await reconcile(f, n);
   t.same(f.caches.works.list().map((w) => w.metadata.name), [slot(0)], 'one bundle left');
   const bundled = f.caches.works.list().map((w) => structuredClone(w));
   const back = controllerFixture({
@@ -193,9 +210,9 @@ t.test('from a work per object to bundles and back: the other layout\'s works go
     workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
   });
   t.teardown(() => back.close());
-  await back.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-00'));
+  await reconcile(back, 'cm-00');
   t.same(summary(back.writes()), [`PATCH c1/manifestworks/${cm00}`, `PATCH c1/manifestworks/${slot(0)}`], 'N = 1 again: its own work first, then the bundle without it');
-  for (const n of few.slice(1)) await back.reconcile(objectKey(CONFIGMAPS, 'demo', n));
+  for (const n of few.slice(1)) await reconcile(back, n);
   t.notOk(back.caches.works.get('c1', slot(0)), 'the emptied bundle deleted');
   t.equal(back.caches.works.list().length, 3);
 });
@@ -225,8 +242,75 @@ t.test('what a cluster says of one manifest of a bundle is that object\'s: its s
   t.equal(works.carrying('c1', id('cm-00'))?.status?.conditions?.find((c) => c.type === 'Applied')?.status, 'True', 'cm-00 applied');
   t.equal(works.carrying('c1', id('cm-01'))?.status?.conditions?.find((c) => c.type === 'Applied')?.status, 'False', 'cm-01 not');
   f.clear();
-  await f.reconcile(objectKey(CONFIGMAPS, 'demo', 'cm-01'));
+  await reconcile(f, 'cm-01');
   await f.reconcile({ kind: 'policy', name: 'edge' });
   const status = f.writes().find((a) => a.path.endsWith('/status'))?.body as { status: { errors?: string[] } } | undefined;
   t.same(status?.status.errors, ['cluster c1 did not apply configmaps demo/cm-01: Apply failed with 1 conflict: conflict with "other": .data.a'], 'the policy names the manifest that failed, not its neighbours');
+});
+
+t.test('a releasing write that fails is tried again until it is done (the object\'s reconcile does not have to)', async (t) => {
+  const few = NAMES.slice(0, 4);
+  let refuse = 1;
+  const f = controllerFixture({
+    clusters: [cluster('c1')], policies: [EDGE], bundleLimits: { objects: 8, bytes: 2_000 },
+    workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }],
+    answer: (server, call) => {
+      const body = call.body as ManifestWork | undefined;
+      if (server === 'its' && call.method === 'PATCH' && call.path === worksPath('c1', slot(0)) && refuse > 0 && body && !manifestNames(body).includes('ConfigMap/cm-01')) {
+        refuse--;
+        return { status: 500, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, message: 'etcd hiccup' } };
+      }
+      return undefined;
+    },
+  });
+  t.teardown(() => f.close());
+  await reconcileAll(f, few);
+  update(f.workloadStore(CONFIGMAPS), configMap('cm-01', { a: 'x'.repeat(1_500) }, 2));
+  f.clear();
+  await reconcile(f, 'cm-01');
+  const toSlot0 = f.writes().filter((w) => w.path === worksPath('c1', slot(0)));
+  t.equal(toSlot0.length, 2, 'the releasing write refused once, then written again');
+  t.notOk(manifestNames(f.caches.works.get('c1', slot(0))).includes('ConfigMap/cm-01'), 'cm-01 gone from slot 0');
+  t.same(manifestNames(f.caches.works.get('c1', slot(1))), ['ConfigMap/cm-01'], 'and in slot 1');
+});
+
+t.test('after a crash between a move\'s two writes: the object in two slots stays in one, nothing deleted', async (t) => {
+  const few = NAMES.slice(0, 4);
+  const first = controllerFixture({ clusters: [cluster('c1')], policies: [EDGE], bundleLimits: { objects: 8, bytes: 512_000 }, workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }] });
+  await reconcileAll(first, few);
+  const s0 = structuredClone(first.caches.works.get('c1', slot(0))!);
+  await first.close();
+  // What a crash leaves: cm-01 written into slot 1 and not yet out of slot 0.
+  const cm01 = manifestNames(s0).indexOf('ConfigMap/cm-01');
+  const s1 = structuredClone(s0);
+  s1.metadata.name = slot(1);
+  s1.spec!.workload!.manifests = [s0.spec!.workload!.manifests![cm01]!];
+  s1.spec!.manifestConfigs = [s0.spec!.manifestConfigs![cm01]!];
+  s1.metadata.annotations = { ...s1.metadata.annotations, [SOURCES_ANNOTATION]: JSON.stringify([JSON.parse(s0.metadata.annotations![SOURCES_ANNOTATION]!)[cm01]]), [SOURCE_GENERATIONS_ANNOTATION]: '[1]' };
+  const f = controllerFixture({ clusters: [cluster('c1')], policies: [EDGE], works: [s0, s1], bundleLimits: { objects: 8, bytes: 512_000 }, workload: [{ resource: CONFIGMAPS, objects: few.map((n) => configMap(n)) }] });
+  t.teardown(() => f.close());
+  await reconcileAll(f, few);
+  const carriers = f.caches.works.list().filter((w) => manifestNames(w).includes('ConfigMap/cm-01'));
+  t.equal(carriers.length, 1, `cm-01 in one slot now (${carriers.map((w) => w.metadata.name).join(', ')})`);
+  t.notOk(f.writes().some((w) => w.method === 'DELETE' && f.caches.works.list().length === 0), 'nothing emptied wrongly');
+  t.same(f.caches.works.list().flatMap(manifestNames).filter((n) => n.startsWith('ConfigMap/')).sort(), few.map((n) => `ConfigMap/${n}`), 'every object once');
+});
+
+t.test('an object bigger than B alone in its slot stays there; a slot of that name the cache has not shown is read before it is written', async (t) => {
+  const big = configMap('cm-00', { a: 'x'.repeat(3_000) });
+  const f = controllerFixture({ clusters: [cluster('c1')], policies: [EDGE], bundleLimits: { objects: 8, bytes: 2_000 }, workload: [{ resource: CONFIGMAPS, objects: [big] }] });
+  t.teardown(() => f.close());
+  await reconcile(f, 'cm-00');
+  t.same(f.caches.works.list().map((w) => w.metadata.name), [slot(0)]);
+  f.clear();
+  update(f.workloadStore(CONFIGMAPS), configMap('cm-00', { a: 'y'.repeat(3_000) }, 2));
+  await reconcile(f, 'cm-00');
+  t.same(summary(f.writes()), [`PATCH c1/manifestworks/${slot(0)}`], 'rewritten in place, no new slot');
+
+  // Another leader wrote slot 0 of a group a moment ago; this one's cache does not show it yet.
+  const lagging = controllerFixture({ clusters: [cluster('c1')], policies: [EDGE], bundleLimits: { objects: 8, bytes: 512_000 }, workload: [{ resource: CONFIGMAPS, objects: [configMap('cm-05')] }],
+    answer: (server, call) => (server === 'its' && call.method === 'GET' && call.path === worksPath('c1', slot(0)) ? { status: 200, body: f.caches.works.get('c1', slot(0)) } : undefined) });
+  t.teardown(() => lagging.close());
+  await reconcile(lagging, 'cm-05');
+  t.same(manifestNames(lagging.caches.works.get('c1', slot(0))).sort(), ['ConfigMap/cm-00', 'ConfigMap/cm-05'], 'what the ITS held is kept, the new object added');
 });

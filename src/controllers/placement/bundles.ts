@@ -14,21 +14,23 @@
 // place, never deleted and re-created).
 //
 // State: which object is in which slot, with its manifest, is held in memory (the leader's); a slot
-// of the ITS not known yet (a new leader, a restart) is read whole from the ITS before anything is
-// decided about it, and what it carries is kept until each object says otherwise — nothing is
-// dropped from a work because this process has not reconciled that object yet. Decisions are made
-// synchronously once the slots are read; each slot's writes go one at a time with the content as it
-// is when the write starts (../../util/latest-runs.ts), so concurrent reconciles of its objects
-// merge into few writes and never overtake each other.
-import { Buffer } from 'node:buffer';
-import type { JsonObject } from '../../kube/objects.js';
-import type { DeleteOption, ManifestConfigOption } from '../../kube/ocm-api.js';
-import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION } from '../../kube/ocm-api.js';
-import { eachSettled } from '../../util/each-settled.js';
+// of the ITS not known yet (a new leader, a restart, a slot name another leader may have used) is
+// read whole from the ITS before anything is decided about it or it is first written, and what it
+// carries is kept until each object says otherwise — nothing is dropped from a work because this
+// process has not reconciled that object yet; an object found in two slots (a move cut short by a
+// crash or a failed write) stays in the other as leaving and goes once its own slot is written.
+// Decisions are made synchronously once the slots are read. Writes are this class's: a slot's
+// changes gather for WRITE_DELAY_MS, then its work is written with its content as it is when the
+// write starts, one write per slot at a time (../../util/latest-runs.ts), a failed one tried again
+// with backoff until it succeeds — so placing many objects at once costs about two writes per
+// slot, and a reconcile never waits for them (except to delete an object's own work after its
+// bundle took it over).
 import { LatestRuns } from '../../util/latest-runs.js';
-import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, MAX_MANIFESTS_BYTES, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { SOURCE_ANNOTATION, workKey } from './keys.js';
-import { objectIndexKey, type Works } from './works.js';
+import { bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../wrapping.js';
+import { memberOf, membersOfStored, slotWork, type Member, type Slot } from './bundle-slots.js';
+import { BUNDLE_ANNOTATION } from '../wrapping.js';
+import { workKey } from './keys.js';
+import { isBundle, type Works } from './works.js';
 
 export interface BundleLimits {
   /** Manifests per work (N). */
@@ -38,185 +40,98 @@ export interface BundleLimits {
 }
 
 export const DEFAULT_BUNDLE_LIMITS: BundleLimits = { objects: 1, bytes: MAX_MANIFESTS_BYTES };
+/** At most this many objects per work: its annotations (each object's key and generation) stay well under Kubernetes' 256 KiB. */
+export const MAX_OBJECTS_PER_WORK = 500;
 
-type OrphaningRule = NonNullable<NonNullable<DeleteOption['selectivelyOrphans']>['orphaningRules']>[number];
-
-/** One object's manifest in a bundle. */
-interface Member {
-  key: string;
-  source: string;
-  generation: number | undefined;
-  manifest: JsonObject;
-  config: ManifestConfigOption;
-  orphan: OrphaningRule | undefined;
-  bytes: number;
-}
-
-/** One work of a bundle group in one cluster. */
-interface Slot {
-  cluster: string;
-  name: string;
-  index: number;
-  group: string;
-  labels: Record<string, string>;
-  executor: JsonObject | undefined;
-  members: Map<string, Member>;
-  /**
-   * Members moving to another slot whose work is not written with them yet: still written here, so
-   * a write of this slot by another object's reconcile never releases them before they are received.
-   */
-  leaving: Map<string, Member>;
-}
-
-const bytesOf = new WeakMap<JsonObject, number>();
-function sizeOf(manifest: JsonObject): number {
-  let n = bytesOf.get(manifest);
-  if (n === undefined) {
-    n = Buffer.byteLength(JSON.stringify(manifest));
-    bytesOf.set(manifest, n);
-  }
-  return n;
-}
-
-/** The member of a work of one object (as ../wrapping.ts manifestWork makes it), and its group. */
-function memberOf(work: ManifestWork): { member: Member; group: string } {
-  const manifest = work.spec!.workload!.manifests![0] as JsonObject;
-  const config = work.spec!.manifestConfigs![0]!;
-  const generation = Number(work.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION]);
-  return {
-    group: bundleGroup(work.metadata.labels ?? {}, work.spec?.executor),
-    member: {
-      key: objectIndexKey(config.resourceIdentifier),
-      source: work.metadata.annotations?.[SOURCE_ANNOTATION] ?? '',
-      generation: Number.isSafeInteger(generation) ? generation : undefined,
-      manifest, config,
-      orphan: work.spec?.deleteOption?.selectivelyOrphans?.orphaningRules?.[0],
-      bytes: sizeOf(manifest),
-    },
-  };
-}
-
-/** The members of a bundled work read from the ITS. */
-function membersOfStored(w: ManifestWork): Member[] {
-  let sources: unknown;
-  let generations: unknown;
-  try {
-    sources = JSON.parse(w.metadata.annotations?.[SOURCES_ANNOTATION] ?? '[]');
-    generations = JSON.parse(w.metadata.annotations?.[SOURCE_GENERATIONS_ANNOTATION] ?? '[]');
-  } catch {
-    sources = [];
-    generations = [];
-  }
-  const manifests = (w.spec?.workload?.manifests ?? []) as JsonObject[];
-  const rules = w.spec?.deleteOption?.selectivelyOrphans?.orphaningRules ?? [];
-  return manifests.flatMap((manifest, i): Member[] => {
-    const config = w.spec?.manifestConfigs?.[i];
-    if (!config) return [];
-    const key = objectIndexKey(config.resourceIdentifier);
-    const g = Array.isArray(generations) ? Number(generations[i]) : NaN;
-    return [{
-      key, manifest, config,
-      source: Array.isArray(sources) && typeof sources[i] === 'string' ? sources[i] : '',
-      generation: Number.isSafeInteger(g) && g > 0 ? g : undefined,
-      orphan: rules.find((r) => objectIndexKey(r) === key),
-      bytes: sizeOf(manifest),
-    }];
-  });
-}
-
-/** The work a slot's members make (members in key order: the same members make the same work). */
-export function slotWork(wds: string, slot: Slot): ManifestWork {
-  const members = [...slot.leaving.values(), ...slot.members.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const orphans = members.flatMap((m) => (m.orphan ? [m.orphan] : []));
-  return {
-    apiVersion: 'work.open-cluster-management.io/v1',
-    kind: 'ManifestWork',
-    metadata: {
-      name: slot.name, namespace: slot.cluster, labels: { ...slot.labels, [WDS_LABEL]: wds },
-      annotations: {
-        [BUNDLE_ANNOTATION]: slot.group,
-        [SOURCES_ANNOTATION]: JSON.stringify(members.map((m) => m.source)),
-        [SOURCE_GENERATIONS_ANNOTATION]: JSON.stringify(members.map((m) => m.generation ?? null)),
-      },
-    },
-    spec: {
-      workload: { manifests: members.map((m) => m.manifest) },
-      manifestConfigs: members.map((m) => m.config),
-      ...(orphans.length > 0 ? { deleteOption: { propagationPolicy: 'SelectivelyOrphan', selectivelyOrphans: { orphaningRules: orphans } } } : {}),
-      ...(slot.executor ? { executor: slot.executor } : {}),
-    },
-  };
-}
-
-/** One write of a bundle's work at a time, 64 works at once (as per-object works, ./reconcile.ts). */
-const WRITES_AT_ONCE = 64;
+/** How long a slot's changes gather before its work is written (objects reconciled together make one write). */
+export const WRITE_DELAY_MS = 20;
+/** A failed write is tried again after 250 ms, doubling up to 30 s, until it succeeds or the slot changes owner. */
+const RETRY_BASE_MS = 250;
+const RETRY_MAX_MS = 30_000;
 
 export class Bundles {
   /** work key → slot. */
   private readonly slots = new Map<string, Slot>();
-  /** object key → cluster → the work key of its slot. */
+  /** `<cluster>|<group>` → the work keys of its slots. */
+  private readonly byGroup = new Map<string, Set<string>>();
+  /** object key → cluster → the work key of the slot it is a member of. */
   private readonly where = new Map<string, Map<string, string>>();
-  /** object key → cluster → the work keys of the slots it is leaving (Slot.leaving). */
-  private readonly leavingFrom = new Map<string, Map<string, Set<string>>>();
-  /** Slots being read from the ITS. */
+  /** object key → cluster → every slot holding it (member or leaving). */
+  private readonly held = new Map<string, Map<string, Set<string>>>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly writes = new LatestRuns();
+  /** work key → what waits for its work to be written up to a version (a release after a move). */
+  private readonly waiting = new Map<string, { version: number; then: (written: boolean) => void }[]>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly failures = new Map<string, number>();
+  /** Bumped by forget(): what an older leadership scheduled does nothing. */
+  private epoch = 0;
 
-  constructor(private readonly wds: string, private readonly works: Works, readonly limits: BundleLimits) {}
+  constructor(private readonly wds: string, private readonly works: Works, readonly limits: BundleLimits,
+    private readonly log: (msg: string) => void = () => {}) {}
 
   /** Whether objects are packed (N > 1); with N = 1 bundles are only emptied (the layout changed back). */
   get enabled(): boolean {
     return this.limits.objects > 1;
   }
 
-  /** Forgets every slot (a new leader reads them from the ITS again: another may have changed them). */
+  /** Forgets every slot and drops what is scheduled (leadership changed: the next leader reads the slots from the ITS). */
   forget(): void {
-    this.slots.clear();
-    this.where.clear();
-    this.leavingFrom.clear();
+    this.epoch++;
+    for (const t of this.timers.values()) clearTimeout(t);
+    for (const list of this.waiting.values()) for (const w of list) w.then(false);
+    for (const m of [this.slots, this.byGroup, this.where, this.held, this.waiting, this.timers, this.failures]) m.clear();
   }
 
   /** The clusters where a bundle of this process holds the object (written or about to be). */
   clustersOf(key: string): string[] {
-    return [...(this.where.get(key)?.keys() ?? [])];
+    return [...(this.held.get(key)?.keys() ?? [])];
+  }
+
+  /** Whether nothing is scheduled or being written. */
+  idle(): boolean {
+    return this.timers.size === 0 && this.writes.idle();
   }
 
   /**
    * Places the object (its works per cluster, as ../wrapping.ts makes them for one object) into its
-   * groups' slots in `desired`, and takes it out of its slot in each cluster of `release`; writes
-   * the works that receive it, then those that release it (an emptied one is deleted).
+   * groups' slots in `desired`, and takes it out of every slot holding it in each cluster of
+   * `release`. The works are written shortly after, by this class (retried until they are): the
+   * one receiving the object first, then any it leaves (an emptied one is deleted). `received`
+   * settles once every work receiving it is written (rejected if leadership changed first).
    */
-  async update(key: string, desired: ReadonlyMap<string, ManifestWork>, release: Iterable<string>): Promise<void> {
+  async update(key: string, desired: ReadonlyMap<string, ManifestWork>, release: Iterable<string>): Promise<{ received: Promise<void> }> {
     const placing = [...desired].map(([cluster, work]) => ({ cluster, ...memberOf(work), work }));
     const releasing = [...release].filter((c) => !desired.has(c));
     await Promise.all([
-      ...placing.map((p) => this.prepare(p.cluster, key, p.group)),
+      ...placing.map((p) => this.prepare(p.cluster, p.member.key, p.group)),
       ...releasing.map((c) => this.prepare(c, key, undefined)),
     ]);
-    // From here to the writes nothing is awaited: the decisions see one state.
-    const receiving = new Set<string>();
-    const released = new Set<string>();
-    for (const p of placing) receiving.add(this.place(p.cluster, p.member, p.group, p.work));
-    for (const cluster of releasing) {
-      const from = this.take(cluster, key);
-      if (from) released.add(from);
-      for (const k of this.stopLeaving(key, cluster)) released.add(k);
+    // From here on nothing is awaited: the decisions see one state.
+    const received: Promise<void>[] = [];
+    for (const p of placing) {
+      const to = this.place(p.cluster, p.member, p.group, p.work);
+      for (const other of this.holders(p.cluster, key)) if (other !== to) this.releaseAfter(other, key, to);
+      received.push(new Promise((resolve, reject) => this.whenWritten(to, this.slots.get(to)?.version ?? 0,
+        (written) => (written ? resolve() : reject(new Error('leadership changed before the bundle was written'))))));
     }
-    await eachSettled(receiving, WRITES_AT_ONCE, (k) => this.write(k));
-    // Received everywhere it goes (a write that started after the decision): the slots it left may let it go.
-    for (const p of placing) for (const k of this.stopLeaving(key, p.cluster)) released.add(k);
-    await eachSettled([...released].filter((k) => !receiving.has(k)), WRITES_AT_ONCE, (k) => this.write(k));
+    for (const cluster of releasing) for (const k of this.holders(cluster, key)) this.drop(k, key);
+    const all = Promise.all(received).then(() => undefined);
+    all.catch(() => undefined); // a caller that does not wait for it
+    return { received: all };
   }
 
-  /** Whether nothing is being written. */
-  idle(): boolean {
-    return this.writes.idle();
+  /** The slots of a cluster holding the object in memory or, as the cache says, in the ITS. */
+  private holders(cluster: string, key: string): Set<string> {
+    const out = new Set(this.held.get(key)?.get(cluster) ?? []);
+    for (const { work } of this.works.carriers(cluster, key)) if (isBundle(work)) out.add(workKey(cluster, work.metadata.name));
+    return out;
   }
 
   /** Reads from the ITS the slots a decision about the object in this cluster looks at. */
   private async prepare(cluster: string, key: string, group: string | undefined): Promise<void> {
     const names = new Set<string>();
-    for (const { work } of this.works.carriers(cluster, key)) if (work.metadata.annotations?.[BUNDLE_ANNOTATION] !== undefined) names.add(work.metadata.name);
+    for (const { work } of this.works.carriers(cluster, key)) if (isBundle(work)) names.add(work.metadata.name);
     if (group !== undefined) for (const w of this.works.store.byIndex('bundle', `${cluster}|${group}`)) names.add(w.metadata.name);
     await Promise.all([...names].map((n) => this.load(cluster, n)));
   }
@@ -226,18 +141,16 @@ export class Bundles {
     if (this.slots.has(k)) return Promise.resolve();
     let p = this.loading.get(k);
     if (!p) {
+      const epoch = this.epoch;
       p = this.works.read(cluster, name).then((w) => {
-        if (this.slots.has(k)) return;
+        if (this.slots.has(k) || epoch !== this.epoch) return;
         const group = w?.metadata.annotations?.[BUNDLE_ANNOTATION];
         const index = Number(/-(\d+)$/.exec(name)?.[1]);
         // A work of that name that is no bundle (or gone): nothing to keep of it.
         if (!w || group === undefined || !Number.isSafeInteger(index)) return;
-        const slot: Slot = { cluster, name, index, group, labels: { ...w.metadata.labels }, executor: w.spec?.executor, members: new Map(), leaving: new Map() };
-        for (const m of membersOfStored(w)) {
-          slot.members.set(m.key, m);
-          this.setWhere(m.key, cluster, k);
-        }
-        this.slots.set(k, slot);
+        const slot = this.addSlot({ cluster, name, index, group, labels: { ...w.metadata.labels }, executor: w.spec?.executor,
+          members: new Map(), leaving: new Map(), version: 0, written: 0, known: true });
+        this.adopt(slot, membersOfStored(w));
       }).finally(() => this.loading.delete(k));
       this.loading.set(k, p);
     }
@@ -245,89 +158,130 @@ export class Bundles {
   }
 
   /**
-   * Puts the member in its slot (kept while it fits) or the first of its group with room, and says
-   * which; a slot it moves out of keeps it as leaving until the receiving work is written.
+   * Takes in what a slot's work holds in the ITS: an object no other slot holds is a member; one
+   * another slot holds (a move cut short: a crash, a failed write) stays here as leaving until that
+   * slot's work is written, then goes.
    */
+  private adopt(slot: Slot, stored: readonly Member[]): void {
+    const k = workKey(slot.cluster, slot.name);
+    for (const m of stored) {
+      if (slot.members.has(m.key) || slot.leaving.has(m.key)) continue;
+      const at = this.where.get(m.key)?.get(slot.cluster);
+      if (at === undefined) {
+        slot.members.set(m.key, m);
+        this.setWhere(m.key, slot.cluster, k);
+      } else {
+        slot.leaving.set(m.key, m);
+        this.releaseAfter(k, m.key, at);
+      }
+      this.hold(m.key, slot.cluster, k);
+    }
+  }
+
+  /** Puts the member in its slot (kept while it fits) or the first of its group with room; the slot's work key. */
   private place(cluster: string, m: Member, group: string, work: ManifestWork): string {
     const fromKey = this.where.get(m.key)?.get(cluster);
     const from = fromKey !== undefined ? this.slots.get(fromKey) : undefined;
     if (from && from.group === group && this.fits(from, m)) {
-      from.members.set(m.key, m);
+      if (fingerprint(from.members.get(m.key)) !== fingerprint(m)) {
+        from.members.set(m.key, m);
+        this.changed(fromKey!);
+      }
       return fromKey!;
     }
     const target = this.slotWithRoom(cluster, group, m, fromKey) ?? this.newSlot(cluster, group, work);
     const to = workKey(cluster, target.name);
     target.members.set(m.key, m);
+    target.leaving.delete(m.key);
     this.setWhere(m.key, cluster, to);
-    // Back into a slot it was leaving: a member there again.
-    if (target.leaving.delete(m.key)) this.leavingFrom.get(m.key)?.get(cluster)?.delete(to);
-    if (from) {
-      const old = from.members.get(m.key);
-      from.members.delete(m.key);
-      if (old) {
-        from.leaving.set(m.key, old);
-        let at = this.leavingFrom.get(m.key);
-        if (!at) this.leavingFrom.set(m.key, (at = new Map()));
-        let slots = at.get(cluster);
-        if (!slots) at.set(cluster, (slots = new Set()));
-        slots.add(fromKey!);
-      }
-    }
+    this.hold(m.key, cluster, to);
+    this.changed(to);
     return to;
   }
 
-  /** Lets the slots the object was leaving in the cluster drop it; their work keys (to be written). */
-  private stopLeaving(key: string, cluster: string): string[] {
-    const at = this.leavingFrom.get(key);
-    const slots = [...(at?.get(cluster) ?? [])];
-    for (const k of slots) this.slots.get(k)?.leaving.delete(key);
-    at?.delete(cluster);
-    if (at?.size === 0) this.leavingFrom.delete(key);
-    return slots;
+  /** The object leaves slot `from` once slot `to`'s work (as it is now) is written: until then `from` still carries it. */
+  private releaseAfter(from: string, key: string, to: string): void {
+    const slot = this.slots.get(from);
+    const m = slot?.members.get(key);
+    if (slot && m) {
+      slot.members.delete(key);
+      slot.leaving.set(key, m);
+    }
+    const target = this.slots.get(to);
+    const epoch = this.epoch;
+    this.whenWritten(to, target?.version ?? 0, (written) => {
+      if (written && epoch === this.epoch) this.drop(from, key);
+    });
   }
 
-  /** Takes the object out of its slot in the cluster; the slot's work key, or undefined. */
-  private take(cluster: string, key: string): string | undefined {
-    const at = this.where.get(key);
-    const k = at?.get(cluster);
-    if (k === undefined) return undefined;
-    this.slots.get(k)?.members.delete(key);
-    at!.delete(cluster);
-    if (at!.size === 0) this.where.delete(key);
-    return k;
+  /** Takes the object out of a slot (member or leaving) and writes the slot. */
+  private drop(k: string, key: string): void {
+    const slot = this.slots.get(k);
+    if (slot) {
+      slot.members.delete(key);
+      slot.leaving.delete(key);
+    }
+    const at = this.held.get(key)?.get(k.slice(0, k.indexOf('/')));
+    at?.delete(k);
+    if (this.where.get(key)?.get(k.slice(0, k.indexOf('/'))) === k) this.where.get(key)!.delete(k.slice(0, k.indexOf('/')));
+    this.changed(k);
   }
 
-  /** Whether the member, in its slot, is among the first N (by key) and the slot stays within B bytes. */
+  /**
+   * Whether the member, in its slot, is among the first N (by key) and the slot stays within B
+   * bytes; an object alone in its slot always fits (one bigger than B has nowhere better to go).
+   */
   private fits(slot: Slot, m: Member): boolean {
     let before = 0;
+    let others = 0;
     let bytes = m.bytes;
     for (const [k, other] of slot.members) {
       if (k === m.key) continue;
+      others++;
       if (k < m.key) before++;
       bytes += other.bytes;
     }
-    return before < this.limits.objects && bytes <= this.limits.bytes;
+    return others === 0 || (before < this.limits.objects && bytes <= this.limits.bytes);
   }
 
   private slotWithRoom(cluster: string, group: string, m: Member, except: string | undefined): Slot | undefined {
     let best: Slot | undefined;
-    for (const [k, s] of this.slots) {
-      if (k === except || s.cluster !== cluster || s.group !== group) continue;
-      const bytes = [...s.members.values()].reduce((n, x) => n + x.bytes, 0);
-      if (s.members.size >= this.limits.objects || bytes + m.bytes > this.limits.bytes) continue;
+    for (const k of this.byGroup.get(`${cluster}|${group}`) ?? []) {
+      const s = this.slots.get(k);
+      if (!s || k === except) continue;
+      let bytes = m.bytes;
+      for (const x of s.members.values()) bytes += x.bytes;
+      for (const x of s.leaving.values()) bytes += x.bytes;
+      if (s.members.size >= this.limits.objects || (s.members.size > 0 && bytes > this.limits.bytes)) continue;
       if (!best || s.index < best.index) best = s;
     }
     return best;
   }
 
   private newSlot(cluster: string, group: string, work: ManifestWork): Slot {
-    const used = new Set([...this.slots.values()].filter((s) => s.cluster === cluster && s.group === group).map((s) => s.index));
+    const used = new Set([...this.byGroup.get(`${cluster}|${group}`) ?? []].map((k) => this.slots.get(k)?.index));
+    // A slot of the ITS this process has not read (the cache behind the last leader's writes) is read before its first write (write()).
+    for (const w of this.works.store.byIndex('bundle', `${cluster}|${group}`)) used.add(Number(/-(\d+)$/.exec(w.metadata.name)?.[1]));
     let index = 0;
     while (used.has(index)) index++;
     const labels = Object.fromEntries(Object.entries(work.metadata.labels ?? {}).filter(([l]) => l !== WDS_LABEL));
-    const slot: Slot = { cluster, name: bundleWorkName(this.wds, group, index), index, group, labels, executor: work.spec?.executor, members: new Map(), leaving: new Map() };
-    this.slots.set(workKey(cluster, slot.name), slot);
+    return this.addSlot({ cluster, name: bundleWorkName(this.wds, group, index), index, group, labels, executor: work.spec?.executor,
+      members: new Map(), leaving: new Map(), version: 0, written: 0, known: false });
+  }
+
+  private addSlot(slot: Slot): Slot {
+    const k = workKey(slot.cluster, slot.name);
+    this.slots.set(k, slot);
+    const g = `${slot.cluster}|${slot.group}`;
+    let set = this.byGroup.get(g);
+    if (!set) this.byGroup.set(g, (set = new Set()));
+    set.add(k);
     return slot;
+  }
+
+  private removeSlot(k: string, slot: Slot): void {
+    this.slots.delete(k);
+    this.byGroup.get(`${slot.cluster}|${slot.group}`)?.delete(k);
   }
 
   private setWhere(key: string, cluster: string, slot: string): void {
@@ -336,13 +290,76 @@ export class Bundles {
     at.set(cluster, slot);
   }
 
-  /** Writes a slot's work as its members are when the write starts (an empty slot's work is deleted). */
-  private write(k: string): Promise<void> {
-    return this.writes.run(k, async () => {
-      const slot = this.slots.get(k);
-      if (!slot) return;
-      if (slot.members.size + slot.leaving.size === 0) await this.works.delete(slot.cluster, slot.name);
-      else await this.works.apply(slot.cluster, slotWork(this.wds, slot));
-    });
+  private hold(key: string, cluster: string, slot: string): void {
+    let at = this.held.get(key);
+    if (!at) this.held.set(key, (at = new Map()));
+    let set = at.get(cluster);
+    if (!set) at.set(cluster, (set = new Set()));
+    set.add(slot);
   }
+
+  private whenWritten(k: string, version: number, then: (written: boolean) => void): void {
+    const slot = this.slots.get(k);
+    if (!slot || slot.written >= version) {
+      queueMicrotask(() => then(true));
+      return;
+    }
+    let list = this.waiting.get(k);
+    if (!list) this.waiting.set(k, (list = []));
+    list.push({ version, then });
+  }
+
+  /** The slot's work is to be written (after WRITE_DELAY_MS, or a retry's backoff). */
+  private changed(k: string, delayMs = WRITE_DELAY_MS): void {
+    const slot = this.slots.get(k);
+    if (slot) slot.version++;
+    this.schedule(k, delayMs);
+  }
+
+  private schedule(k: string, delayMs = WRITE_DELAY_MS): void {
+    if (this.timers.has(k)) return;
+    const epoch = this.epoch;
+    this.timers.set(k, setTimeout(() => {
+      this.timers.delete(k);
+      if (epoch !== this.epoch) return;
+      this.writes.run(k, () => this.write(k, epoch)).catch((err: Error) => {
+        if (epoch !== this.epoch) return;
+        const n = (this.failures.get(k) ?? 0) + 1;
+        this.failures.set(k, n);
+        this.log(`placement: bundled work ${k}: ${err.message} (attempt ${n}; again in ${Math.min(RETRY_BASE_MS * 2 ** (n - 1), RETRY_MAX_MS)} ms)`);
+        this.schedule(k, Math.min(RETRY_BASE_MS * 2 ** (n - 1), RETRY_MAX_MS));
+      });
+    }, delayMs));
+  }
+
+  /** Writes a slot's work as it is when the write starts (an empty slot's work is deleted). */
+  private async write(k: string, epoch: number): Promise<void> {
+    const slot = this.slots.get(k);
+    if (!slot || epoch !== this.epoch) return;
+    if (!slot.known) {
+      // A slot this process made: the ITS may hold a work of that name the cache had not shown yet (the last leader's).
+      const stored = await this.works.read(slot.cluster, slot.name);
+      if (epoch !== this.epoch) return;
+      if (stored && isBundle(stored)) this.adopt(slot, membersOfStored(stored));
+      slot.known = true;
+    }
+    const version = slot.version;
+    if (slot.written >= version) return;
+    if (slot.members.size + slot.leaving.size === 0) await this.works.delete(slot.cluster, slot.name);
+    else await this.works.apply(slot.cluster, slotWork(this.wds, slot));
+    if (epoch !== this.epoch) return;
+    slot.written = Math.max(slot.written, version);
+    this.failures.delete(k);
+    const list = this.waiting.get(k) ?? [];
+    const due = list.filter((w) => w.version <= slot.written);
+    if (due.length > 0) this.waiting.set(k, list.filter((w) => w.version > slot.written));
+    for (const w of due) w.then(true);
+    if (slot.version > slot.written) this.schedule(k);
+    else if (slot.members.size + slot.leaving.size === 0 && (this.waiting.get(k)?.length ?? 0) === 0) this.removeSlot(k, slot);
+  }
+}
+
+/** What a member writes (a change of it is a change of its slot's work). */
+function fingerprint(m: Member | undefined): string {
+  return m ? JSON.stringify([m.source, m.generation ?? null, m.config, m.orphan ?? null, m.manifest]) : '';
 }

@@ -10,42 +10,43 @@ const shared = new Interner();
 
 /**
  * The cache's copy of another WDS's work (an informer transform): what the index reads — its
- * identity, its labels and the identity of the object it carries. Another WDS sending 100 objects
- * to 1,000 clusters is 100,000 works in this cache too.
+ * identity, its labels and the identity of each object it carries (one, or a bundle's). Another
+ * WDS sending 100 objects to 1,000 clusters is 100,000 works (or their bundles) in this cache too.
  */
 export function conflictCopy(w: ManifestWork): ManifestWork {
   const { name, namespace, resourceVersion, labels } = w.metadata;
-  const rid = w.spec?.manifestConfigs?.[0]?.resourceIdentifier;
+  const configs = (w.spec?.manifestConfigs ?? []).map((c) => ({ resourceIdentifier: c.resourceIdentifier }));
   return {
     apiVersion: w.apiVersion, kind: w.kind,
     metadata: { name: shared.string(name), namespace: shared.string(namespace), resourceVersion, labels: shared.value(labels) },
-    ...(rid ? { spec: shared.value({ manifestConfigs: [{ resourceIdentifier: rid }] }) } : {}),
+    ...(configs.length > 0 ? { spec: shared.value({ manifestConfigs: configs }) } : {}),
   } as ManifestWork;
 }
 
 export class Conflicts {
-  /** other WDS's work key → identity key; identity key → work key → its WDS. */
-  private readonly identityOfWork = new Map<string, string>();
+  /** other WDS's work key → the identity keys of what it carries; identity key → work key → its WDS. */
+  private readonly identitiesOfWork = new Map<string, string[]>();
   private readonly worksByIdentity = new Map<string, Map<string, string>>();
   /**
-   * Records a change of another WDS's work; returns the identity of the object it carries (or
+   * Records a change of another WDS's work; returns the identities of the objects it carries (or
    * carried), whose own reconciliation may now find a conflict, or find it gone.
    */
-  index(deleted: boolean, w: ManifestWork): Partial<ResourceIdentifier> {
+  index(deleted: boolean, w: ManifestWork): Partial<ResourceIdentifier>[] {
     const wk = workKey(w.metadata.namespace, w.metadata.name);
-    const previous = this.identityOfWork.get(wk);
-    if (previous) this.worksByIdentity.get(previous)?.delete(wk);
-    const rid = w.spec?.manifestConfigs?.[0]?.resourceIdentifier;
+    for (const previous of this.identitiesOfWork.get(wk) ?? []) this.worksByIdentity.get(previous)?.delete(wk);
+    const rids = (w.spec?.manifestConfigs ?? []).map((c) => c.resourceIdentifier);
     const wds = w.metadata.labels?.[WDS_LABEL] ?? '';
-    if (!deleted && rid && wds) {
-      const key = identityKey(w.metadata.namespace, rid);
-      this.identityOfWork.set(wk, key);
-      if (!this.worksByIdentity.has(key)) this.worksByIdentity.set(key, new Map());
-      this.worksByIdentity.get(key)!.set(wk, wds);
+    if (!deleted && rids.length > 0 && wds) {
+      const keys = rids.map((rid) => identityKey(w.metadata.namespace, rid));
+      this.identitiesOfWork.set(wk, keys);
+      for (const key of keys) {
+        if (!this.worksByIdentity.has(key)) this.worksByIdentity.set(key, new Map());
+        this.worksByIdentity.get(key)!.set(wk, wds);
+      }
     } else {
-      this.identityOfWork.delete(wk);
+      this.identitiesOfWork.delete(wk);
     }
-    return rid ?? {};
+    return rids;
   }
 
   /** The other WDSs sending this object to this cluster, sorted. */

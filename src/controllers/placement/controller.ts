@@ -38,7 +38,7 @@ import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './d
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler, type DenaturedValidator } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
-import { manifestOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
+import { manifestsOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
 import type { BundleLimits } from './bundles.js';
 import { workChangeConcernsObject } from './apply-failures.js';
 import { conflictCopy } from './conflicts.js';
@@ -156,13 +156,22 @@ export class PlacementController {
     this.works = new Informer<ManifestWork>(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: slimWork, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
-        const sources = sourcesOf(w);
+        // The objects it carries now and carried before (a bundle's may differ: ./bundles.ts), by their place in each.
+        const now = sourcesOf(w);
+        const before = old ? sourcesOf(old) : [];
+        const sources = [...new Set([...now, ...before])];
+        const nowAt = new Map(now.map((s, i) => [s, i]));
+        const beforeAt = new Map(before.map((s, i) => [s, i]));
+        const nowViews = manifestsOf(w);
+        const beforeViews = old ? manifestsOf(old) : [];
         // How an object fares there changed: its policies' Bindings and Ready conditions follow.
-        sources.forEach((sourceKey, i) => {
-          if (type === 'DELETED' || !old || !isDeepStrictEqual(objectOutcome(manifestOf(old, i), CLUSTER_UP), objectOutcome(manifestOf(w, i), CLUSTER_UP))) {
+        for (const sourceKey of sources) {
+          const a = beforeViews[beforeAt.get(sourceKey) ?? -1];
+          const b = nowViews[nowAt.get(sourceKey) ?? -1];
+          if (type === 'DELETED' || !a || !b || !isDeepStrictEqual(objectOutcome(a, CLUSTER_UP), objectOutcome(b, CLUSTER_UP))) {
             for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
           }
-        });
+        }
         this.reconciler.works.noteChange(type, w, old);
         if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
         for (const sourceKey of sources) {
@@ -175,9 +184,10 @@ export class PlacementController {
     this.otherWorks = new Informer<ManifestWork>(o.its, {
       path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, transform: conflictCopy, onError: onError('manifestworks of other WDSs'),
       onChange: (type, w) => {
-        const id = this.reconciler.conflicts.index(type === 'DELETED', w);
-        if (!id.resource || !id.name) return;
-        for (const k of this.workload.keysFor({ group: id.group ?? '', resource: id.resource }, id.namespace ?? '', id.name)) this.enqueue(k);
+        for (const id of this.reconciler.conflicts.index(type === 'DELETED', w)) {
+          if (!id.resource || !id.name) continue;
+          for (const k of this.workload.keysFor({ group: id.group ?? '', resource: id.resource }, id.namespace ?? '', id.name)) this.enqueue(k);
+        }
       },
     });
     this.crds = new Informer<KubeObject>(o.wds, {

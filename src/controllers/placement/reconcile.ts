@@ -96,7 +96,7 @@ export class Reconciler {
     const c = o.caches;
     const limits = o.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
     this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1);
-    this.bundles = new Bundles(o.wdsName, this.works, limits);
+    this.bundles = new Bundles(o.wdsName, this.works, limits, o.log);
     this.conflicts = new Conflicts();
     this.events = new ObjectEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
@@ -118,9 +118,10 @@ export class Reconciler {
 
   /** Only the leader writes. A new leader forgets what it wrote before: the ITS may have changed since. */
   set leading(leading: boolean) {
+    // The bundles' state and scheduled writes are the leader's only: dropped either way.
+    if (leading !== this.leader) this.bundles.forget();
     if (leading && !this.leader) {
       this.works.forgetWrites();
-      this.bundles.forget();
       this.status.forgetWrites();
     }
     this.leader = leading;
@@ -239,7 +240,10 @@ export class Reconciler {
     const bundled = [...new Set([...this.works.clustersOf(id).filter((c) => this.works.carriers(c, key).some((x) => isBundle(x.work))), ...this.bundles.clustersOf(key)])]
       .filter((c) => !kept.has(c));
     if (this.bundles.enabled) {
-      await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)));
+      // The bundles are written shortly, by Bundles; only an object's own works wait for them.
+      const { received } = await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)));
+      if (own.length === 0) return;
+      await received;
       await eachSettled(own, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
       return;
     }

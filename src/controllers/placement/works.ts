@@ -24,6 +24,8 @@ export const WORK_INDEXERS = {
   policy: (w: ManifestWork) => Object.keys(w.metadata.labels ?? {}).filter((l) => l.startsWith(POLICY_LABEL_PREFIX)),
   /** The objects a work carries (each manifest's resourceIdentifier: placement writes one per manifest). */
   object: (w: ManifestWork) => (w.spec?.manifestConfigs ?? []).map((c) => objectIndexKey(c.resourceIdentifier)),
+  /** The same, per cluster: `<cluster><object key>`. */
+  placed: (w: ManifestWork) => (w.spec?.manifestConfigs ?? []).map((c) => `${w.metadata.namespace}${objectIndexKey(c.resourceIdentifier)}`),
   /** `<cluster>|<group>` of a bundled work. */
   bundle: (w: ManifestWork) => (isBundle(w) ? [`${w.metadata.namespace}|${w.metadata.annotations![BUNDLE_ANNOTATION]}`] : []),
 };
@@ -126,9 +128,31 @@ const conditionOf = (conds: readonly Condition[] | undefined, type: string) => c
  * own Applied and Available, its status entry and feedback. A work of one object is itself.
  */
 export function manifestOf(w: ManifestWork, i: number): ManifestWork {
-  if (!isBundle(w)) return w;
-  const entries = w.status?.resourceStatus?.manifests ?? [];
-  const entry = entries.find((m) => m.resourceMeta?.ordinal === i) ?? (entries[i]?.resourceMeta?.ordinal === undefined ? entries[i] : undefined);
+  return isBundle(w) ? project(w, i, statusEntries(w)) : w;
+}
+
+/** manifestOf for every manifest of the work, in one pass over its status. */
+export function manifestsOf(w: ManifestWork): ManifestWork[] {
+  const n = w.spec?.workload?.manifests?.length ?? 0;
+  if (!isBundle(w)) return Array.from({ length: n }, () => w);
+  const entries = statusEntries(w);
+  return Array.from({ length: n }, (_, i) => project(w, i, entries));
+}
+
+type Entry = NonNullable<NonNullable<ManifestWork['status']>['resourceStatus']>['manifests'] extends (infer E)[] | undefined ? E : never;
+
+/** The agent's status entries of a work by manifest ordinal (an entry without one: by its place). */
+function statusEntries(w: ManifestWork): Map<number, Entry> {
+  const out = new Map<number, Entry>();
+  (w.status?.resourceStatus?.manifests ?? []).forEach((m, i) => {
+    const ordinal = m.resourceMeta?.ordinal ?? i;
+    if (!out.has(ordinal)) out.set(ordinal, m);
+  });
+  return out;
+}
+
+function project(w: ManifestWork, i: number, entries: ReadonlyMap<number, Entry>): ManifestWork {
+  const entry = entries.get(i);
   const workApplied = conditionOf(w.status?.conditions, 'Applied');
   const conditions: Condition[] = [];
   if (workApplied) {
@@ -181,7 +205,7 @@ export class Works {
 
   /** The works of a cluster carrying the object (its objectIndexKey), with the manifest that is it. */
   carriers(cluster: string, key: string): { work: ManifestWork; index: number }[] {
-    return this.store.byIndex('object', key).filter((w) => w.metadata.namespace === cluster)
+    return this.store.byIndex('placed', `${cluster}${key}`)
       .map((work) => ({ work, index: (work.spec?.manifestConfigs ?? []).findIndex((c) => objectIndexKey(c.resourceIdentifier) === key) }));
   }
 
