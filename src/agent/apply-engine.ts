@@ -99,7 +99,7 @@ export class ApplyEngine implements WorkApplier {
     this.deleteRights = new DeleteRights(opts.wec);
   }
 
-  async applyWork(work: ManifestWork): Promise<ManifestApplyResult[]> {
+  async applyWork(work: ManifestWork, unchanged?: (ordinal: number) => ManifestApplyResult | undefined): Promise<ManifestApplyResult[]> {
     const manifests = work.spec?.workload?.manifests ?? [];
     const crdKinds = crdKindsOf(manifests);
     const results: ManifestApplyResult[] = new Array(manifests.length);
@@ -110,6 +110,11 @@ export class ApplyEngine implements WorkApplier {
       const batch: number[] = [];
       while (i < order.length && rankOf(manifests[order[i]!]?.kind) === rank) batch.push(order[i++]!);
       await Promise.all(batch.map(async (ordinal) => {
+        const kept = unchanged?.(ordinal);
+        if (kept) {
+          results[ordinal] = kept;
+          return;
+        }
         const attempt = await this.applyOne(work, ordinal, manifests[ordinal]!, crdKinds, executor);
         results[ordinal] = this.resultOf(work, ordinal, attempt);
       }));

@@ -192,6 +192,7 @@ export class ClusterAgent implements ClusterWorker {
     if (e.type === 'DELETED') this.ownRv.delete(key); // gone: its last version is nothing to remember
     const drift = classify(e) === 'drift' && !ours;
     for (const { work, ordinal } of e.works) {
+      this.reconciler.observed(work, ordinal, e.obj, drift || e.type === 'DELETED');
       if (drift) this.queue.add(work);
       else this.status.observe(work, ordinal, e.type === 'DELETED' ? undefined : e.obj);
     }

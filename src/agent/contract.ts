@@ -28,7 +28,11 @@ export interface ManifestApplyResult {
 
 export interface WorkApplier {
   /** Applies every manifest of `work`; never throws for a bad manifest (its result says why). */
-  applyWork(work: ManifestWork): Promise<ManifestApplyResult[]>;
+  /**
+   * `unchanged(ordinal)`: the result to keep for a manifest that need not be applied again (applied
+   * as it is now, and untouched in the WEC since), or undefined to apply it.
+   */
+  applyWork(work: ManifestWork, unchanged?: (ordinal: number) => ManifestApplyResult | undefined): Promise<ManifestApplyResult[]>;
   /**
    * A watch event's object: that manifest's conditions and feedback recomputed without applying
    * (a status refresh). `prior` is the

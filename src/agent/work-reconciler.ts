@@ -31,6 +31,7 @@ import type { StatusWriter } from './status-writer.js';
 import { executorHeaders, executorOf } from './executor.js';
 import { appliedCondition } from './manifest-conditions.js';
 import { setCondition } from '../kube/conditions.js';
+import { AppliedAs } from './applied-as.js';
 
 const nowTime = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -66,6 +67,8 @@ export interface WorkReconcilerDeps {
 export class WorkReconciler {
   /** Works with a manifest that failed to apply → how many attempts in a row failed. */
   private readonly failing = new Map<string, number>();
+  /** What each work's last apply applied: a changed work applies again only what changed in it (./applied-as.ts). */
+  private readonly appliedAs = new AppliedAs();
 
   constructor(private readonly d: WorkReconcilerDeps) {}
 
@@ -90,7 +93,11 @@ export class WorkReconciler {
     const name = work.metadata.name;
     let amw = await this.d.applied.ensure(name);
     const end = metrics.applyDuration.startTimer({ cluster });
-    const results = await this.d.applier.applyWork(work);
+    const cached = this.d.watcher.cached;
+    const unchanged = cached && this.appliedAs.unchanged(work, this.d.status.resultsOf(name),
+      (r) => cached({ group: r.resourceMeta.group, version: r.resourceMeta.version, resource: r.resourceMeta.resource, namespace: r.resourceMeta.namespace, name: r.resourceMeta.name, ordinal: r.ordinal }),
+      (ordinal, live, prior) => this.d.applier.observe(work, ordinal, live, prior));
+    const results = await this.d.applier.applyWork(work, unchanged);
     end();
     const owner = ownerOf(amw);
     const executor = executorOf(work);
@@ -154,6 +161,7 @@ export class WorkReconciler {
       else if (pending.length < dropped.length) this.retryFailing(name);
     }
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
+    this.appliedAs.record(work, finalResults);
     this.d.watcher.setWork(name, refs);
     this.d.status.setResults(name, finalResults, work);
     // Watch events of these objects between the apply and setWork found no work to tell (e.g. a
@@ -197,6 +205,7 @@ export class WorkReconciler {
         return false;
       }
       await this.d.applied.delete(amw);
+      this.appliedAs.forget(name);
       this.failing.delete(name);
       this.retryFailing(name);
     }
@@ -211,6 +220,11 @@ export class WorkReconciler {
    */
   private carriedElsewhere(r: AppliedManifestResourceMeta, work: string, amw: string): boolean {
     return this.d.applied.carriedElsewhere(r, amw) || (this.d.carriedByWork?.(r, this.d.work(work)) ?? false);
+  }
+
+  /** A watch event of an object the work applied (./applied-as.ts): a drift or deletion, or not. */
+  observed(work: string, ordinal: number, obj: KubeObject, drift: boolean): void {
+    this.appliedAs.observed(work, ordinal, obj, drift);
   }
 
   /** A work released objects in the WEC: the failing works (a conflict over some object ends so) try again now. */

@@ -201,6 +201,42 @@ t.test('workCarries: by the manifestConfig naming the resource, else by what the
   t.notOk(carriedByLiveWork([other], undefined, b, () => undefined), 'the releasing work gone: nothing handed over');
 });
 
+t.test('a changed work applies again only what changed in it; a drifted or deleted object, or a changed config, is applied again', async (t) => {
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b'), cm('app', 'c')])]);
+  await h.rec.reconcile('w1');
+  t.same(h.applier.applied, [CM_A, CM_B, '/api/v1/namespaces/app/configmaps/c'], 'the first apply: all three');
+  // What the applied objects' watch holds: each object as the WEC has it now.
+  const watch = () => { for (const n of ['a', 'b', 'c']) h.cached.set(`app/${n}`, structuredClone(h.wecObj(`/api/v1/namespaces/app/configmaps/${n}`)!)); };
+  watch();
+  const changedB = { ...cm('app', 'b'), data: { a: '2' } };
+  h.setWork({ ...work('w1', [cm('app', 'a'), changedB, cm('app', 'c')]), metadata: { ...h.getWork('w1')!.metadata, generation: 2 } });
+  h.applier.applied.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.applier.applied, [CM_B], 'the spec changed in b alone: b applied, a and c kept');
+  t.equal((h.wecObj(CM_B) as { data: { a: string } }).data.a, '2');
+  // Someone edits a in the WEC (a drift: the watch shows another resourceVersion): a is applied again.
+  watch();
+  h.wec.put(CM_A, { ...h.wecObj(CM_A)!, data: { a: 'edited' } });
+  h.rec.observed('w1', 0, h.wecObj(CM_A)!, true);
+  h.cached.set('app/a', structuredClone(h.wecObj(CM_A)!));
+  h.applier.applied.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.applier.applied, [CM_A], 'the drifted one applied again, the others kept');
+  // A config naming c changes (its update strategy): c is applied again.
+  watch();
+  h.setWork({ ...work('w1', [cm('app', 'a'), changedB, cm('app', 'c')], { manifestConfigs: [{ resourceIdentifier: { group: '', resource: 'configmaps', namespace: 'app', name: 'c' }, updateStrategy: { type: 'ServerSideApply' } }] }),
+    metadata: { ...h.getWork('w1')!.metadata, generation: 3 } });
+  h.applier.applied.length = 0;
+  await h.rec.reconcile('w1');
+  t.same(h.applier.applied, ['/api/v1/namespaces/app/configmaps/c'], 'c\'s config changed: c applied again');
+  // Without a watch that has the object (deleted, or not seen yet), nothing is kept.
+  h.cached.clear();
+  h.setWork({ ...work('w1', [cm('app', 'a'), changedB, cm('app', 'c')]), metadata: { ...h.getWork('w1')!.metadata, generation: 4 } });
+  h.applier.applied.length = 0;
+  await h.rec.reconcile('w1');
+  t.equal(h.applier.applied.length, 3, 'the watch holds none of them: all applied');
+});
+
 t.test('Foreground deletion: objects deleted and gone, then the AppliedManifestWork, then the finalizer', async (t) => {
   const h = await harness([work('w1', [ns('app'), cm('app', 'a')])]);
   await h.rec.reconcile('w1');
