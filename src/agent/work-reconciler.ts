@@ -93,9 +93,9 @@ export class WorkReconciler {
     const name = work.metadata.name;
     let amw = await this.d.applied.ensure(name);
     const end = metrics.applyDuration.startTimer({ cluster });
-    const cached = this.d.watcher.cached;
-    const unchanged = cached && this.appliedAs.unchanged(work, this.d.status.resultsOf(name),
-      (r) => cached({ group: r.resourceMeta.group, version: r.resourceMeta.version, resource: r.resourceMeta.resource, namespace: r.resourceMeta.namespace, name: r.resourceMeta.name, ordinal: r.ordinal }),
+    const watcher = this.d.watcher;
+    const unchanged = watcher.cached && this.appliedAs.unchanged(work, this.d.status.resultsOf(name),
+      (r) => watcher.cached!({ group: r.resourceMeta.group, version: r.resourceMeta.version, resource: r.resourceMeta.resource, namespace: r.resourceMeta.namespace, name: r.resourceMeta.name, ordinal: r.ordinal }),
       (ordinal, live, prior) => this.d.applier.observe(work, ordinal, live, prior));
     const results = await this.d.applier.applyWork(work, unchanged);
     end();
