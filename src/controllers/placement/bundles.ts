@@ -319,7 +319,6 @@ export class Bundles {
   private schedule(k: string, delayMs = WRITE_DELAY_MS): void {
     if (this.timers.has(k)) return;
     const epoch = this.epoch;
-    // Unref'd: a pending write never holds a process that is otherwise done (serve's listener holds serve's).
     this.timers.set(k, setTimeout(() => {
       this.timers.delete(k);
       if (epoch !== this.epoch) return;
@@ -330,7 +329,7 @@ export class Bundles {
         this.log(`placement: bundled work ${k}: ${err.message} (attempt ${n}; again in ${Math.min(RETRY_BASE_MS * 2 ** (n - 1), RETRY_MAX_MS)} ms)`);
         this.schedule(k, Math.min(RETRY_BASE_MS * 2 ** (n - 1), RETRY_MAX_MS));
       });
-    }, delayMs).unref());
+    }, delayMs));
   }
 
   /** Writes a slot's work as it is when the write starts (an empty slot's work is deleted). */
