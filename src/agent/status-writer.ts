@@ -8,7 +8,7 @@ import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/oc
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
 import { Coalescer } from './coalescer.js';
-import { buildWorkStatusObject, sourceGeneration } from './workstatus.js';
+import { buildWorkStatusObject, sourceGenerations } from './workstatus.js';
 import { workStatus } from './work-conditions.js';
 
 const FIELD_MANAGER = 'ksview-agent';
@@ -158,9 +158,9 @@ export class StatusWriter {
     const held = this.written.get(workName) ?? new Map<string, Written>();
     this.written.set(workName, held);
     const want = new Map<string, WorkStatus>();
-    const source = this.applied.get(workName)?.source;
+    const generationOf = sourceGenerations(this.applied.get(workName)?.source);
     for (const r of results) {
-      const ws = buildWorkStatusObject(this.o.cluster, workName, r, sourceGeneration(source, r.ordinal));
+      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generationOf(r.ordinal));
       if (ws) want.set(ws.metadata.name, ws);
     }
     for (const [name, ws] of want) {

@@ -23,20 +23,23 @@ const generationOf = (v: unknown): number | undefined => {
 };
 
 /**
- * The WDS generation a work's manifest `ordinal` was made from (undefined: the work does not say,
- * e.g. KubeStellar's own): a bundled work says it per manifest, a work of one object for its one.
+ * The WDS generation each manifest of a work was made from, by ordinal (undefined: the work does not
+ * say, e.g. KubeStellar's own): a bundled work says it per manifest, a work of one object for its
+ * one; the annotation is read once per work.
  */
-export function sourceGeneration(work: ManifestWork | undefined, ordinal = 0): number | undefined {
+export function sourceGenerations(work: ManifestWork | undefined): (ordinal: number) => number | undefined {
   const many = work?.metadata.annotations?.[SOURCE_GENERATIONS_ANNOTATION];
   if (many !== undefined) {
+    let list: unknown;
     try {
-      const list: unknown = JSON.parse(many);
-      return Array.isArray(list) ? generationOf(list[ordinal]) : undefined;
+      list = JSON.parse(many);
     } catch {
-      return undefined;
+      list = undefined;
     }
+    return (ordinal) => (Array.isArray(list) ? generationOf(list[ordinal]) : undefined);
   }
-  return ordinal === 0 ? generationOf(work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION]) : undefined;
+  const one = generationOf(work?.metadata.annotations?.[SOURCE_GENERATION_ANNOTATION]);
+  return (ordinal) => (ordinal === 0 ? one : undefined);
 }
 
 /** What of a work names the WDS generations of its manifests (a change of it is a change of what its WorkStatuses say). */

@@ -9,7 +9,7 @@ import type { DeleteOption, ManifestConfigOption } from '../../kube/ocm-api.js';
 import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION } from '../../kube/ocm-api.js';
 import { BUNDLE_ANNOTATION, bundleGroup, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../wrapping.js';
 import { SOURCE_ANNOTATION } from './keys.js';
-import { objectIndexKey } from './works.js';
+import { objectIndexKey, sourcesOf } from './works.js';
 
 type OrphaningRule = NonNullable<NonNullable<DeleteOption['selectivelyOrphans']>['orphaningRules']>[number];
 
@@ -75,13 +75,11 @@ export function memberOf(work: ManifestWork): { member: Member; group: string } 
 
 /** The members of a bundled work read from the ITS. */
 export function membersOfStored(w: ManifestWork): Member[] {
-  let sources: unknown;
+  const sources = sourcesOf(w);
   let generations: unknown;
   try {
-    sources = JSON.parse(w.metadata.annotations?.[SOURCES_ANNOTATION] ?? '[]');
     generations = JSON.parse(w.metadata.annotations?.[SOURCE_GENERATIONS_ANNOTATION] ?? '[]');
   } catch {
-    sources = [];
     generations = [];
   }
   const manifests = (w.spec?.workload?.manifests ?? []) as JsonObject[];
@@ -93,7 +91,7 @@ export function membersOfStored(w: ManifestWork): Member[] {
     const g = Array.isArray(generations) ? Number(generations[i]) : NaN;
     return [{
       key, manifest, config,
-      source: Array.isArray(sources) && typeof sources[i] === 'string' ? sources[i] : '',
+      source: sources[i] ?? '',
       generation: Number.isSafeInteger(g) && g > 0 ? g : undefined,
       orphan: rules.find((r) => objectIndexKey(r) === key),
       bytes: sizeOf(manifest),

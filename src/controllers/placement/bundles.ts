@@ -221,9 +221,9 @@ export class Bundles {
       slot.members.delete(key);
       slot.leaving.delete(key);
     }
-    const at = this.held.get(key)?.get(k.slice(0, k.indexOf('/')));
-    at?.delete(k);
-    if (this.where.get(key)?.get(k.slice(0, k.indexOf('/'))) === k) this.where.get(key)!.delete(k.slice(0, k.indexOf('/')));
+    const cluster = k.slice(0, k.indexOf('/')); // a work key is <cluster>/<name>
+    this.held.get(key)?.get(cluster)?.delete(k);
+    if (this.where.get(key)?.get(cluster) === k) this.where.get(key)!.delete(cluster);
     this.changed(k);
   }
 

@@ -108,13 +108,16 @@ export function slimWork(w: ManifestWork): ManifestWork {
   } as ManifestWork;
 }
 
-/** The encoded keys of the WDS objects a work carries, in manifest order (a bundle lists them; a work of one object names it). */
+/**
+ * The encoded keys of the WDS objects a work carries, in manifest order (a bundle lists them; a
+ * work of one object names it); an entry that is no string is '' (it names no object), in its place.
+ */
 export function sourcesOf(w: ManifestWork): string[] {
   const one = w.metadata.annotations?.[SOURCE_ANNOTATION];
   if (!isBundle(w)) return one !== undefined ? [one] : [];
   try {
     const list: unknown = JSON.parse(w.metadata.annotations?.[SOURCES_ANNOTATION] ?? '[]');
-    return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : [];
+    return Array.isArray(list) ? list.map((x) => (typeof x === 'string' ? x : '')) : [];
   } catch {
     return [];
   }
