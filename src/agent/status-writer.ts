@@ -3,12 +3,18 @@
 // status subresource only when it differs from what the ITS holds, and server-side-applies one
 // WorkStatus per applied object whose content changed (and deletes those no longer applied). A
 // missing WorkStatus CRD (`ksview serve` installs it) is retried, never fatal.
+// A bundled work (many objects in one) carries its objects' statuses itself, in each manifest's
+// statusFeedback (../kube/status-in-work.ts): one write per work, not one per object; only a status
+// that does not fit there has a WorkStatus. Writes are ordered so that a reader always finds each
+// status in one place or the other: WorkStatuses written, then the work, then WorkStatuses deleted.
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
 import { Coalescer } from './coalescer.js';
 import { buildWorkStatusObject, sourceGenerations } from './workstatus.js';
+import { MAX_WORK_BYTES, statusValues } from '../kube/status-in-work.js';
+import { BUNDLE_ANNOTATION, type FeedbackValue } from '../kube/ocm-api.js';
 import { workStatus } from './work-conditions.js';
 
 const FIELD_MANAGER = 'ksview-agent';
@@ -138,9 +144,12 @@ export class StatusWriter {
     const work = this.o.work(workName);
     const results = this.results.get(workName);
     if (!work || !results || work.metadata.deletionTimestamp) return;
+    const { inWork, workStatuses } = this.reports(work, workName, results);
+    await this.writeWorkStatuses(workName, workStatuses);
     const mine = this.lastWrite.get(workName);
     const current = mine && newerResourceVersion(mine.resourceVersion, work.metadata.resourceVersion) ? mine.status : work.status;
-    const status = workStatus(work, results, current, { wecUnreachable: this.unreachable });
+    const carried = inWork.size === 0 ? results : results.map((r) => (inWork.has(r.ordinal) ? { ...r, feedback: [...r.feedback, ...inWork.get(r.ordinal)!] } : r));
+    const status = workStatus(work, carried, current, { wecUnreachable: this.unreachable });
     if (comparable(status) !== comparable(current ?? {})) {
       const path = `/apis/work.open-cluster-management.io/v1/namespaces/${work.metadata.namespace}/manifestworks/${workName}/status`;
       const res = await upstreamRequest(this.o.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status } });
@@ -151,18 +160,35 @@ export class StatusWriter {
       }
       this.writes.work++;
     }
-    await this.writeWorkStatuses(workName, results);
+    await this.dropWorkStatuses(workName, workStatuses);
   }
 
-  private async writeWorkStatuses(workName: string, results: readonly ManifestApplyResult[]): Promise<void> {
+  /**
+   * Where each applied object's status is reported: in a bundled work, in its manifest's feedback
+   * (by ordinal) while it fits there and in the work's budget; otherwise in its WorkStatus (by name).
+   */
+  private reports(work: ManifestWork, workName: string, results: readonly ManifestApplyResult[]): { inWork: Map<number, FeedbackValue[]>; workStatuses: Map<string, WorkStatus> } {
+    const inWork = new Map<number, FeedbackValue[]>();
+    const workStatuses = new Map<string, WorkStatus>();
+    const bundled = work.metadata.annotations?.[BUNDLE_ANNOTATION] !== undefined;
+    const generationOf = sourceGenerations(this.applied.get(workName)?.source);
+    let budget = MAX_WORK_BYTES;
+    for (const r of [...results].sort((a, b) => a.ordinal - b.ordinal)) {
+      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generationOf(r.ordinal));
+      if (!ws) continue;
+      const carried = bundled ? statusValues(ws.status ?? {}, ws.statusDetails) : undefined;
+      if (carried && carried.bytes <= budget) {
+        budget -= carried.bytes;
+        inWork.set(r.ordinal, carried.values);
+      } else workStatuses.set(ws.metadata.name, ws);
+    }
+    return { inWork, workStatuses };
+  }
+
+  /** Writes the WorkStatuses in `want` whose content changed since this agent last wrote them. */
+  private async writeWorkStatuses(workName: string, want: ReadonlyMap<string, WorkStatus>): Promise<void> {
     const held = this.written.get(workName) ?? new Map<string, Written>();
     this.written.set(workName, held);
-    const want = new Map<string, WorkStatus>();
-    const generationOf = sourceGenerations(this.applied.get(workName)?.source);
-    for (const r of results) {
-      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generationOf(r.ordinal));
-      if (ws) want.set(ws.metadata.name, ws);
-    }
     for (const [name, ws] of want) {
       const { status, ...rest } = ws;
       const next: Written = { object: JSON.stringify(rest), status: JSON.stringify(status ?? {}) };
@@ -192,10 +218,15 @@ export class StatusWriter {
       held.set(name, next);
       this.writes.workStatus++;
     }
-    for (const name of [...held.keys()]) {
+  }
+
+  /** Deletes the work's WorkStatuses not in `want` (unless another work of the cluster now holds that object). */
+  private async dropWorkStatuses(workName: string, want: ReadonlyMap<string, WorkStatus>): Promise<void> {
+    const held = this.written.get(workName);
+    for (const name of [...held?.keys() ?? []]) {
       if (want.has(name)) continue;
       if (!this.heldElsewhere(name, workName)) await this.deleteWorkStatus(name);
-      held.delete(name);
+      held!.delete(name);
     }
   }
 

@@ -177,7 +177,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // The virtual CombinedStatuses (StatusCollectors over the same WorkStatuses), served by the app.
   const combined = placement && status
     ? new CombinedStatuses({
-      wds: up, sources: placement.statusSources(), workStatuses: status.workStatuses.store,
+      wds: up, sources: placement.statusSources(), reports: status.reports,
       onObjectReportChange: (cb) => status.onReportChange(cb), log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     })
     : undefined;

@@ -21,11 +21,11 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject } from '../kube/objects.js';
-import { WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../kube/ocm-api.js';
+import { BUNDLE_ANNOTATION, WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../kube/ocm-api.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './status/returned-state.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
-export { WDS_LABEL };
+export { BUNDLE_ANNOTATION, WDS_LABEL };
 export const POLICY_LABEL_PREFIX = 'bindingpolicy.view.kubestellar.io/';
 /** OCM refuses a ManifestWork whose manifests exceed this. */
 export const MAX_MANIFESTS_BYTES = 500 * 1024;
@@ -162,11 +162,6 @@ export function policyLabel(policy: string): string {
   return `${POLICY_LABEL_PREFIX}${name}`;
 }
 
-/**
- * On a bundled work (ksview serve --max-objects-per-work N > 1): the group of objects it belongs to
- * (./placement/bundles.ts: the objects sent to a cluster by the same policies, with the same executor).
- */
-export const BUNDLE_ANNOTATION = 'view.kubestellar.io/bundle';
 /** On a bundled work: the encoded keys of its manifests' WDS objects, a JSON array in manifest order. */
 export const SOURCES_ANNOTATION = 'view.kubestellar.io/sources';
 

@@ -62,3 +62,14 @@ export function stableUid(seed: string): string {
   const h = createHash('sha256').update(seed).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
+
+/** When an object's status last changed: the latest managedFields entry that touches status (KubeStellar's rule for a WorkStatus). */
+export function lastStatusUpdate(obj: KubeObject): string | undefined {
+  let latest: string | undefined;
+  for (const m of obj.metadata?.managedFields ?? []) {
+    const fields = m.fieldsV1 as JsonObject | undefined;
+    const touchesStatus = m.subresource === 'status' || (fields !== undefined && 'f:status' in fields);
+    if (touchesStatus && typeof m.time === 'string' && (!latest || m.time > latest)) latest = m.time;
+  }
+  return latest;
+}

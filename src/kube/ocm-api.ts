@@ -193,6 +193,12 @@ export interface ManagedCluster extends KubeObject {
 export const SOURCE_GENERATION_ANNOTATION = 'view.kubestellar.io/source-generation';
 /** On a ManifestWork written by `ksview serve`: the WDS whose placement wrote it. */
 export const WDS_LABEL = 'view.kubestellar.io/wds';
+/**
+ * On a bundled work (ksview serve --max-objects-per-work N > 1): the group of objects it belongs to
+ * (controllers/placement/bundles.ts: the objects sent to a cluster by the same policies, with the
+ * same executor). Our agent reports the status of a bundle's objects in the work (./status-in-work.ts).
+ */
+export const BUNDLE_ANNOTATION = 'view.kubestellar.io/bundle';
 /** The same for a work of several manifests (bundled): a JSON array, one generation (or null) per manifest, in manifest order. */
 export const SOURCE_GENERATIONS_ANNOTATION = 'view.kubestellar.io/source-generations';
 

@@ -118,7 +118,8 @@ t.test('bundled works: packing, one work per change, createOnly and conflicts pe
     spec: { replicas, selector: { matchLabels: { run: name } }, template: { metadata: { labels: { run: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
   });
   apply('wds1', [
-    deployment('single', 'single', 2), deployment('summed', 'summed', 1),
+    deployment('single', 'single', 2), deployment('summed', 'summed', 1), deployment('multi', 'multi', 1),
+    policy('multi', ['wec1', 'wec2'], 'multi', { wantMultiWECReportedState: true }),
     { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name: 'sum-available' }, spec: { combinedFields: [{ name: 'available', type: 'SUM', subject: 'returned.status.availableReplicas' }] } },
     policy('single', ['wec1'], 'single', { wantSingletonReportedState: true }),
     policy('summed', ['wec1', 'wec2'], 'summed', { statusCollectors: ['sum-available'] }),
@@ -134,7 +135,21 @@ t.test('bundled works: packing, one work per change, createOnly and conflicts pe
     return cell && (cell.float ?? cell.string) === '2' ? cell : undefined;
   }, WAIT, 300);
   t.ok(sum, 'SUM 2 (1 in wec1 + 1 in wec2)');
-  for (const p of ['single', 'summed']) await waitUntil(`${p} Ready`, () => ready(p)?.status === 'True', WAIT, 300);
+  const multi = await waitUntil('the multi-WEC Deployment\'s status combined over wec1 and wec2', () => {
+    const d = json('wds1', ['-n', NS, 'get', 'deployment', 'multi']);
+    return d?.status?.readyReplicas === 2 ? d : undefined;
+  }, WAIT, 300);
+  t.equal(multi.metadata.annotations?.['view.kubestellar.io/status-returned-from'], 'wec1,wec2', 'combined from both');
+  // In bundled mode the status comes back in the works themselves: no WorkStatus for these objects.
+  const workStatusesOf = (cluster: string, name: string) => ((json('its1', ['-n', cluster, 'get', 'workstatuses'])?.items ?? []) as Obj[]).filter((w) => w.spec.sourceRef.name === name);
+  t.same(workStatusesOf('wec1', 'single'), [], 'no WorkStatus of single: its work carries its status');
+  const carrier = ((json('its1', ['-n', 'wec1', 'get', 'manifestworks'])?.items ?? []) as Obj[]).find((w) => (w.spec.workload.manifests as Obj[]).some((m) => m.metadata.name === 'single'));
+  const feedback = ((carrier?.status?.resourceStatus?.manifests ?? []) as Obj[]).find((m) => m.resourceMeta.name === 'single')?.statusFeedback?.values as Obj[] | undefined;
+  t.equal(feedback?.find((v) => v.name === 'view.kubestellar.io/status.readyReplicas')?.fieldValue?.jsonRaw, '2', 'the work\'s feedback says readyReplicas 2');
+  // A status change in wec1 comes back through the work.
+  kcOk('wds1', ['-n', NS, 'scale', 'deployment', 'single', '--replicas', '3']);
+  await waitUntil('single scaled: readyReplicas 3 returned', () => json('wds1', ['-n', NS, 'get', 'deployment', 'single'])?.status?.readyReplicas === 3, WAIT, 300);
+  for (const p of ['single', 'summed', 'multi']) await waitUntil(`${p} Ready`, () => ready(p)?.status === 'True', WAIT, 300);
 
   // N changed: serve restarted with 5, then with 1 (a work per object again); nothing re-created.
   const kept = { wec1: uids('wec1'), wec2: uids('wec2') };
@@ -163,5 +178,8 @@ t.test('bundled works: packing, one work per change, createOnly and conflicts pe
     t.equal(json('wec1', ['-n', NS, 'get', 'deployment', 'single'])?.metadata.uid, deployUid, `N = ${n}: the Deployment kept its uid (its pods were not restarted)`);
   }
   t.ok([...works('wec1').keys()].some((w) => !w.includes('-b')), 'N = 1: works of one object again');
+  // A work per object again: the status comes back in WorkStatuses, as it does without bundles.
+  await waitUntil('single\'s WorkStatus in wec1 again', () => workStatusesOf('wec1', 'single')[0]?.status?.readyReplicas === 3, WAIT, 300);
+  t.equal(json('wds1', ['-n', NS, 'get', 'deployment', 'single'])?.status?.readyReplicas, 3, 'the singleton status is still returned');
   await waitUntil('the policy Ready after the moves', () => ready('bundled')?.status === 'True', WAIT, 300);
 });

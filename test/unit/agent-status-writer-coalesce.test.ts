@@ -5,6 +5,7 @@ import { StatusWriter } from '../../src/agent/status-writer.js';
 import { buildWorkStatusObject, workStatusName } from '../../src/agent/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
 import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
+import { statusFromValues } from '../../src/kube/status-in-work.js';
 
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -249,3 +250,41 @@ t.test('StatusWriter: an object moved between works keeps its WorkStatus (the ne
   t.ok(h.its.objects.get(path('b')), 'forgetting w1 leaves b\'s');
   t.notOk(h.its.objects.get(path('a')), 'and deletes a\'s');
 });
+
+t.test('StatusWriter: a bundled work carries its objects\' statuses in its feedback, one write per work; a status too big has a WorkStatus', async (t) => {
+  const bundle = { annotations: { 'view.kubestellar.io/bundle': 'g1', 'view.kubestellar.io/source-generations': '[4,5,6]' } };
+  const w = work('b1', [cm('app', 'a'), cm('app', 'b'), cm('app', 'c')], {}, bundle);
+  const h = await writerHarness(w);
+  const results = await h.applier.applyWork(w);
+  const withStatus = (statuses: Record<string, unknown>[]) => results.map((r, i) => ({ ...r, live: { ...r.live!, status: statuses[i] } }));
+  h.status.setResults('b1', withStatus([{ phase: 'Ready' }, { phase: 'Ready', n: 1 }, {}]), w);
+  await until(() => h.status.idle());
+  const manifests = h.getWork('b1')!.status!.resourceStatus!.manifests!;
+  const statusOf = (i: number) => statusFromValues(manifests[i]!.statusFeedback!.values);
+  t.same(statusOf(0), { status: { phase: 'Ready' }, details: { lastGeneration: 4, lastGenerationIsApplied: true } }, 'each manifest\'s status and the WDS generation it is of');
+  t.same(statusOf(1), { status: { phase: 'Ready', n: 1 }, details: { lastGeneration: 5, lastGenerationIsApplied: true } });
+  t.same(statusOf(2), { status: {}, details: { lastGeneration: 6, lastGenerationIsApplied: true } }, 'an object without status is reported too');
+  t.notOk(h.its.writes.some((x) => x.path.includes('/workstatuses/')), 'no WorkStatus written');
+  t.equal(h.its.writes.filter((x) => x.path.endsWith('/manifestworks/b1/status')).length, 1, 'one status write for three objects');
+
+  // b's status grows past what a work may carry: its WorkStatus is written before the work stops carrying it.
+  const big = { phase: 'Ready', log: 'x'.repeat(2000) };
+  const mark = h.its.writes.length;
+  h.status.setResults('b1', withStatus([{ phase: 'Ready' }, big, {}]), w);
+  await until(() => h.status.idle());
+  const path = `${workStatusesPath('wec1')}/configmap-app-b`;
+  t.same((h.its.objects.get(path) as any).status, big, 'the WorkStatus carries it');
+  t.equal(statusFromValues(h.getWork('b1')!.status!.resourceStatus!.manifests![1]!.statusFeedback!.values), undefined, 'the work no longer does');
+  const order = h.its.writes.slice(mark).map((x) => (x.path.includes('/workstatuses/') ? 'workstatus' : 'work'));
+  t.same([order[0], order.at(-1)], ['workstatus', 'work'], 'the WorkStatus first: a reader finds the status in one place or the other');
+
+  // Back to small: the work carries it again, and only then is the WorkStatus deleted.
+  const mark2 = h.its.writes.length;
+  h.status.setResults('b1', withStatus([{ phase: 'Ready' }, { phase: 'Done' }, {}]), w);
+  await until(() => h.status.idle());
+  t.notOk(h.its.objects.get(path), 'the WorkStatus is deleted');
+  t.same((statusOf2(h.getWork('b1')!, 1) as { status: unknown }).status, { phase: 'Done' });
+  t.same(h.its.writes.slice(mark2).map((x) => `${x.method} ${x.path.includes('/workstatuses/') ? 'workstatus' : 'work'}`), ['PATCH work', 'DELETE workstatus'], 'the work first, then the delete');
+});
+
+const statusOf2 = (w: ManifestWork, i: number) => statusFromValues(w.status!.resourceStatus!.manifests![i]!.statusFeedback!.values);

@@ -6,6 +6,7 @@
 // result comes as usual.
 import t from 'tap';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
+import { Reports } from '../../src/controllers/status/reports.js';
 import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
 import type { StatusSources } from '../../src/controllers/status/controller.js';
 import { identityKey, objectKey } from '../../src/controllers/placement/keys.js';
@@ -96,7 +97,7 @@ t.test('through the CombinedStatuses: the runaway collector\'s rows say they wer
   }
   const wds = mockUpstream();
   t.teardown(() => wds.close());
-  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: () => () => {}, log: () => {}, evaluateDeadlineMs: 50 });
+  const cs = new CombinedStatuses({ wds: wds.up, sources, reports: new Reports(workStatuses), onObjectReportChange: () => () => {}, log: () => {}, evaluateDeadlineMs: 50 });
   t.teardown(() => cs.stop());
   const sc = (name: string, spec: unknown): StatusCollector => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'StatusCollector', metadata: { name, generation: 1 }, spec });
   cs.collectors.store.set(sc('runaway', RUNAWAY));

@@ -11,7 +11,8 @@ import { objectOutcome } from '../../src/controllers/placement/destination-state
 import { MAX_AGENT_MESSAGE, slimWork } from '../../src/controllers/placement/works.js';
 import { boundedErrors, MAX_ERROR_LENGTH, MAX_POLICY_ERRORS } from '../../src/controllers/placement/policy-status.js';
 import { Interner } from '../../src/kube/interner.js';
-import type { Condition, ManifestWork } from '../../src/kube/ocm-api.js';
+import type { Condition, FeedbackValue, ManifestWork } from '../../src/kube/ocm-api.js';
+import { MAX_FIELDS, statusFromValues, statusValues } from '../../src/kube/status-in-work.js';
 
 const at = '2026-11-24T09:00:00Z';
 const c = (type: string, status: Condition['status'], reason: string, message = '', observedGeneration?: number): Condition =>
@@ -177,4 +178,22 @@ t.test("a policy's status.errors: at most 100, each cut, then how many more", as
   t.equal(out[0]!.length, MAX_ERROR_LENGTH + 1, 'cut, with …');
   t.equal(out.at(-1), '… and 150 more errors');
   t.same(boundedErrors(['a', 'b']), ['a', 'b'], 'a short list is as it was');
+});
+
+t.test('a bundle\'s copy keeps the values that carry its objects\' statuses, bounded, and when its status was written', async (t) => {
+  const carried = statusValues({ replicas: 2, readyReplicas: 2 }, { lastGeneration: 4, lastGenerationIsApplied: true })!.values;
+  const flood = Array.from({ length: 500 }, (_, i) => ({ name: `view.kubestellar.io/status.f${i}`, fieldValue: { type: 'JsonRaw' as const, jsonRaw: '1' } }));
+  const w = work('wec1');
+  w.metadata.annotations = { ...w.metadata.annotations, 'view.kubestellar.io/bundle': 'g' };
+  w.metadata.managedFields = [...w.metadata.managedFields!, { manager: 'agent', operation: 'Update', subresource: 'status', time: '2026-11-26T10:00:00Z' }] as never;
+  const manifest = (i: number, values: FeedbackValue[]) => ({ resourceMeta: meta(i, i === 0 ? 'Deployment' : 'ConfigMap', i === 0 ? 'web' : 'settings'), conditions: [], statusFeedback: { values } });
+  w.status = { conditions: [], resourceStatus: { manifests: [manifest(0, carried), manifest(1, [...flood, { name: 'view.kubestellar.io/status.big', fieldValue: { type: 'JsonRaw', jsonRaw: 'x'.repeat(2000) } }])] } };
+  const copy = slimWork(w);
+  const kept = copy.status!.resourceStatus!.manifests!;
+  t.same(statusFromValues(kept[0]!.statusFeedback!.values), { status: { replicas: 2, readyReplicas: 2 }, details: { lastGeneration: 4, lastGenerationIsApplied: true } }, 'the status comes back from the copy');
+  t.equal(kept[1]!.statusFeedback!.values!.length, MAX_FIELDS + 3, 'a flood of values is cut');
+  t.same(copy.metadata.managedFields, [{ operation: 'Update', subresource: 'status', time: '2026-11-26T10:00:00Z' }], 'the time of its last status write');
+  const plain = work('wec1');
+  plain.status = { conditions: [], resourceStatus: { manifests: [manifest(0, carried)] } };
+  t.same(slimWork(plain).status!.resourceStatus!.manifests![0]!.statusFeedback!.values, [], 'a work of one object keeps none of them (its WorkStatus carries the status)');
 });

@@ -6,6 +6,7 @@
 // written by the leader only.
 import t from 'tap';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
+import { Reports } from '../../src/controllers/status/reports.js';
 import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
 import type { StatusSources } from '../../src/controllers/status/controller.js';
 import { waitFor } from '../../src/kube/wait.js';
@@ -65,7 +66,7 @@ function harness(placements: Record<string, Placement>) {
     policy: (name) => policies[name],
   };
   const workStatuses = new Store<WorkStatus>({ identity: (ws) => [identityKey(ws.metadata.namespace, ws.spec.sourceRef)] });
-  const cs = new CombinedStatuses({ wds: wds.up, sources, workStatuses, onObjectReportChange: (cb) => { reportChange = cb; return () => {}; }, log: () => {}, pool });
+  const cs = new CombinedStatuses({ wds: wds.up, sources, reports: new Reports(workStatuses), onObjectReportChange: (cb) => { reportChange = cb; return () => {}; }, log: () => {}, pool });
   return { cs, wds, workStatuses, report: (source: string) => reportChange(source) };
 }
 

@@ -10,7 +10,8 @@ import { writeReturnedState, type StoredObject } from '../../src/controllers/sta
 import type { Placement } from '../../src/controllers/placement/bindings.js';
 import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
 import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import { WORKSTATUSES_PATH, type WorkStatus } from '../../src/kube/ocm-api.js';
+import { WORKSTATUSES_PATH, type FeedbackValue, type ManifestWork, type WorkStatus } from '../../src/kube/ocm-api.js';
+import { statusValues } from '../../src/kube/status-in-work.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
@@ -34,7 +35,8 @@ const placement = (byPolicy: Record<string, { clusters: string[]; singleton?: bo
   }])),
 });
 
-function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkStatus[], recorded?: Map<string, ReadonlyMap<string, string[]>>) {
+function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkStatus[], recorded?: Map<string, ReadonlyMap<string, string[]>>,
+  inWorks: Record<string, ManifestWork> = {}) {
   const wds = mockUpstream();
   const its = mockUpstream('https://its.test:6443');
   const sources: StatusSources = {
@@ -44,6 +46,7 @@ function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkS
     keysFor: () => [KEY], allKeys: () => [KEY],
     onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
     recordStatusErrors: (source, byPolicy) => recorded?.set(source, new Map(byPolicy)),
+    carrying: (cluster, id) => (id.name === ID.name ? inWorks[cluster] : undefined),
   };
   const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
   // As the informer caches them: through the WorkStatus cache's transform.
@@ -74,6 +77,40 @@ t.test('the follower decides but never writes', async (t) => {
   const { c, wds } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { readyReplicas: 2 })]);
   await (c as unknown as { reconcile(s: string): Promise<void> }).reconcile(SOURCE);
   t.same(wds.calls(), [], 'no request');
+});
+
+/** A bundle's manifest as placement's works cache shows it (a view of one manifest), carrying the status in its feedback. */
+const inWork = (values: FeedbackValue[], time = '2026-11-26T10:00:00Z'): ManifestWork => ({
+  apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork',
+  metadata: { name: 'wds1-b0123456789abcdef-0', namespace: 'wec1', annotations: { 'view.kubestellar.io/bundle': 'g' }, managedFields: [{ operation: 'Update', subresource: 'status', time }] },
+  spec: { workload: { manifests: [] } },
+  status: { conditions: [], resourceStatus: { manifests: [{ resourceMeta: { ordinal: 0, ...ID, kind: 'Deployment' }, conditions: [], statusFeedback: { values } }] } },
+});
+
+t.test('bundled: the status a work carries is returned, in the WDS generation\'s terms; a WorkStatus left from before is not read', async (t) => {
+  const carried = statusValues({ replicas: 3, readyReplicas: 3, observedGeneration: 9 }, { lastGeneration: 4, lastGenerationIsApplied: true })!.values;
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { replicas: 1, readyReplicas: 0 })], undefined, { wec1: inWork(carried) });
+  t.same(c.desired(SOURCE)?.want, { executingCount: '1', returnedFrom: 'wec1', status: { replicas: 3, readyReplicas: 3, observedGeneration: 4 } });
+  t.equal(c.reports.of('wec1', ID)?.metadata.managedFields?.[0]?.time, '2026-11-26T10:00:00Z', 'when it was reported: the work\'s last status write');
+  // A work that does not carry the status (OCM's agent, or a status too big for it): the WorkStatus is read.
+  const other = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [workStatus('wec1', { replicas: 1, readyReplicas: 0 })], undefined,
+    { wec1: inWork([{ name: 'ReadyReplicas', fieldValue: { type: 'Integer', integer: 5 } }]) });
+  t.same(other.c.desired(SOURCE)?.want.status, { replicas: 1, readyReplicas: 0 });
+});
+
+t.test('bundled: a status in a work that is not whole, or too deep, is not returned, and the policy is told', async (t) => {
+  const recorded = new Map<string, ReadonlyMap<string, string[]>>();
+  const carried = statusValues({ replicas: 3, readyReplicas: 3 }, undefined)!.values.filter((v) => !v.name.endsWith('.readyReplicas'));
+  const { c } = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [], recorded, { wec1: inWork(carried) });
+  await reconcile(c, SOURCE);
+  t.same(c.desired(SOURCE)?.want.status, undefined, 'nothing returned');
+  t.match(recorded.get(SOURCE)?.get('p'), [/cluster wec1 reported a status of deployments.apps demo\/web that was refused: its status in work wds1-b0123456789abcdef-0 is not whole: its status has 1 of 2 fields/]);
+  let deep: unknown = 1;
+  for (let i = 0; i < 100; i++) deep = [deep];
+  const tooDeep = [{ name: 'view.kubestellar.io/statusFields', fieldValue: { type: 'Integer' as const, integer: 1 } }, { name: 'view.kubestellar.io/status.x', fieldValue: { type: 'JsonRaw' as const, jsonRaw: JSON.stringify(deep) } }];
+  const second = harness(deployment(), placement({ p: { clusters: ['wec1'], singleton: true } }), [], recorded, { wec1: inWork(tooDeep) });
+  await reconcile(second.c, SOURCE);
+  t.match(recorded.get(SOURCE)?.get('p'), [/was refused: its status is nested more than 64 levels deep/]);
 });
 
 const target = (obj: KubeObject): StoredObject => ({ res: DEPLOYMENTS, obj });

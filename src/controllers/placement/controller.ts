@@ -38,7 +38,7 @@ import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './d
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler, type DenaturedValidator } from './reconcile.js';
 import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
-import { manifestsOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
+import { isBundle, manifestsOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
 import type { BundleLimits } from './bundles.js';
 import { workChangeConcernsObject } from './apply-failures.js';
 import { conflictCopy } from './conflicts.js';
@@ -92,6 +92,13 @@ function withoutStatus(p: BindingPolicy): string {
   return JSON.stringify({ ...p, metadata, status: undefined });
 }
 
+/** Whether two views of a manifest carry the same status feedback (the works' cache shares equal ones). */
+function sameFeedback(a: ManifestWork | undefined, b: ManifestWork | undefined): boolean {
+  const fa = a?.status?.resourceStatus?.manifests?.[0]?.statusFeedback;
+  const fb = b?.status?.resourceStatus?.manifests?.[0]?.statusFeedback;
+  return fa === fb || isDeepStrictEqual(fa, fb);
+}
+
 export class PlacementController {
   private readonly queue = new WorkQueue();
   private readonly workload = new WorkloadCaches();
@@ -113,6 +120,8 @@ export class PlacementController {
   private workersDone: Promise<void> | undefined;
   /** Who hears of workload object changes besides placement (the status controller). */
   private readonly objectListeners = new Set<(k: ObjectKey) => void>();
+  /** The status controller's: an object's status carried in a bundled work changed. */
+  private readonly workReportListeners = new Set<(source: string) => void>();
 
   constructor(private readonly o: PlacementOptions) {
     const everything = () => this.enqueueAll();
@@ -170,6 +179,10 @@ export class PlacementController {
           const b = nowViews[nowAt.get(sourceKey) ?? -1];
           if (type === 'DELETED' || !a || !b || !isDeepStrictEqual(objectOutcome(a, CLUSTER_UP), objectOutcome(b, CLUSTER_UP))) {
             for (const p of this.reconciler.bindings.placement(sourceKey)?.policies ?? []) this.reconciler.bindings.touch(p);
+          }
+          // The status it carries for the object (a bundle's feedback) changed: the status controller reads it again.
+          if (this.workReportListeners.size > 0 && (isBundle(w) || (old && isBundle(old))) && (type === 'DELETED' || !sameFeedback(a, b))) {
+            for (const l of this.workReportListeners) l(sourceKey);
           }
         }
         this.reconciler.works.noteChange(type, w, old);
@@ -289,6 +302,11 @@ export class PlacementController {
       onObjectChange: (cb) => {
         this.objectListeners.add(cb);
         return () => { this.objectListeners.delete(cb); };
+      },
+      carrying: (cluster, id) => this.reconciler.works.carrying(cluster, id),
+      onWorkReport: (cb) => {
+        this.workReportListeners.add(cb);
+        return () => { this.workReportListeners.delete(cb); };
       },
     };
   }

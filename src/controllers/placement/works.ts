@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { Store } from '../../kube/informer.js';
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { Interner } from '../../kube/interner.js';
-import type { Condition, ManifestCondition } from '../../kube/ocm-api.js';
+import type { Condition, FeedbackValue, ManifestCondition } from '../../kube/ocm-api.js';
+import { lastStatusUpdate } from '../../kube/objects.js';
+import { isStatusValue, MAX_FIELDS, MAX_JSON_RAW } from '../../kube/status-in-work.js';
 import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
 import { workPath } from './api.js';
 import { statusOnlyChange } from './apply-failures.js';
@@ -36,6 +38,19 @@ const MANIFEST_CONDITIONS = new Set(['Applied', 'Available']);
 
 /** The status feedback values ./destination-state.ts reads (the well-known health of four kinds). */
 const FEEDBACK_NAMES = new Set(['AvailableReplicas', 'NumberAvailable', 'DesiredNumberScheduled', 'PodReady', 'PodPhase', 'JobComplete']);
+
+/** Of a bundle's manifest, the values that carry its object's status (../status/reports.ts reads them), each bounded as OCM's CRD bounds it. */
+function statusCarried(values: readonly FeedbackValue[] | undefined): FeedbackValue[] {
+  const out: FeedbackValue[] = [];
+  for (const v of values ?? []) {
+    if (!isStatusValue(v)) continue;
+    if (out.length === MAX_FIELDS + 3) break; // the fields, their count and the two details
+    const raw = v.fieldValue?.jsonRaw;
+    // One over OCM's length is not taken (and so the status it belongs to is not whole).
+    out.push(typeof raw === 'string' && raw.length > MAX_JSON_RAW ? { name: v.name, fieldValue: { type: 'JsonRaw', jsonRaw: '' } } : v);
+  }
+  return out;
+}
 
 /**
  * How much of an agent's message is kept (it reaches the policies' status.errors and the Bindings):
@@ -69,6 +84,8 @@ const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
  * Degraded, each manifest's identity, Applied, Available and status feedback — with every repeated
  * part shared (../../kube/interner.ts). A fleet of 1,000 clusters keeps 100,000 works here; the rest
  * (manifests, managedFields, timestamps, other conditions) and the copies were most of each.
+ * A bundle also keeps the values that carry its objects' statuses (../../kube/status-in-work.ts) and
+ * when its status last changed.
  * The status is the cluster's agent's, so what is kept of it is bounded whatever it writes: as many
  * manifest entries as the work has manifests, the feedback values that are read, and each message
  * cut at MAX_AGENT_MESSAGE characters.
@@ -77,13 +94,19 @@ const shared = new Interner({ entries: 50_000, bytes: 32_000_000 });
  */
 export function slimWork(w: ManifestWork): ManifestWork {
   const { name, namespace, resourceVersion, generation, labels, annotations, deletionTimestamp } = w.metadata;
+  const bundle = isBundle(w);
+  // When a bundle's status last changed: the time of the reports its feedback carries.
+  const statusTime = bundle ? lastStatusUpdate(w) : undefined;
   const specManifests = (w.spec?.workload?.manifests ?? []) as { kind?: unknown; spec?: { replicas?: unknown } }[];
   const keep = (c: Condition): Condition => shared.value({
     type: c.type, status: c.status, reason: clip(c.reason), message: clip(c.message),
     ...(c.observedGeneration !== undefined ? { observedGeneration: c.observedGeneration } : {}),
   } as Condition);
   const feedback = (f: NonNullable<ManifestCondition['statusFeedback']>) => shared.value({
-    values: firstOfEach(f.values, (v) => v.name, FEEDBACK_NAMES).map((v) => (typeof v.fieldValue?.string === 'string' ? { ...v, fieldValue: { ...v.fieldValue, string: clip(v.fieldValue.string)! } } : v)),
+    values: [
+      ...firstOfEach(f.values, (v) => v.name, FEEDBACK_NAMES).map((v) => (typeof v.fieldValue?.string === 'string' ? { ...v, fieldValue: { ...v.fieldValue, string: clip(v.fieldValue.string)! } } : v)),
+      ...(bundle ? statusCarried(f.values) : []),
+    ],
   });
   const manifests = w.status?.resourceStatus?.manifests?.slice(0, specManifests.length).map((m): ManifestCondition => ({
     resourceMeta: shared.value(m.resourceMeta),
@@ -96,6 +119,7 @@ export function slimWork(w: ManifestWork): ManifestWork {
     metadata: {
       name: shared.string(name), namespace: shared.string(namespace), resourceVersion, generation,
       labels: shared.value(labels), annotations: shared.value(annotations), ...(deletionTimestamp ? { deletionTimestamp } : {}),
+      ...(statusTime ? { managedFields: [{ operation: 'Update', subresource: 'status', time: statusTime }] } : {}),
     },
     ...(specManifests.length > 0 ? { spec: shared.value({
       workload: { manifests: specManifests.map((m) => ({ kind: m.kind, ...(m.spec?.replicas !== undefined ? { spec: { replicas: m.spec.replicas } } : {}) })) },

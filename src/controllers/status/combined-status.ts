@@ -5,8 +5,7 @@
 // is valid, sorted by collector name (computed by ./collectors.ts, given here). Virtual: no spec, no status,
 // its uid derived from its name and its creationTimestamp the later of the object's and the
 // policy's, so every replica serves the same object.
-import { stableUid, type JsonObject, type KubeObject } from '../../kube/objects.js';
-import type { WorkStatus } from '../../kube/ocm-api.js';
+import { lastStatusUpdate, stableUid, type KubeObject } from '../../kube/objects.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { NamedStatusCombination } from './collector-rows.js';
 
@@ -32,16 +31,7 @@ export function combinedStatusRef(id: ObjectIdentity, objectUid: string, policyU
   return { namespace: id.namespace || CLUSTER_SCOPED_NAMESPACE, name: `${objectUid}.${policyUid}` };
 }
 
-/** When the status in a WorkStatus last changed: the latest managedFields entry that touches status (KubeStellar's rule). */
-export function lastStatusUpdate(ws: WorkStatus): string | undefined {
-  let latest: string | undefined;
-  for (const m of ws.metadata.managedFields ?? []) {
-    const fields = m.fieldsV1 as JsonObject | undefined;
-    const touchesStatus = m.subresource === 'status' || (fields !== undefined && 'f:status' in fields);
-    if (touchesStatus && typeof m.time === 'string' && (!latest || m.time > latest)) latest = m.time;
-  }
-  return latest;
-}
+export { lastStatusUpdate };
 
 export interface CombinedStatusInput {
   id: ObjectIdentity;

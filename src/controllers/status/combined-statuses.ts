@@ -19,16 +19,15 @@
 // that may differ; the served collection recomputes them when read or watched.
 import { isDeepStrictEqual } from 'node:util';
 import { EventEmitter } from 'node:events';
-import { Informer, type Store } from '../../kube/informer.js';
+import { Informer } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import type { WorkStatus } from '../../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import { decodeKey, encodeKey, identityKey } from '../placement/keys.js';
+import { decodeKey, encodeKey } from '../placement/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
-import type { CachedWorkStatus } from './workstatus-cache.js';
+import type { Reports } from './reports.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
 
@@ -80,8 +79,8 @@ export async function validateCollector(pool: CelPool, sc: { metadata: { name: s
 export interface CombinedStatusesOptions {
   wds: Upstream;
   sources: StatusSources & { policy(name: string): PolicyObject | undefined };
-  /** The ITS's WorkStatuses, indexed by `identity` (the status controller's informer). */
-  workStatuses: Store<WorkStatus>;
+  /** Each cluster's report of an object (the status controller's). */
+  reports: Reports;
   /** Called with the encoded key of an object whose reports, placement or self changed. */
   onObjectReportChange(cb: (source: string) => void): () => void;
   log: (msg: string) => void;
@@ -268,7 +267,7 @@ export class CombinedStatuses {
     const stored = this.o.sources.stored(k);
     if (!found || !stored) return undefined;
     const reports: Report[] = m.clusters.flatMap((cluster) => {
-      const ws = this.o.workStatuses.byIndex('identity', identityKey(cluster, found.id))[0] as CachedWorkStatus | undefined;
+      const ws = this.o.reports.of(cluster, found.id);
       // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row. One whose
       // status was refused (./workstatus-cache.ts) says nothing: no row, as if not reported yet.
       if (!ws || ws.refused) return [];

@@ -1,10 +1,12 @@
 // The status controller of one WDS: the state the WECs report (WorkStatus objects in the ITS
-// mailbox namespaces, one per applied object, written by the agents) returned into the WDS objects
+// mailbox namespaces, one per applied object, written by the agents; or, for bundled works, each
+// manifest's statusFeedback: ./reports.ts) returned into the WDS objects
 // as KubeStellar's singleton and multi-WEC rules say (./returned-state.ts).
 // Event-driven: its handlers only queue object keys (the placement controller's encoded keys) on
 // its own WorkQueue —
 // - a WorkStatus added, changed or deleted → the keys of the object its spec.sourceRef names (it is
 //   found by identity and cluster, so KubeStellar's own status add-on's WorkStatuses count too);
+// - the status a bundled work carries for an object changed → its key (placement's works informer);
 // - an object's placement changed (policies, their modulation, their clusters) → its key;
 // - a workload object changed (its own status, labels: an echo of our write costs one compare) → its key;
 // — and a full pass every RESYNC_MS is only the backstop. The queue coalesces: a key queued many
@@ -22,7 +24,9 @@
 import { Informer, type ChangeType } from '../../kube/informer.js';
 import { WorkStatusIntake, type CachedWorkStatus } from './workstatus-cache.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
+import { WORKSTATUSES_PATH, type ManifestWork, type WorkStatus } from '../../kube/ocm-api.js';
+import type { ObjectIdentity } from '../wrapping.js';
+import { Reports } from './reports.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import type { Placement } from '../placement/bindings.js';
@@ -48,6 +52,13 @@ export interface StatusSources {
   allKeys(): ObjectKey[];
   onPlacementChange(cb: (source: string) => void): () => void;
   onObjectChange(cb: (k: ObjectKey) => void): () => void;
+  /**
+   * What the cluster's work carrying the object says of it (a manifest's view of a bundled work,
+   * whose feedback may carry the object's status: ./reports.ts), or undefined.
+   */
+  carrying?(cluster: string, id: ObjectIdentity): ManifestWork | undefined;
+  /** Calls cb with the encoded key of each object whose status a work's feedback carries when that changed. */
+  onWorkReport?(cb: (source: string) => void): () => void;
   /** A BindingPolicy by name (its uid names CombinedStatuses). */
   policy(name: string): (KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } }) | undefined;
   /** Errors returning an object's status found, per selecting policy (shown in their status.errors). */
@@ -84,6 +95,8 @@ export class StatusController {
   private workersDone: Promise<void> | undefined;
   /** What is taken from each report, and each mailbox's totals (the informer's transform). */
   readonly intake = new WorkStatusIntake();
+  /** Each cluster's report of an object: its work's feedback or its WorkStatus. */
+  readonly reports: Reports;
   /** source → the state the WDS refused to store (JSON), not written again while unchanged, and why. */
   private readonly refused = new Map<string, { want: string; message: string }>();
   /** The sources whose status errors are recorded (the others need no call to clear). */
@@ -104,6 +117,7 @@ export class StatusController {
       onRelisted: () => this.intake.retain(this.workStatuses.store),
       onError: (err) => o.log(`status: workstatuses: ${err.message}`),
     });
+    this.reports = new Reports(this.workStatuses.store, (cluster, id) => o.sources.carrying?.(cluster, id));
   }
 
   /** Whether this replica writes; becoming leader looks at every object again. */
@@ -116,6 +130,7 @@ export class StatusController {
   async start(): Promise<void> {
     this.unsubscribe.push(this.o.sources.onPlacementChange((source) => this.add(source)));
     this.unsubscribe.push(this.o.sources.onObjectChange((k) => this.enqueue(k)));
+    if (this.o.sources.onWorkReport) this.unsubscribe.push(this.o.sources.onWorkReport((source) => this.add(source)));
     this.workStatuses.start();
     await this.workStatuses.synced;
     if (this.stopped) return;
@@ -162,7 +177,9 @@ export class StatusController {
     const reported = new Map<string, JsonObject>();
     const clusters = plan.kind === 'copy' ? [plan.cluster] : plan.kind === 'combine' ? plan.clusters : [];
     for (const c of clusters) {
-      const ws = this.workStatuses.store.byIndex('identity', identityKey(c, found.id))[0];
+      const ws = this.reports.of(c, found.id);
+      // A WorkStatus refused or capped is told above, from the index; one from a work, here.
+      if (ws?.carrier && (ws.refused || ws.capped)) tell(c, ws.refused ? `was refused: ${ws.refused}` : `was capped: ${ws.capped}`);
       // A kind without a status subresource: its status is written with the object, which moves its
       // generation, which would move the works' source generation and so the mapped value again.
       const status = ws && (target.res.hasStatus ? statusInWdsTerms(ws) : ws.status);
