@@ -5,9 +5,13 @@
 //  - the ManifestWork's status: Applied and Available True for its generation, each manifest's
 //    conditions and WellKnownStatus feedback of a Deployment with all replicas available;
 //  - the WorkStatus of each object (KubeStellar's status add-on's object, create then /status)
-//    with a Deployment status: replicas, ready, available and updated replicas, observedGeneration 1
-//    (a bundled work's objects: those it did not report before).
+//    with a Deployment status: replicas, ready, available and updated replicas, observedGeneration 1;
+//    or, for a bundled work, each object's status in its manifest's feedback (as our agent does:
+//    src/kube/status-in-work.ts), no WorkStatus.
 // When a work is deleted it deletes its objects' WorkStatuses, as an agent does when it removes them.
+// Stdin: one JSON line per status change to simulate in a bundled work, {cluster, name,
+// observedGeneration}: the object's status in its work changes, written as an agent writes it —
+// coalesced, one status write per work per 100 ms window (a WorkStatus's change the bench writes itself).
 // Writes go through one queue with a bounded number in flight (--in-flight, default 32).
 //
 //   node dist/bench/fleet-agent.js --kubeconfig F --context its1 --prefix fleet-abc- [--wds wds1] [--in-flight 32]
@@ -20,6 +24,11 @@ import { performance } from 'node:perf_hooks';
 import { jsonLines } from '../src/kube/json-lines.js';
 import { client, type Obj } from './agent-common.js';
 import { deploymentStatusOf, workStatusNameOf, workStatusObjectOf, workStatusOf } from './fleet-shapes.js';
+import { statusValues } from '../src/kube/status-in-work.js';
+import { BUNDLE_ANNOTATION } from '../src/kube/ocm-api.js';
+
+/** Our agent's window: a work's status changes within it are one write. */
+const COALESCE_MS = 100;
 
 function flag(name: string, dflt?: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -38,7 +47,11 @@ async function main(): Promise<void> {
   const inFlight = Number(flag('in-flight', '32'));
   const totals = { acked: 0, statuses: 0, removed: 0, queued: 0, errors: 0, lastError: '' };
   /** Works known to exist: namespace/name → the generation acknowledged (0: not yet). */
-  const known = new Map<string, { generation: number; acked: number; manifests: Obj[]; reported: Set<string> }>();
+  const known = new Map<string, { generation: number; acked: number; manifests: Obj[]; reported: Set<string>; bundled: boolean; observed: Map<string, number> }>();
+  /** cluster/object name → the key of the bundled work carrying it. */
+  const carrier = new Map<string, string>();
+  /** Bundled works whose status changed, to write when the window closes. */
+  const changed = new Set<string>();
   const queue: (() => Promise<void>)[] = [];
   const queuedKeys = new Set<string>();
   let running = 0;
@@ -57,10 +70,13 @@ async function main(): Promise<void> {
     if (!k || k.acked >= k.generation) return;
     const generation = k.generation;
     const manifests = k.manifests;
-    await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`,
-      { status: workStatusOf(manifests, generation, new Date().toISOString()) }, 'application/merge-patch+json');
+    await writeStatus(ns, name, k);
     k.acked = generation;
     totals.acked++;
+    if (k.bundled) {
+      totals.statuses += manifests.length;
+      return;
+    }
     for (const m of manifests) {
       const ws = workStatusNameOf(m);
       if (k.reported.has(ws)) continue;
@@ -72,6 +88,34 @@ async function main(): Promise<void> {
       totals.statuses++;
     }
   };
+  /** The work's status; a bundle's with each object's status in its feedback. */
+  const writeStatus = (ns: string, name: string, k: NonNullable<ReturnType<typeof known.get>>) => its.call('PATCH',
+    `/apis/work.open-cluster-management.io/v1/namespaces/${ns}/manifestworks/${name}/status`,
+    { status: workStatusOf(k.manifests, k.generation, new Date().toISOString(),
+      k.bundled ? (m) => statusValues(deploymentStatusOf(m, k.observed.get(m.metadata?.name as string)), undefined)!.values : undefined) },
+    'application/merge-patch+json');
+  let window: NodeJS.Timeout | undefined;
+  const flush = () => {
+    window = undefined;
+    for (const key of changed) {
+      const [ns, name] = key.split('/') as [string, string];
+      const k = known.get(key);
+      if (k) enqueue(async () => { await writeStatus(ns, name, k); totals.statuses++; });
+    }
+    changed.clear();
+  };
+  void (async () => {
+    for await (const line of jsonLines(process.stdin)) {
+      const c = line as { cluster: string; name: string; observedGeneration: number };
+      const key = carrier.get(`${c.cluster}/${c.name}`);
+      const k = key ? known.get(key) : undefined;
+      if (!k) { totals.errors++; totals.lastError = `no bundled work carries ${c.cluster}/${c.name}`; continue; }
+      k.observed.set(c.name, c.observedGeneration);
+      changed.add(key!);
+      window ??= setTimeout(flush, COALESCE_MS);
+    }
+  })();
+
   const remove = (ns: string, manifests: readonly Obj[]) => async () => {
     for (const m of manifests) {
       await its.call('DELETE', `${WORKSTATUSES(ns)}/${workStatusNameOf(m)}`);
@@ -86,14 +130,16 @@ async function main(): Promise<void> {
     const manifests = (w.spec?.workload?.manifests ?? []) as Obj[];
     if (type === 'DELETED') {
       const k = known.get(key);
-      if (known.delete(key)) enqueue(remove(ns, k!.manifests));
+      if (known.delete(key) && !k!.bundled) enqueue(remove(ns, k!.manifests));
       return;
     }
     const generation = Number(w.metadata.generation ?? 1);
     const applied = (w.status?.conditions ?? []).find((c: Obj) => c.type === 'Applied');
     const prior = known.get(key);
     const acked = Math.max(applied?.status === 'True' ? Number(applied.observedGeneration ?? 0) : 0, prior?.acked ?? 0);
-    known.set(key, { generation, acked, manifests, reported: prior?.reported ?? new Set() });
+    const bundled = w.metadata.annotations?.[BUNDLE_ANNOTATION] !== undefined;
+    known.set(key, { generation, acked, manifests, reported: prior?.reported ?? new Set(), bundled, observed: prior?.observed ?? new Map() });
+    if (bundled) for (const m of manifests) carrier.set(`${ns}/${m.metadata?.name as string}`, key);
     // Not acknowledged yet and not already queued (a failed acknowledgement is queued again on the next event or list).
     if (acked < generation && !queuedKeys.has(key)) {
       queuedKeys.add(key);

@@ -15,15 +15,18 @@
 //     Deployment's feedback) and writes its WorkStatus, and deletes the WorkStatus with the work;
 //  4. BASELINE (DIRECT): a client with 32 in flight server-side applies --direct ManifestWorks
 //     (default 10,000, the same Deployments' works) straight to its1 and deletes them: its1's raw
-//     write rate on this machine, what any controller writing works is bounded by;
+//     write rate on this machine, what any controller writing works is bounded by (bundled: --direct
+//     placements in works of N Deployments, each applied and its status written with every
+//     object's status, as placing and acknowledging them takes at least);
 //  5. for each size S: a BindingPolicy selecting the M Deployments and the S clusters, naming the
 //     three collectors; times, from its creation: all M×S works seen on a watch of its1; all
 //     acknowledged by the simulated agent; all M CombinedStatuses (watched through the aggregator,
 //     combinedstatuses.view.kubestellar.io) showing COUNT = S and SUM = S; the policy Ready (every
 //     object Available in every cluster). Then CHURN: --churn-rate WorkStatus changes per second
 //     for --churn-seconds (each sets one (object, cluster)'s observedGeneration to a new, larger
-//     number), each timed until its object's CombinedStatus MAX shows it. Then the policy is
-//     deleted and the time until all its works are gone is taken. RSS of `ksview serve` is
+//     number; bundled works: the object's status in its work, sent to the simulated agent, which
+//     writes it as ours does), each timed until its object's CombinedStatus MAX shows it. Then the
+//     policy is deleted and the time until all its works are gone is taken. RSS of `ksview serve` is
 //     sampled every second (the maximum is reported); when all is placed, the ManifestWorks and
 //     WorkStatuses of the stage are counted and their stored size (JSON as listed) summed, and the
 //     writes to them (watch events: ours and the agent's) counted.
@@ -47,7 +50,9 @@ import { spacesUp } from '../src/spaces/spaces.js';
 import { readState } from '../src/spaces/state.js';
 import { ensureViewServer, VIEW_SERVER_PROCESS } from '../src/spaces/view-server.js';
 import { bounded, client, percentile, progress, rssMb, type Client, type Obj } from './agent-common.js';
-import { fleetDeployment } from './fleet-shapes.js';
+import { deploymentStatusOf, fleetDeployment, workStatusOf } from './fleet-shapes.js';
+import { bundledWork } from '../src/controllers/placement/bundle-slots.js';
+import { statusValues } from '../src/kube/status-in-work.js';
 
 const RSS_TARGET_MB = 1024;
 const KUBEFLEET_S = 30;
@@ -112,11 +117,18 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
+/** The etcd database's size as its1's kube-apiserver reports it (bytes). */
+async function etcdSize(its: Client): Promise<number> {
+  const res = await its.pool.request({ method: 'GET', path: '/metrics' });
+  const text = await res.body.text();
+  return Number(/^apiserver_storage_size_bytes\{[^}]*\} (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
 interface AgentTotals { acked: number; statuses: number; removed: number; queued: number; errors: number; lastError: string }
 
 function startAgent(kubeconfig: string, prefix: string): { proc: ChildProcess; totals: () => AgentTotals } {
   const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fleet-agent.js');
-  const proc = spawn(process.execPath, [script, '--kubeconfig', kubeconfig, '--context', 'its1', '--prefix', prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [script, '--kubeconfig', kubeconfig, '--context', 'its1', '--prefix', prefix], { stdio: ['pipe', 'pipe', 'inherit'] });
   let latest: AgentTotals = { acked: 0, statuses: 0, removed: 0, queued: 0, errors: 0, lastError: '' };
   void (async () => { for await (const t of jsonLines(proc.stdout!)) latest = t as AgentTotals; })().catch(() => undefined);
   return { proc, totals: () => latest };
@@ -129,7 +141,9 @@ const valueOf = (cs: Obj, collector: string): number | undefined => {
 };
 
 interface StageResult {
-  clusters: number; works: number; storedWorks: number; storedMb: number; workWrites: number; worksS: number; ackedS: number; combinedS: number; readyS: number; deleteS: number;
+  clusters: number; works: number; storedWorks: number; storedMb: number;
+  /** Growth of the etcd database's size (its1's apiserver_storage_size_bytes) from the policy's creation until all was placed. */
+  etcdGrowthMb: number; workWrites: number; worksS: number; ackedS: number; combinedS: number; readyS: number; deleteS: number;
   /** Cores used while the works were written (CPU seconds / elapsed): its1's kube-apiserver, etcd, ksview serve, the simulated agent. */
   cores: { its: number; etcd: number; serve: number; agent: number };
   churnSent: number; churnRate: number; lagP50: number; lagP99: number; lagMax: number; unresolved: number; rssMaxMb: number; agentErrors: number;
@@ -150,6 +164,7 @@ async function main(): Promise<number> {
   // --its-max-in-flight: serve restarted with it (and again without it at the end), to measure its default.
   const itsMaxInFlight = arg('its-max-in-flight', '');
   const perWork = arg('max-objects-per-work', '');
+  const bundled = Number(perWork) > 1;
   const serveArgs = [...(itsMaxInFlight ? ['--its-max-in-flight', itsMaxInFlight] : []), ...(perWork ? ['--max-objects-per-work', perWork] : [])];
   if (serveArgs.length > 0) await ensureViewServer(layout, progress, { restart: true, extraArgs: serveArgs });
   else await ensureViewServer(layout, progress);
@@ -210,7 +225,33 @@ async function main(): Promise<number> {
     // BASELINE: its1's raw rate of ManifestWork applies (works of another WDS name, which no agent acknowledges).
     let directRate = NaN;
     let directS = NaN;
-    if (directN > 0) {
+    if (directN > 0 && bundled) {
+      // Bundled: what placing and acknowledging directN placements costs its1 in works of N objects —
+      // each written (server-side apply) and its status written with every object's status in it.
+      const per = Number(perWork);
+      const n = Math.ceil(directN / per);
+      progress.step(`BASELINE: ${n} bundled ManifestWorks of ${per} Deployments applied to its1 and their status written, 32 in flight`);
+      const t0 = performance.now();
+      await bounded(n, 32, async (k) => {
+        const cluster = clusters[k % maxC]!;
+        const works = Array.from({ length: per }, (_, j) => {
+          const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: `d-${j % M}` };
+          return manifestWork(stripServerFields(fleetDeployment(ns, j % M, r), id), { wds: `direct${r}`, cluster, id, policies: ['direct'], createOnly: false });
+        });
+        const name = `direct${r}-b-${k}`;
+        const work = bundledWork(`direct${r}`, cluster, name, works);
+        const path = `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${name}`;
+        await its.call('PATCH', `${path}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
+        const manifests = (work.spec?.workload?.manifests ?? []) as Obj[];
+        await its.call('PATCH', `${path}/status`, { status: workStatusOf(manifests, 1, new Date().toISOString(), (m) => statusValues(deploymentStatusOf(m), undefined)!.values) }, 'application/merge-patch+json');
+      });
+      directS = (performance.now() - t0) / 1000;
+      directRate = (n * per) / directS;
+      progress.step(`BASELINE: ${directS.toFixed(1)} s, ${directRate.toFixed(0)} placements/s; deleting them`);
+      await bounded(Math.min(maxC, n), 16, async (i) => {
+        await its.call('DELETE', `/apis/work.open-cluster-management.io/v1/namespaces/${clusters[i]}/manifestworks?labelSelector=${encodeURIComponent(`view.kubestellar.io/wds=direct${r}`)}`);
+      });
+    } else if (directN > 0) {
       progress.step(`BASELINE: ${directN} ManifestWork server-side applies to its1, 32 in flight`);
       const t0 = performance.now();
       await bounded(directN, 32, async (k) => {
@@ -269,6 +310,7 @@ async function main(): Promise<number> {
         const t0 = performance.now();
         const cpu0 = { its: cpuSeconds(itsPid), etcd: cpuSeconds(etcdPid), serve: cpuSeconds(servePid), agent: cpuSeconds(agent.proc.pid) };
         policies.push(policy);
+        const etcdBefore = await etcdSize(its);
         await wds.call('POST', `${CONTROL}/bindingpolicies`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: policy },
           spec: { clusterSelectors: [{ matchLabels: { [policy]: 'in' } }], downsync: [{ namespaces: [ns], objectSelectors: [{ matchLabels: { fleet: r } }],
             statusCollectors: Object.values(collectors) }] } });
@@ -301,7 +343,8 @@ async function main(): Promise<number> {
             }
           }
         });
-        progress.step(`  stored: ${storedWorks} ManifestWorks, ${(storedBytes / 1e6).toFixed(1)} MB of works and WorkStatuses; ${writesToReady} work writes seen until Ready`);
+        const etcdGrowthMb = (await etcdSize(its) - etcdBefore) / 1e6;
+        progress.step(`  stored: ${storedWorks} ManifestWorks, ${(storedBytes / 1e6).toFixed(1)} MB of works and WorkStatuses; etcd grew ${etcdGrowthMb.toFixed(0)} MB; ${writesToReady} work writes seen until Ready`);
 
         // CHURN: one WorkStatus change every 1000/rate ms, each timed until its object's MAX shows it.
         progress.step(`  churn: ${churnRate} WorkStatus changes/s for ${churnSecs} s`);
@@ -320,7 +363,9 @@ async function main(): Promise<number> {
           pending.set(`d-${i}`, list);
           list.push({ g, t });
           list.sort((a, b) => a.g - b.g);
-          await its.call('PATCH', `/apis/control.kubestellar.io/v1alpha1/namespaces/${cluster}/workstatuses/deployment-${ns}-d-${i}/status`,
+          // Bundled: the object's status is in its work, which the agent writes (coalesced per work).
+          if (bundled) agent!.proc.stdin!.write(`${JSON.stringify({ cluster, name: `d-${i}`, observedGeneration: g })}\n`);
+          else await its.call('PATCH', `/apis/control.kubestellar.io/v1alpha1/namespaces/${cluster}/workstatuses/deployment-${ns}-d-${i}/status`,
             { status: { observedGeneration: g } }, 'application/merge-patch+json');
           sent++;
         });
@@ -328,7 +373,7 @@ async function main(): Promise<number> {
         await until('every churn change in its CombinedStatus', () => [...pending.values()].every((l) => l.length === 0), 120_000,
           () => `${[...pending.values()].reduce((a, l) => a + l.length, 0)} not shown yet`).catch((err: Error) => progress.step(`  ${err.message}`));
         const unresolved = [...pending.values()].reduce((a, l) => a + l.length, 0);
-        progress.step(`  churn: ${sent} sent in ${churnElapsed.toFixed(1)} s, lag p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms`);
+        progress.step(`  churn: ${sent} sent in ${churnElapsed.toFixed(1)} s, lag p50 ${percentile(lags, 50).toFixed(0)} ms, p99 ${percentile(lags, 99).toFixed(0)} ms; ksview serve RSS max so far ${rssMax.toFixed(0)} MB`);
 
         progress.step(`  deleting policy ${policy}`);
         const tDel0 = performance.now();
@@ -337,7 +382,7 @@ async function main(): Promise<number> {
         await until('the WorkStatuses removed', () => agent!.totals().removed - base.removed >= total, STAGE_TIMEOUT_MS, agentSays);
         progress.step(`  all works gone in ${((tDel - tDel0) / 1000).toFixed(1)} s`);
         rssMax = Math.max(rssMax, rssMb(servePid) || 0);
-        results.push({ clusters: S, works: total, storedWorks, storedMb: storedBytes / 1e6, workWrites: writesToReady, worksS: (tWorks - t0) / 1000, ackedS: (tAcked - t0) / 1000, combinedS: (tCombined - t0) / 1000,
+        results.push({ clusters: S, works: total, storedWorks, storedMb: storedBytes / 1e6, etcdGrowthMb, workWrites: writesToReady, worksS: (tWorks - t0) / 1000, ackedS: (tAcked - t0) / 1000, combinedS: (tCombined - t0) / 1000,
           readyS: (tReady - t0) / 1000, deleteS: (tDel - tDel0) / 1000, cores, churnSent: sent, churnRate: sent / churnElapsed,
           lagP50: percentile(lags, 50), lagP99: percentile(lags, 99), lagMax: Math.max(...lags), unresolved, rssMaxMb: rssMax, agentErrors: agent.totals().errors - base.errors });
       } finally {
@@ -353,9 +398,9 @@ async function main(): Promise<number> {
     process.stdout.write([
       `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight); serve --its-max-in-flight ${itsMaxInFlight || 'default'} --max-objects-per-work ${perWork || '1'}`,
       '',
-      '| clusters | placements | ManifestWorks stored | works + WorkStatuses stored (MB) | work writes until Ready | all placed (s) | placements/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
-      ...results.map((x) => `| ${x.clusters} | ${x.works} | ${x.storedWorks} | ${s(x.storedMb)} | ${x.workWrites} | ${s(x.worksS)} | ${(x.works / x.worksS).toFixed(0)} | ${s(x.ackedS)} | ${s(x.combinedS)} | ${s(x.readyS)} | ${x.churnRate.toFixed(0)} | ${x.lagP50.toFixed(0)} / ${x.lagP99.toFixed(0)} / ${x.lagMax.toFixed(0)} | ${x.unresolved} | ${s(x.deleteS)} | ${x.rssMaxMb.toFixed(0)} | ${[x.cores.its, x.cores.etcd, x.cores.serve, x.cores.agent].map((c) => c.toFixed(2)).join(' / ')} | ${x.agentErrors} |`),
+      '| clusters | placements | ManifestWorks stored | works + WorkStatuses stored (MB) | etcd grew (MB) | work writes until Ready | all placed (s) | placements/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|',
+      ...results.map((x) => `| ${x.clusters} | ${x.works} | ${x.storedWorks} | ${s(x.storedMb)} | ${x.etcdGrowthMb.toFixed(0)} | ${x.workWrites} | ${s(x.worksS)} | ${(x.works / x.worksS).toFixed(0)} | ${s(x.ackedS)} | ${s(x.combinedS)} | ${s(x.readyS)} | ${x.churnRate.toFixed(0)} | ${x.lagP50.toFixed(0)} / ${x.lagP99.toFixed(0)} / ${x.lagMax.toFixed(0)} | ${x.unresolved} | ${s(x.deleteS)} | ${x.rssMaxMb.toFixed(0)} | ${[x.cores.its, x.cores.etcd, x.cores.serve, x.cores.agent].map((c) => c.toFixed(2)).join(' / ')} | ${x.agentErrors} |`),
       '',
       `targets: serve RSS ≤ ${RSS_TARGET_MB} MB: ${rssOk ? 'met' : 'NOT met'}; ${last.clusters} clusters placed in ${s(last.worksS)} s vs KubeFleet's reported ≈ ${KUBEFLEET_S} s (${new Date().toISOString()})`,
       '',

@@ -11,8 +11,12 @@ export function fleetDeployment(namespace: string, i: number, fleet: string): Ob
     spec: { replicas: 1, selector: { matchLabels: { app: `d-${i}` } }, template: { metadata: { labels: { app: `d-${i}` } }, spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } };
 }
 
-/** The ManifestWork status an agent reports once the Deployments `manifests` (one, or a bundle's) run at `generation`. */
-export function workStatusOf(manifests: readonly Obj[], generation: number, now: string): Obj {
+/**
+ * The ManifestWork status an agent reports once the Deployments `manifests` (one, or a bundle's) run
+ * at `generation`; `carried(manifest, ordinal)`: values added to that manifest's feedback (a bundle's
+ * agent reports each object's status there: src/kube/status-in-work.ts).
+ */
+export function workStatusOf(manifests: readonly Obj[], generation: number, now: string, carried?: (manifest: Obj, ordinal: number) => readonly Obj[]): Obj {
   const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: `simulated: ${reason}`, observedGeneration: generation, lastTransitionTime: now });
   const int = (n: string, v: number) => ({ name: n, fieldValue: { type: 'Integer', integer: v } });
   return {
@@ -22,7 +26,7 @@ export function workStatusOf(manifests: readonly Obj[], generation: number, now:
       const ref = sourceRefOf(manifest);
       return { resourceMeta: { ordinal, group: ref.group, version: ref.version, kind: ref.kind, resource: ref.resource, namespace: ref.namespace, name: ref.name },
         conditions: [cond('Applied', 'AppliedManifestComplete'), cond('Available', 'ResourceAvailable'), cond('StatusFeedbackSynced', 'StatusFeedbackSynced')],
-        statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas)] } };
+        statusFeedback: { values: [int('ReadyReplicas', replicas), int('Replicas', replicas), int('AvailableReplicas', replicas), int('UpdatedReplicas', replicas), ...(carried?.(manifest, ordinal) ?? [])] } };
     }) },
   };
 }
@@ -35,10 +39,10 @@ export function workStatusObjectOf(manifest: Obj, workName: string): Obj {
     spec: { sourceRef: ref } };
 }
 
-/** The WorkStatus's status: the Deployment with all replicas available. */
-export function deploymentStatusOf(manifest: Obj): Obj {
+/** The WorkStatus's status: the Deployment with all replicas available (at observedGeneration 1, unless said). */
+export function deploymentStatusOf(manifest: Obj, observedGeneration = 1): Obj {
   const replicas = replicasOf(manifest);
-  return { observedGeneration: 1, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas };
+  return { observedGeneration, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas };
 }
 
 export function workStatusNameOf(manifest: Obj): string {

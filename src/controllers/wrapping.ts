@@ -19,6 +19,7 @@
 //   in it is created if missing and never deleted (CreateOnly, SelectivelyOrphan). Over OCM's
 //   500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject } from '../kube/objects.js';
 import { BUNDLE_ANNOTATION, WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../kube/ocm-api.js';
@@ -150,10 +151,19 @@ export function applyRemovals(obj: JsonObject, paths: readonly string[]): JsonOb
   return out;
 }
 
+/** Names computed: status readers ask an object's work name once per cluster (1,000 times an object). */
+const workNames = new LRUCache<string, string>({ max: 200_000 });
+
 /** The ManifestWork name for an object of a WDS: stable, unique per (WDS, object), a DNS label. */
 export function manifestWorkName(wds: string, id: ObjectIdentity): string {
-  const digest = createHash('sha256').update(`${id.group}/${id.resource}/${id.namespace}/${id.name}`).digest('hex').slice(0, 20);
-  return `${wds}-${digest}`.slice(0, 63);
+  const seed = `${id.group}/${id.resource}/${id.namespace}/${id.name}`;
+  const k = `${wds}\u0000${seed}`;
+  let name = workNames.get(k);
+  if (name === undefined) {
+    name = `${wds}-${createHash('sha256').update(seed).digest('hex').slice(0, 20)}`.slice(0, 63);
+    workNames.set(k, name);
+  }
+  return name;
 }
 
 /** The label naming a policy on the works it selects (hashed when the name is too long for a label key). */

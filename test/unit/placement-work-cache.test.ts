@@ -8,7 +8,8 @@ import t from 'tap';
 import { applyFailures, statusOnlyChange } from '../../src/controllers/placement/apply-failures.js';
 import { conflictCopy, Conflicts } from '../../src/controllers/placement/conflicts.js';
 import { objectOutcome } from '../../src/controllers/placement/destination-state.js';
-import { MAX_AGENT_MESSAGE, slimWork } from '../../src/controllers/placement/works.js';
+import { MAX_AGENT_MESSAGE, slimWork, Works } from '../../src/controllers/placement/works.js';
+import { mockUpstream } from '../fixtures/mock-upstream.js';
 import { boundedErrors, MAX_ERROR_LENGTH, MAX_POLICY_ERRORS } from '../../src/controllers/placement/policy-status.js';
 import { Interner } from '../../src/kube/interner.js';
 import type { Condition, FeedbackValue, ManifestWork } from '../../src/kube/ocm-api.js';
@@ -196,4 +197,21 @@ t.test('a bundle\'s copy keeps the values that carry its objects\' statuses, bou
   const plain = work('wec1');
   plain.status = { conditions: [], resourceStatus: { manifests: [manifest(0, carried)] } };
   t.same(slimWork(plain).status!.resourceStatus!.manifests![0]!.statusFeedback!.values, [], 'a work of one object keeps none of them (its WorkStatus carries the status)');
+});
+
+t.test('a work being written: its echo is told from someone else\'s change once the write is answered', async (t) => {
+  const its = mockUpstream('https://its.test:6443');
+  t.teardown(() => its.close());
+  its.pool.intercept({ path: () => true, method: 'PATCH' }).reply(200, { metadata: { name: 'w', namespace: 'wec1', resourceVersion: '77' } }).delay(50);
+  const works = new Works(its.up, Works.newStore(), 'kubestellar-view-wds1', 'wds1');
+  const written = works.apply('wec1', { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w', namespace: 'wec1' } } as ManifestWork);
+  const echo = { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w', namespace: 'wec1', resourceVersion: '77' } } as ManifestWork;
+  const pending = works.writing('wec1', 'w');
+  t.ok(pending, 'a write is on its way');
+  t.notOk(works.isEcho(echo), 'before its answer the echo cannot be told');
+  await pending;
+  t.ok(works.isEcho(echo), 'once answered, it is');
+  await written;
+  t.equal(works.writing('wec1', 'w'), undefined, 'nothing on its way any more');
+  t.equal(works.writing('wec1', 'other'), undefined);
 });

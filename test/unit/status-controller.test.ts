@@ -46,7 +46,7 @@ function harness(obj: KubeObject, placed: Placement | undefined, statuses: WorkS
     keysFor: () => [KEY], allKeys: () => [KEY],
     onPlacementChange: () => () => {}, onObjectChange: () => () => {}, policy: () => undefined,
     recordStatusErrors: (source, byPolicy) => recorded?.set(source, new Map(byPolicy)),
-    carrying: (cluster, id) => (id.name === ID.name ? inWorks[cluster] : undefined),
+    bundleCarrying: (cluster, id) => (id.name === ID.name && inWorks[cluster] ? { work: inWorks[cluster]!, index: 0 } : undefined),
   };
   const c = new StatusController({ wds: wds.up, its: its.up, sources, log: () => {} });
   // As the informer caches them: through the WorkStatus cache's transform.

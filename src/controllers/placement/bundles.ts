@@ -98,9 +98,10 @@ export class Bundles {
    * groups' slots in `desired`, and takes it out of every slot holding it in each cluster of
    * `release`. The works are written shortly after, by this class (retried until they are): the
    * one receiving the object first, then any it leaves (an emptied one is deleted). `received`
-   * settles once every work receiving it is written (rejected if leadership changed first).
+   * settles once every work receiving it is written (rejected if leadership changed first); with
+   * `waitFor` false it is not kept track of (at 1,000 clusters, a waiter each: nothing awaits them).
    */
-  async update(key: string, desired: ReadonlyMap<string, ManifestWork>, release: Iterable<string>): Promise<{ received: Promise<void> }> {
+  async update(key: string, desired: ReadonlyMap<string, ManifestWork>, release: Iterable<string>, waitFor = true): Promise<{ received: Promise<void> }> {
     const placing = [...desired].map(([cluster, work]) => ({ cluster, ...memberOf(work), work }));
     const releasing = [...release].filter((c) => !desired.has(c));
     await Promise.all([
@@ -112,7 +113,7 @@ export class Bundles {
     for (const p of placing) {
       const to = this.place(p.cluster, p.member, p.group, p.work);
       for (const other of this.holders(p.cluster, key)) if (other !== to) this.releaseAfter(other, key, to);
-      received.push(new Promise((resolve, reject) => this.whenWritten(to, this.slots.get(to)?.version ?? 0,
+      if (waitFor) received.push(new Promise((resolve, reject) => this.whenWritten(to, this.slots.get(to)?.version ?? 0,
         (written) => (written ? resolve() : reject(new Error('leadership changed before the bundle was written'))))));
     }
     for (const cluster of releasing) for (const k of this.holders(cluster, key)) this.drop(k, key);

@@ -185,12 +185,19 @@ export class PlacementController {
             for (const l of this.workReportListeners) l(sourceKey);
           }
         }
-        this.reconciler.works.noteChange(type, w, old);
-        if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
-        for (const sourceKey of sources) {
-          const source = decodeKey(sourceKey);
-          if (source?.kind === 'object') this.enqueue(source);
-        }
+        // Whether it is the echo of our own write is known once that write is answered (a bundle's
+        // echo taken for someone else's change would reconcile its 100 objects again, each on 1,000 clusters).
+        const decide = () => {
+          this.reconciler.works.noteChange(type, w, old);
+          if (!workChangeConcernsObject(type, w, old, type !== 'DELETED' && this.reconciler.works.isEcho(w))) return;
+          for (const sourceKey of sources) {
+            const source = decodeKey(sourceKey);
+            if (source?.kind === 'object') this.enqueue(source);
+          }
+        };
+        const writing = type === 'DELETED' ? undefined : this.reconciler.works.writing(w.metadata.namespace, w.metadata.name);
+        if (writing) void writing.then(decide);
+        else decide();
       },
     });
     // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
@@ -303,7 +310,7 @@ export class PlacementController {
         this.objectListeners.add(cb);
         return () => { this.objectListeners.delete(cb); };
       },
-      carrying: (cluster, id) => this.reconciler.works.carrying(cluster, id),
+      bundleCarrying: (cluster, id) => this.reconciler.works.bundleCarrying(cluster, id),
       onWorkReport: (cb) => {
         this.workReportListeners.add(cb);
         return () => { this.workReportListeners.delete(cb); };

@@ -241,7 +241,7 @@ export class Reconciler {
       .filter((c) => !kept.has(c));
     if (this.bundles.enabled) {
       // The bundles are written shortly, by Bundles; only an object's own works wait for them.
-      const { received } = await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)));
+      const { received } = await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)), own.length > 0);
       if (own.length === 0) return;
       await received;
       await eachSettled(own, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));

@@ -158,6 +158,9 @@ export function manifestOf(w: ManifestWork, i: number): ManifestWork {
   return isBundle(w) ? project(w, i, statusEntries(w)) : w;
 }
 
+/** The agent's status entry of a (cached) work's manifest `i`, or undefined. */
+export const statusEntry = (w: ManifestWork, i: number): Entry | undefined => statusEntries(w).get(i);
+
 /** manifestOf for every manifest of the work, in one pass over its status. */
 export function manifestsOf(w: ManifestWork): ManifestWork[] {
   const n = w.spec?.workload?.manifests?.length ?? 0;
@@ -168,9 +171,16 @@ export function manifestsOf(w: ManifestWork): ManifestWork[] {
 
 type Entry = NonNullable<NonNullable<ManifestWork['status']>['resourceStatus']>['manifests'] extends (infer E)[] | undefined ? E : never;
 
+/** Per cached (never mutated) work: its status entries by ordinal, its manifests by object key — a bundle is read per object, 100 times an event. */
+const entriesOf = new WeakMap<ManifestWork, Map<number, Entry>>();
+const ordinalsOf = new WeakMap<ManifestWork, Map<string, number>>();
+
 /** The agent's status entries of a work by manifest ordinal (an entry without one: by its place). */
 function statusEntries(w: ManifestWork): Map<number, Entry> {
+  const memo = entriesOf.get(w);
+  if (memo) return memo;
   const out = new Map<number, Entry>();
+  entriesOf.set(w, out);
   (w.status?.resourceStatus?.manifests ?? []).forEach((m, i) => {
     const ordinal = m.resourceMeta?.ordinal ?? i;
     if (!out.has(ordinal)) out.set(ordinal, m);
@@ -197,11 +207,24 @@ function project(w: ManifestWork, i: number, entries: ReadonlyMap<number, Entry>
   } as ManifestWork;
 }
 
+/** Where a work carries the object (its objectIndexKey): the manifest's index, or -1. */
+function manifestIndex(w: ManifestWork, key: string): number {
+  let memo = ordinalsOf.get(w);
+  if (!memo) {
+    memo = new Map();
+    (w.spec?.manifestConfigs ?? []).forEach((c, i) => { const k = objectIndexKey(c.resourceIdentifier); if (!memo!.has(k)) memo!.set(k, i); });
+    ordinalsOf.set(w, memo);
+  }
+  return memo.get(key) ?? -1;
+}
+
 export class Works {
   /** work key → hash of what this controller last applied. */
   private readonly written = new Map<string, string>();
   /** work key → resourceVersion of this controller's last write of it. */
   private readonly ownWrites = new Map<string, string>();
+  /** work key → the write of it on its way (settled either way). */
+  private readonly inFlight = new Map<string, Promise<void>>();
 
   /**
    * @param bundled whether objects are sent in bundled works (--max-objects-per-work > 1): where an
@@ -232,17 +255,31 @@ export class Works {
 
   /** The works of a cluster carrying the object (its objectIndexKey), with the manifest that is it. */
   carriers(cluster: string, key: string): { work: ManifestWork; index: number }[] {
-    return this.store.byIndex('placed', `${cluster}${key}`)
-      .map((work) => ({ work, index: (work.spec?.manifestConfigs ?? []).findIndex((c) => objectIndexKey(c.resourceIdentifier) === key) }));
+    return this.store.byIndex('placed', `${cluster}${key}`).map((work) => ({ work, index: manifestIndex(work, key) }));
   }
 
   /** What the cluster's work carrying the object says of it (./destination-state.ts reads it as a work of its own), or undefined. */
   carrying(cluster: string, id: ObjectIdentity): ManifestWork | undefined {
-    const found = this.carriers(cluster, objectIndexKey(id));
-    const chosen = found.find((c) => isBundle(c.work) === this.bundled) ?? found[0];
+    const chosen = this.chosenCarrier(cluster, id);
     if (chosen) return manifestOf(chosen.work, chosen.index);
     // Its own work, should that name no resource in a manifestConfig (written by hand).
     return this.store.get(cluster, manifestWorkName(this.wds, id));
+  }
+
+  /**
+   * The bundled work of the cluster carrying the object, with the manifest's index, as carrying()
+   * chooses it; undefined when a work of its own carries it (or none). Status readers ask it for
+   * every (object, cluster): no view is made (../status/reports.ts reads statusEntry).
+   */
+  bundleCarrying(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined {
+    const chosen = this.chosenCarrier(cluster, id);
+    return chosen && chosen.index >= 0 && isBundle(chosen.work) ? chosen : undefined;
+  }
+
+  /** Where the object is carried in the cluster: a bundle when bundled, its own work otherwise, whichever there is. */
+  private chosenCarrier(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined {
+    const found = this.carriers(cluster, objectIndexKey(id));
+    return found.find((c) => isBundle(c.work) === this.bundled) ?? found[0];
   }
 
   /** A work as the ITS holds it now, whole (the cache keeps only a sliver); undefined when there is none. */
@@ -276,9 +313,23 @@ export class Works {
     const hash = createHash('sha256').update(JSON.stringify(work)).digest('hex');
     const k = workKey(cluster, name);
     if (this.written.get(k) === hash && this.store.get(cluster, name)) return; // nothing would change
-    const stored = await serverSideApply<ManifestWork>(this.its, workPath(cluster, name), work, this.fieldManager);
-    this.written.set(k, hash);
-    if (stored.metadata?.resourceVersion) this.ownWrites.set(k, stored.metadata.resourceVersion);
+    const write = serverSideApply<ManifestWork>(this.its, workPath(cluster, name), work, this.fieldManager).then((stored) => {
+      this.written.set(k, hash);
+      if (stored.metadata?.resourceVersion) this.ownWrites.set(k, stored.metadata.resourceVersion);
+    });
+    const settled = write.then(() => undefined, () => undefined);
+    this.inFlight.set(k, settled);
+    void settled.then(() => { if (this.inFlight.get(k) === settled) this.inFlight.delete(k); });
+    await write;
+  }
+
+  /**
+   * Settles when this controller's write of the work, if one is on its way, is answered: its echo
+   * can come on the watch before the answer does, and is told from someone else's change only then
+   * (isEcho). Undefined when none is on its way.
+   */
+  writing(cluster: string, name: string): Promise<void> | undefined {
+    return this.inFlight.get(workKey(cluster, name));
   }
 
   async delete(cluster: string, name: string): Promise<void> {

@@ -53,10 +53,11 @@ export interface StatusSources {
   onPlacementChange(cb: (source: string) => void): () => void;
   onObjectChange(cb: (k: ObjectKey) => void): () => void;
   /**
-   * What the cluster's work carrying the object says of it (a manifest's view of a bundled work,
-   * whose feedback may carry the object's status: ./reports.ts), or undefined.
+   * The bundled work of the cluster carrying the object (as placement's cache holds it: its
+   * feedback may carry the object's status, ./reports.ts), with the manifest's index; undefined
+   * when a work of its own carries it, or none.
    */
-  carrying?(cluster: string, id: ObjectIdentity): ManifestWork | undefined;
+  bundleCarrying?(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined;
   /** Calls cb with the encoded key of each object whose status a work's feedback carries when that changed. */
   onWorkReport?(cb: (source: string) => void): () => void;
   /** A BindingPolicy by name (its uid names CombinedStatuses). */
@@ -117,7 +118,7 @@ export class StatusController {
       onRelisted: () => this.intake.retain(this.workStatuses.store),
       onError: (err) => o.log(`status: workstatuses: ${err.message}`),
     });
-    this.reports = new Reports(this.workStatuses.store, (cluster, id) => o.sources.carrying?.(cluster, id));
+    this.reports = new Reports(this.workStatuses.store, (cluster, id) => o.sources.bundleCarrying?.(cluster, id));
   }
 
   /** Whether this replica writes; becoming leader looks at every object again. */
