@@ -8,13 +8,12 @@
 // that does not fit there has a WorkStatus. Writes are ordered so that a reader always finds each
 // status in one place or the other: WorkStatuses written, then the work, then WorkStatuses deleted.
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { workStatusesPath, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
+import { BUNDLE_ANNOTATION, workStatusesPath, type FeedbackValue, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
 import { Coalescer } from './coalescer.js';
 import { buildWorkStatusObject, sourceGenerations } from './workstatus.js';
 import { MAX_WORK_BYTES, statusValues } from '../kube/status-in-work.js';
-import { BUNDLE_ANNOTATION, type FeedbackValue } from '../kube/ocm-api.js';
 import { workStatus } from './work-conditions.js';
 
 const FIELD_MANAGER = 'ksview-agent';

@@ -8,7 +8,8 @@
 // characters), a count of those fields (`…/statusFields`: a reader that does not find them all takes
 // nothing rather than a part), and the WorkStatus's statusDetails as an Integer and a Boolean. A
 // status that does not fit — a field over 1,024 characters, more than MAX_FIELDS fields, more than
-// MAX_BYTES in all, or past the work's MAX_WORK_BYTES — is not encoded: the agent writes that object's WorkStatus as before.
+// MAX_BYTES in all, or past the work's MAX_WORK_BYTES — is not encoded: the agent writes that
+// object's WorkStatus as before.
 import type { JsonObject } from './objects.js';
 import type { FeedbackValue, WorkStatusDetails } from './ocm-api.js';
 

@@ -60,7 +60,7 @@ interface RowMemo {
 }
 
 /** What a WEC contributes to a row. */
-interface Report { cluster: string; status: JsonObject; lastReturnedUpdateTimestamp?: string; version: string }
+interface ClusterInput { cluster: string; status: JsonObject; lastReturnedUpdateTimestamp?: string; version: string }
 
 /** The compile errors of a collector as written (none: valid), for admission, through `pool`. */
 export async function validateCollector(pool: CelPool, sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
@@ -274,7 +274,7 @@ export class CombinedStatuses {
     const found = this.o.sources.find(k);
     const stored = this.o.sources.stored(k);
     if (!found || !stored) return undefined;
-    const reports: Report[] = sortedClusters(m.clusters).flatMap((cluster) => {
+    const reports: ClusterInput[] = sortedClusters(m.clusters).flatMap((cluster) => {
       const ws = this.o.reports.of(cluster, found.id);
       // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row. One whose
       // status was refused (./workstatus-cache.ts) says nothing: no row, as if not reported yet.
@@ -305,7 +305,7 @@ export class CombinedStatuses {
    * lane), unless an evaluation of this memo is on its way (its answer announces the key, and the
    * rows still missing then are asked for then). A task the pool stopped gives its rows the reason.
    */
-  private evaluate(source: string, policy: string, name: string, memo: RowMemo, obj: KubeObject, missing: Report[]): void {
+  private evaluate(source: string, policy: string, name: string, memo: RowMemo, obj: KubeObject, missing: ClusterInput[]): void {
     if (memo.pending || this.stopped) return;
     const sc = this.collectors.get('', name);
     if (!sc) return;
