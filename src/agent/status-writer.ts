@@ -57,7 +57,14 @@ export class StatusWriter {
   /** The results of applying `work` (its manifests as the reconciler applied them). */
   setResults(workName: string, results: ManifestApplyResult[], work?: ManifestWork): void {
     this.results.set(workName, results);
-    if (work) this.applied.set(workName, { generation: work.metadata.generation, source: work });
+    if (work) {
+      // The WDS generations a spec carries can move while it is applied (an annotation-only write of
+      // the work, which refresh() skipped for want of results): the informer's copy of the same
+      // generation is the later word, never the copy this apply started from.
+      const now = this.o.work(workName);
+      const source = now && now.metadata.generation === work.metadata.generation ? now : work;
+      this.applied.set(workName, { generation: work.metadata.generation, source });
+    }
     this.coalescer.mark(workName);
   }
 

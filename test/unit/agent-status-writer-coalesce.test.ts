@@ -288,3 +288,16 @@ t.test('StatusWriter: a bundled work carries its objects\' statuses in its feedb
 });
 
 const statusOf2 = (w: ManifestWork, i: number) => statusFromValues(w.status!.resourceStatus!.manifests![i]!.statusFeedback!.values);
+
+t.test('StatusWriter: results of an apply that started before an annotation-only change say the later WDS generation', async (t) => {
+  const annotated = (source: string) => work('w1', [cm('app', 'a')], {}, { generation: 1, annotations: { 'view.kubestellar.io/source-generation': source } });
+  const started = annotated('4');
+  const h = await writerHarness(started);
+  const results = await h.applier.applyWork(started);
+  // Meanwhile the WDS object's generation moved (5) and the work was rewritten with the same spec.
+  h.its.put(`${manifestWorksPath('wec1')}/w1`, annotated('5'));
+  h.status.refresh('w1'); // nothing held yet: skipped
+  h.status.setResults('w1', results.map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready' } } })), started);
+  await until(() => h.status.idle());
+  t.same((h.its.objects.get(`${workStatusesPath('wec1')}/configmap-app-a`) as any).statusDetails, { lastGeneration: 5, lastGenerationIsApplied: true }, 'generation 5, not the 4 the apply started from');
+});
