@@ -2,9 +2,9 @@
 // filled from the source once, then kept by key. The source only says which keys may have changed
 // (never pushes objects); a dirty key is recomputed before the next read, so no read is stale, and,
 // while some watch is open, within COALESCE_MS (longer when recomputing is costly: LOAD_FACTOR), so
-// that a burst of changes to one key (every object of a policy being placed) recomputes it once. With nobody watching nothing is recomputed: a
-// Binding of thousands of objects is not rebuilt for every placement (measured: ksview serve's RSS
-// in the placement bench doubled when it was).
+// that a burst of changes to one key (every object of a policy being placed) recomputes it once.
+// With nobody watching nothing is recomputed: a Binding of thousands of objects is not rebuilt for
+// every placement (measured: ksview serve's RSS in the placement bench doubled when it was).
 // One feed per source object and resource (`sharedFeeds`): the paths that serve the same source
 // (view.kubestellar.io and, inside the view, control.kubestellar.io) share objects and
 // resourceVersions, so a resourceVersion read on one path is valid on the other.
