@@ -112,7 +112,8 @@ async function main(): Promise<number> {
             xs.push(watch.seen.get(name)!.at - t0);
           }
           rows.push({ round, mode, xs });
-          progress.step(`  p50 ${percentile(xs, 50).toFixed(0)} ms, p90 ${percentile(xs, 90).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms`);
+          const slowest = xs.map((x, k) => [k + 1, x] as const).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, x]) => `#${k} ${x.toFixed(0)} ms`).join(', ');
+          progress.step(`  p50 ${percentile(xs, 50).toFixed(0)} ms, p90 ${percentile(xs, 90).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms (slowest trials: ${slowest})`);
         } finally {
           watch.stop();
           await cleanup();

@@ -21,7 +21,7 @@ import { manifestWork, manifestWorkName } from '../src/controllers/wrapping.js';
 import { slimWork } from '../src/controllers/placement/works.js';
 import { encodeKey, objectKey, SOURCE_ANNOTATION } from '../src/controllers/placement/keys.js';
 import { WorkStatusIntake } from '../src/controllers/status/workstatus-cache.js';
-import { lastStatusUpdate } from '../src/controllers/status/combined-status.js';
+import { lastStatusUpdate } from '../src/kube/objects.js';
 import { withoutManagedFields } from '../src/kube/informer.js';
 import { SOURCE_GENERATION_ANNOTATION, type ManifestWork, type WorkStatus } from '../src/kube/ocm-api.js';
 import type { Obj } from './agent-common.js';

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Informer, withoutManagedFields } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import type { WorkStatus } from '../../src/kube/ocm-api.js';
-import { lastStatusUpdate } from '../../src/controllers/status/combined-status.js';
+import { lastStatusUpdate } from '../../src/kube/objects.js';
 import { slimWorkStatus } from '../../src/controllers/status/workstatus-cache.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 

@@ -5,7 +5,7 @@
 // is valid, sorted by collector name (computed by ./collectors.ts, given here). Virtual: no spec, no status,
 // its uid derived from its name and its creationTimestamp the later of the object's and the
 // policy's, so every replica serves the same object.
-import { lastStatusUpdate, stableUid, type KubeObject } from '../../kube/objects.js';
+import { stableUid, type KubeObject } from '../../kube/objects.js';
 import type { ObjectIdentity } from '../wrapping.js';
 import type { NamedStatusCombination } from './collector-rows.js';
 
@@ -30,8 +30,6 @@ export interface CombinedStatus extends KubeObject {
 export function combinedStatusRef(id: ObjectIdentity, objectUid: string, policyUid: string): { namespace: string; name: string } {
   return { namespace: id.namespace || CLUSTER_SCOPED_NAMESPACE, name: `${objectUid}.${policyUid}` };
 }
-
-export { lastStatusUpdate };
 
 export interface CombinedStatusInput {
   id: ObjectIdentity;

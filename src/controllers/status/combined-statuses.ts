@@ -9,7 +9,10 @@
 // CEL never runs on this thread (issue 24, defect 4): compiles and evaluations are tasks of the
 // CEL workers (./cel-pool.ts, one lane per collector), with deadlines; the workers start with the
 // first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
-// them: it shows each collector's last complete result (none before the first), and asks for the
+// them: it shows each collector's result over the rows computed so far (none before the first; a WEC
+// whose report changed keeps its former row until the new one is back; one not computed yet is not
+// counted yet; after the object's new version or a recompile, the former result until each WEC has
+// a row of the new one), and asks for the
 // rows whose inputs changed (a WorkStatus's resourceVersion; the object's, for a collector that
 // reads `obj`); when they come back the key is announced, and the served collection shows the new
 // result. An evaluation the pool stopped (its deadline, its memory) gives those rows the reason
@@ -20,12 +23,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { EventEmitter } from 'node:events';
 import { Informer } from '../../kube/informer.js';
-import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import { lastStatusUpdate, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { decodeKey, encodeKey } from '../placement/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
-import { buildCombinedStatus, combinedStatusRef, lastStatusUpdate, type CombinedStatus } from './combined-status.js';
+import { buildCombinedStatus, combinedStatusRef, type CombinedStatus } from './combined-status.js';
 import type { StatusSources } from './controller.js';
 import type { Reports } from './reports.js';
 
@@ -55,8 +58,10 @@ interface RowMemo {
   rows: Map<string, { version: string; row: RowEval }>;
   /** An evaluation is on its way. */
   pending: boolean;
-  /** The last complete result. */
+  /** The result shown: over the rows computed so far, or, while `inherited`, the previous memo's last. */
   result?: NamedStatusCombination;
+  /** `result` is the previous memo's (the object's former version, the collector's former compile), kept until this memo's rows are all in. */
+  inherited: boolean;
 }
 
 /** What a WEC contributes to a row. */
@@ -290,10 +295,17 @@ export class CombinedStatuses {
       if (!shape) continue;
       named.push(name);
       const memo = this.rowMemo(source, policyName, shape, stored.obj.metadata?.resourceVersion ?? '');
-      for (const cluster of [...memo.rows.keys()]) if (!reports.some((r) => r.cluster === cluster)) memo.rows.delete(cluster);
+      const current = new Set(reports.map((r) => r.cluster));
+      for (const cluster of [...memo.rows.keys()]) if (!current.has(cluster)) memo.rows.delete(cluster);
       const missing = reports.filter((r) => memo.rows.get(r.cluster)?.version !== r.version);
-      if (missing.length === 0) memo.result = combineRows(shape, reports.map((r) => memo.rows.get(r.cluster)!.row));
-      else this.evaluate(source, policyName, name, memo, stored.obj, missing);
+      if (missing.length > 0) this.evaluate(source, policyName, name, memo, stored.obj, missing);
+      // Not waiting for a moment with no row missing (at 1,000 WECs reporting, there may be none for
+      // minutes: measured, the CombinedStatus froze while reports kept coming): the rows computed so
+      // far, once some are (no COUNT 0 before the first answer). An inherited result stays until this
+      // memo has a row for every WEC (of any report version), so that rows of two versions of the
+      // object or collector are never combined.
+      if (memo.inherited && reports.every((r) => memo.rows.has(r.cluster))) memo.inherited = false;
+      if (!memo.inherited && (missing.length === 0 || memo.rows.size > 0)) memo.result = combineRows(shape, reports.flatMap((r) => { const row = memo.rows.get(r.cluster); return row ? [row.row] : []; }));
       if (memo.result) results.push(memo.result);
     }
     this.pruneRowMemos(source, policyName, named);
@@ -346,7 +358,8 @@ export class CombinedStatuses {
     const had = byCollector.get(shape.name);
     if (had && had.shape === shape && had.objectVersion === objectVersion) return had;
     // A new object version or collector: the last result stays shown until the new one is complete.
-    const memo: RowMemo = { shape, objectVersion, rows: new Map(), pending: false, ...(had?.result && had.shape === shape ? { result: had.result } : {}) };
+    const inherit = had?.result !== undefined && had.shape === shape;
+    const memo: RowMemo = { shape, objectVersion, rows: new Map(), pending: false, inherited: inherit, ...(inherit ? { result: had.result } : {}) };
     byCollector.set(shape.name, memo);
     return memo;
   }

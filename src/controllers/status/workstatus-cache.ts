@@ -17,7 +17,7 @@
 import { Interner } from '../../kube/interner.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import type { Store } from '../../kube/informer.js';
-import { lastStatusUpdate } from './combined-status.js';
+import { lastStatusUpdate } from '../../kube/objects.js';
 import { boundReport, boundSourceRef, REPORT_LIMITS, type ReportLimits } from './report-bounds.js';
 
 const shared = new Interner({ entries: 50_000, bytes: 48_000_000 });
