@@ -11,8 +11,8 @@
 // first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
 // them: it shows each collector's result over the rows computed so far (none before the first; a WEC
 // whose report changed keeps its former row until the new one is back; one not computed yet is not
-// counted yet; after the object's new version or a recompile, the former result until each WEC has
-// a row of the new one), and asks for the
+// counted yet; after the object's new version, for a collector that reads `obj`, the former result
+// until each WEC has a row of the new one), and asks for the
 // rows whose inputs changed (a WorkStatus's resourceVersion; the object's, for a collector that
 // reads `obj`); when they come back the key is announced, and the served collection shows the new
 // result. An evaluation the pool stopped (its deadline, its memory) gives those rows the reason
@@ -60,7 +60,7 @@ interface RowMemo {
   pending: boolean;
   /** The result shown: over the rows computed so far, or, while `inherited`, the previous memo's last. */
   result?: NamedStatusCombination;
-  /** `result` is the previous memo's (the object's former version, the collector's former compile), kept until this memo's rows are all in. */
+  /** `result` is the previous memo's (the object's former version, for a collector that reads `obj`), kept until this memo has a row for every WEC. */
   inherited: boolean;
 }
 
@@ -303,7 +303,7 @@ export class CombinedStatuses {
       // minutes: measured, the CombinedStatus froze while reports kept coming): the rows computed so
       // far, once some are (no COUNT 0 before the first answer). An inherited result stays until this
       // memo has a row for every WEC (of any report version), so that rows of two versions of the
-      // object or collector are never combined.
+      // object are never combined.
       if (memo.inherited && reports.every((r) => memo.rows.has(r.cluster))) memo.inherited = false;
       if (!memo.inherited && (missing.length === 0 || memo.rows.size > 0)) memo.result = combineRows(shape, reports.flatMap((r) => { const row = memo.rows.get(r.cluster); return row ? [row.row] : []; }));
       if (memo.result) results.push(memo.result);
@@ -357,7 +357,8 @@ export class CombinedStatuses {
     const objectVersion = shape.uses.includes('obj') ? resourceVersion : '';
     const had = byCollector.get(shape.name);
     if (had && had.shape === shape && had.objectVersion === objectVersion) return had;
-    // A new object version or collector: the last result stays shown until the new one is complete.
+    // The object's new version: the former result stays shown until every WEC has a row of this one
+    // (a new compile of the collector starts afresh: its former rows are of another collector).
     const inherit = had?.result !== undefined && had.shape === shape;
     const memo: RowMemo = { shape, objectVersion, rows: new Map(), pending: false, inherited: inherit, ...(inherit ? { result: had.result } : {}) };
     byCollector.set(shape.name, memo);
