@@ -274,14 +274,21 @@ async function main(): Promise<number> {
       progress.step(`BASELINE: ${directN} ManifestWork server-side applies to its1, 32 in flight`);
       const t0 = performance.now();
       const cpu0 = cpuSeconds(itsPid);
-      await bounded(directN, 32, async (k) => {
+      // The k-th work of a baseline labelled `wds`: a new one each time (past M × clusters a pass of its
+      // own in the name), as a re-apply of an unchanged work costs the ITS less than a write.
+      const directWork = (k: number, wds: string) => {
         const i = k % M;
         const cluster = clusters[Math.floor(k / M) % maxC]!;
+        const pass = Math.floor(k / (M * maxC));
         const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: `d-${i}` };
-        const work = manifestWork(stripServerFields(fleetDeployment(ns, i, r), id), { wds: `direct${r}`, cluster, id, policies: ['direct'], createOnly: false });
-        // A new work each time (past M × clusters a pass of its own in the name): a re-apply of an unchanged work costs the ITS less than a write.
-        work.metadata.name = manifestWorkName(`direct${r}-${Math.floor(k / (M * maxC))}`, id);
-        await its.call('PATCH', `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${work.metadata.name}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
+        const deployment = stripServerFields(fleetDeployment(ns, i, r), id);
+        const work = manifestWork(deployment, { wds, cluster, id, policies: ['direct'], createOnly: false });
+        work.metadata.name = manifestWorkName(`${wds}-${pass}`, id);
+        return { cluster, pass, deployment, work, path: `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${work.metadata.name}` };
+      };
+      await bounded(directN, 32, async (k) => {
+        const { work, path } = directWork(k, `direct${r}`);
+        await its.call('PATCH', `${path}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
       });
       directS = (performance.now() - t0) / 1000;
       directRate = directN / directS;
@@ -294,18 +301,10 @@ async function main(): Promise<number> {
       const t1 = performance.now();
       const cpu1 = cpuSeconds(itsPid);
       await bounded(directN, 32, async (k) => {
-        const i = k % M;
-        const cluster = clusters[Math.floor(k / M) % maxC]!;
-        const id = { group: 'apps', version: 'v1', resource: 'deployments', namespace: ns, name: `d-${i}` };
-        const deployment = stripServerFields(fleetDeployment(ns, i, r), id);
-        const work = manifestWork(deployment, { wds: `directack${r}`, cluster, id, policies: ['direct'], createOnly: false });
-        const pass = Math.floor(k / (M * maxC));
-        const name = manifestWorkName(`directack${r}-${pass}`, id);
-        work.metadata.name = name;
-        const path = `/apis/work.open-cluster-management.io/v1/namespaces/${cluster}/manifestworks/${name}`;
+        const { cluster, pass, deployment, work, path } = directWork(k, `directack${r}`);
         await its.call('PATCH', `${path}?fieldManager=bench&force=true`, work, 'application/apply-patch+yaml');
         await its.call('PATCH', `${path}/status`, { status: workStatusOf([deployment], 1, new Date().toISOString()) }, 'application/merge-patch+json');
-        const ws = workStatusObjectOf(deployment, name);
+        const ws = workStatusObjectOf(deployment, work.metadata.name);
         ws.metadata.name = `${ws.metadata.name}-direct-${pass}`;
         ws.metadata.labels['view.kubestellar.io/wds'] = `directack${r}`;
         await its.call('POST', `/apis/control.kubestellar.io/v1alpha1/namespaces/${cluster}/workstatuses`, ws);

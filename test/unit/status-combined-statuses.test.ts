@@ -133,19 +133,28 @@ class HoldingPool extends CelPool {
   }
 }
 
+/**
+ * 60 WECs c00…c59 (their rows go to the workers in tasks of 50) each reporting 1 available replica,
+ * one collector `name` of COUNT and SUM(`subject`), evaluated through `holding`; `row()` reads its row.
+ */
+function sixtyWecs(holding: HoldingPool, name: string, subject: string) {
+  const clusters = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
+  const { cs, workStatuses } = harness({ [encodeKey(DEP)]: placed(DEP, { p: mod([name], clusters) }) }, holding);
+  cs.collectors.store.set(collector(name, { combinedFields: [{ name: 'n', type: 'COUNT' }, { name, type: 'SUM', subject }], limit: 20 }));
+  for (const c of clusters) workStatuses.set(workStatus(c, IDS[encodeKey(DEP)]!.id, { availableReplicas: 1 }));
+  cs.combinedStatuses();
+  const row = () => cs.combinedStatus('demo', 'dep-uid.p-uid')?.results?.[0]?.rows?.[0]?.columns.map((c) => c.float);
+  return { workStatuses, row };
+}
+
 t.test('1,000 WECs keep reporting: the result is over the rows computed so far, not frozen until none is missing', async (t) => {
   // 60 WECs: their rows go to the workers in tasks of 50; the task with c59 is held back. Before,
   // the result waited for a moment with no row missing (measured at 1,000 WECs: frozen for 13 s
   // while reports came in, and churn shown 2.7 s late at the median).
-  const clusters = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
   const holding = new HoldingPool();
   holding.hold('c59');
   t.teardown(() => holding.close());
-  const { cs, workStatuses } = harness({ [encodeKey(DEP)]: placed(DEP, { p: mod(['sum'], clusters) }) }, holding);
-  cs.collectors.store.set(collector('sum', { combinedFields: [{ name: 'n', type: 'COUNT' }, { name: 'available', type: 'SUM', subject: 'returned.status.availableReplicas' }], limit: 20 }));
-  for (const c of clusters) workStatuses.set(workStatus(c, IDS[encodeKey(DEP)]!.id, { availableReplicas: 1 }));
-  cs.combinedStatuses();
-  const row = () => cs.combinedStatus('demo', 'dep-uid.p-uid')?.results?.[0]?.rows?.[0]?.columns.map((c) => c.float);
+  const { workStatuses, row } = sixtyWecs(holding, 'available', 'returned.status.availableReplicas');
   t.strictSame(await until(row, (r) => r?.[0] === '50'), ['50', '50'], 'the 50 rows computed are shown while the task with c59 is held');
   workStatuses.set(workStatus('c00', IDS[encodeKey(DEP)]!.id, { availableReplicas: 7 }));
   t.strictSame(row(), ['50', '50'], 'c00 changed: its former row until the new one is back');
@@ -154,16 +163,11 @@ t.test('1,000 WECs keep reporting: the result is over the rows computed so far, 
 });
 
 t.test('the object\'s new version, for a collector that reads obj: the former result until every WEC has a row of the new one', async (t) => {
-  const clusters = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
   const holding = new HoldingPool();
   const original = objects[encodeKey(DEP)]!;
   t.teardown(() => { objects[encodeKey(DEP)] = original; return holding.close(); });
   objects[encodeKey(DEP)] = { ...original, metadata: { ...original.metadata, resourceVersion: '1' }, spec: { replicas: 2 } };
-  const { cs, workStatuses } = harness({ [encodeKey(DEP)]: placed(DEP, { p: mod(['wanted'], clusters) }) }, holding);
-  cs.collectors.store.set(collector('wanted', { combinedFields: [{ name: 'n', type: 'COUNT' }, { name: 'wanted', type: 'SUM', subject: 'obj.spec.replicas' }], limit: 20 }));
-  for (const c of clusters) workStatuses.set(workStatus(c, IDS[encodeKey(DEP)]!.id, { availableReplicas: 1 }));
-  cs.combinedStatuses();
-  const row = () => cs.combinedStatus('demo', 'dep-uid.p-uid')?.results?.[0]?.rows?.[0]?.columns.map((c) => c.float);
+  const { row } = sixtyWecs(holding, 'wanted', 'obj.spec.replicas');
   t.strictSame(await until(row, (r) => r?.[0] === '60'), ['60', '120'], 'every WEC counted, 2 replicas wanted each');
   holding.hold('c59');
   objects[encodeKey(DEP)] = { ...original, metadata: { ...original.metadata, resourceVersion: '2' }, spec: { replicas: 3 } };
