@@ -15,6 +15,7 @@ import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categorie
 import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
 import { DEFAULT_BUNDLE_LIMITS, MAX_OBJECTS_PER_WORK } from '../controllers/placement/bundles.js';
+import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
 import { MAX_MANIFESTS_BYTES } from '../controllers/wrapping.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
@@ -174,6 +175,8 @@ function buildProgram(argv: string[]): Command {
     .option('--its-max-in-flight <n>', 'the placement controllers\' requests to the ITS in flight at most (halved while the ITS answers 429, as long as its Retry-After asks)', intOption(1, 10_000), DEFAULT_ITS_MAX_IN_FLIGHT)
     .option('--max-objects-per-work <n>', 'objects a cluster receives from the same policies packed into one ManifestWork, at most (1: a work per object; more: fewer, bigger works, one object\'s change rewrites its bundle — docs/placement.md "Bundled works")', intOption(1, MAX_OBJECTS_PER_WORK), DEFAULT_BUNDLE_LIMITS.objects)
     .option('--max-bytes-per-work <n>', 'bytes of manifests in one bundled ManifestWork, at most (OCM refuses a work over 500 KiB)', intOption(1024, MAX_MANIFESTS_BYTES), DEFAULT_BUNDLE_LIMITS.bytes)
+    .option('--upsync-max-objects <n>', 'objects one cluster\'s agent upsyncs for one policy, at most (past it the policy\'s status.upsync says how many were selected)', intOption(0, 10_000_000), DEFAULT_UPSYNC_MAX_OBJECTS)
+    .option('--upsync-max-object-bytes <n>', 'bytes of one upsynced object (its JSON), at most: a larger one is left out and counted in the policy\'s status.upsync', intOption(1024, 1_048_576), DEFAULT_UPSYNC_MAX_OBJECT_BYTES)
     .option('--default-executor <namespace/name>', 'the ServiceAccount of the WECs that applies the works of BindingPolicies naming no spec.executor (default: none, the agents\' own rights, said in each policy\'s status)', serviceAccountRef)
     .option('--protobuf-decoder <path>', 'ksview-protojson, which decodes protobuf bodies for denatured kinds (built with the spaces\' binaries)',
       protojsonPath(defaultCacheDir()))
@@ -187,7 +190,7 @@ function buildProgram(argv: string[]): Command {
     .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)
     .option('--max-requests-inflight-per-user <n>', 'other requests one user may have in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightPerUser)
     .option('--max-requests-inflight <n>', 'other requests of all users in flight at once (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.inflightTotal)
-    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; itsMaxInFlight: number; maxObjectsPerWork: number; maxBytesPerWork: number; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
+    .action(async (flags: { wdsKubeconfig?: string; wdsContext?: string; wdsName: string; bindAddress: string; port: number; certDir: string; register?: boolean; registerEndpointsFrom?: { namespace: string; name: string }; hostingKubeconfig?: string; shutdownDelay: number; namespace: string; service: string; externalName: string; denatured: GroupResource[]; protobufDecoder: string; nativeCode: string; templateExpander: string; itsKubeconfig?: string; itsContext?: string; itsMaxInFlight: number; maxObjectsPerWork: number; maxBytesPerWork: number; upsyncMaxObjects: number; upsyncMaxObjectBytes: number; defaultExecutor?: ServiceAccountRef; maxLongRunningRequestsPerUser: number; maxLongRunningRequests: number; maxRequestsInflightPerUser: number; maxRequestsInflight: number }) => {
       const { wdsKubeconfig } = flags;
       if (!wdsKubeconfig) throw new UserError("required option '--wds-kubeconfig <file>' not specified");
       if (flags.hostingKubeconfig && !flags.registerEndpointsFrom) throw new UserError('--hosting-kubeconfig is for hosted registration: give --register-endpoints-from too');
@@ -200,6 +203,7 @@ function buildProgram(argv: string[]): Command {
         server = await serve({
           ...flags, wdsKubeconfig, register: flags.register === true,
           bundleLimits: { objects: flags.maxObjectsPerWork, bytes: flags.maxBytesPerWork },
+          upsyncLimits: { maxObjects: flags.upsyncMaxObjects, maxObjectBytes: flags.upsyncMaxObjectBytes },
           limits: {
             longRunningPerUser: flags.maxLongRunningRequestsPerUser, longRunningTotal: flags.maxLongRunningRequests,
             inflightPerUser: flags.maxRequestsInflightPerUser, inflightTotal: flags.maxRequestsInflight,

@@ -16,6 +16,10 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { PlacementController } from '../controllers/placement/controller.js';
 import { StatusController } from '../controllers/status/controller.js';
 import { CombinedStatuses } from '../controllers/status/combined-statuses.js';
+import { UpsyncRequestController } from '../controllers/upsync/request-controller.js';
+import { UpsyncedCache } from '../controllers/upsync/upsynced-cache.js';
+import type { UpsyncLimits } from '../controllers/upsync/desired-requests.js';
+import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
 import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
@@ -92,6 +96,8 @@ export interface ServeOptions {
    * (--default-executor NS/NAME; absent: the agents' own rights, said in each policy's status).
    */
   defaultExecutor?: ServiceAccountRef;
+  /** Bounds of upsync per (cluster, policy) (default: DEFAULT_UPSYNC_MAX_OBJECTS, DEFAULT_UPSYNC_MAX_OBJECT_BYTES). */
+  upsyncLimits?: UpsyncLimits;
 }
 
 /** The port of the WDS's Service in hosted mode (the APIService and webhooks name it; the mirrored endpoints carry the pods' port). */
@@ -181,6 +187,22 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
       onObjectReportChange: (cb) => status.onReportChange(cb), log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
     })
     : undefined;
+  // Upsync (issue 28): the UpsyncRequests of the policies in the mailboxes, and the copies the
+  // agents write back, which the view serves read-only.
+  const upsyncRequests = placement && its
+    ? new UpsyncRequestController({
+      wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
+      limits: o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES },
+    })
+    : undefined;
+  if (placement && upsyncRequests) {
+    const changed = placement.setUpsyncStatus((p) => upsyncRequests.statusOf(p));
+    upsyncRequests.onRequestChange((p) => changed(p));
+  }
+  const upsynced = its && upsyncRequests
+    ? new UpsyncedCache(o.wdsName, its, { request: (c, p) => upsyncRequests.request(c, p), list: () => upsyncRequests.requests.list(), onRequestChange: (cb) => upsyncRequests.onRequestChange(cb) },
+      (m) => process.stderr.write(`ksview serve: ${m}\n`))
+    : undefined;
   // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
@@ -226,6 +248,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   let placementStarted = false;
   const setPlacementLeading = (leading: boolean) => {
     placement?.setLeading(leading); status?.setLeading(leading); combined?.setLeading(leading); health?.setLeading(leading);
+    upsyncRequests?.setLeading(leading);
   };
   if (placement || mirror) {
     // Replicas of the server for one WDS: one Lease (in the WDS, the name kept from when only
@@ -252,6 +275,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await status?.start();
     await combined?.start();
     await health?.start();
+    await upsyncRequests?.start();
+    await upsynced?.start();
     placementStarted = true;
     if (elector?.isLeader) setPlacementLeading(true);
   }
@@ -286,6 +311,8 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await status?.stop();
     await placement?.stop();
     await health?.stop();
+    upsynced?.stop();
+    await upsyncRequests?.stop();
     templates?.close();
     if (its) await closeUpstream(its);
     protobuf?.close();

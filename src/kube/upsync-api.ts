@@ -116,3 +116,12 @@ export function upsyncRequestName(wds: string, policy: string): string {
 export function upsyncedObjectName(wds: string, ref: { group: string; resource: string; namespace: string; name: string }): string {
   return `${wds}.${hash(`${ref.group}/${ref.resource}/${ref.namespace}/${ref.name}`, 40)}`;
 }
+
+/** One entry of a BindingPolicy's status.upsync: how its upsync went in one cluster. */
+export interface UpsyncClusterStatus {
+  clusterId: string;
+  objects: number;
+  selected?: number;
+  tooLarge?: number;
+  message?: string;
+}

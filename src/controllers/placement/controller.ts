@@ -16,6 +16,7 @@
 // CRDs of the WDS are watched only to rediscover at once when one changes (else every 10 s).
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
+import type { UpsyncClusterStatus } from '../../kube/upsync-api.js';
 import type { ServiceAccountRef } from './executor.js';
 import { isDeepStrictEqual } from 'node:util';
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
@@ -325,6 +326,21 @@ export class PlacementController {
 
   bindings(): Binding[] {
     return this.reconciler.bindings.list();
+  }
+
+  /** A BindingPolicy as cached (never to be mutated). */
+  policy(name: string): BindingPolicy | undefined {
+    return this.policies.get('', name);
+  }
+
+  policyNames(): string[] {
+    return this.policies.list().map((p) => p.metadata.name);
+  }
+
+  /** Where policies' status.upsync comes from (the upsync controller); `changed(policy)` when one's may differ. */
+  setUpsyncStatus(of: (policy: string) => UpsyncClusterStatus[]): (policy: string) => void {
+    this.reconciler.status.upsyncOf = of;
+    return (policy) => this.enqueue(policyKey(policy));
   }
 
   private enqueue(k: QueueKey, afterMs?: number): void {

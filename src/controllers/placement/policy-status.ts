@@ -18,6 +18,7 @@
 // it could not apply, and its reports): the stored list is bounded, as KubeStellar's seed asks of
 // such lists — at most MAX_POLICY_ERRORS, each cut at MAX_ERROR_LENGTH characters, then
 // `… and N more errors` — so no cluster can make the policy's status too large to be written.
+import type { UpsyncClusterStatus } from '../../kube/upsync-api.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Store } from '../../kube/informer.js';
 import { setCondition } from '../../kube/conditions.js';
@@ -104,6 +105,9 @@ export class PolicyStatus {
   /** What computing the last policy's status took (ms). */
   lastCostMs = 0;
 
+  /** A policy's status.upsync (the upsync controller's: each cluster's counts from its agent); none by default. */
+  upsyncOf: (policy: string) => UpsyncClusterStatus[] = () => [];
+
   /** A new leader forgets what it wrote before: another replica may have written since. */
   forgetWrites(): void {
     this.written.clear();
@@ -164,9 +168,16 @@ export class PolicyStatus {
       .filter((c) => c.type === 'Ready' || c.type === 'Synced' || c.type === 'Executor');
     const clusters = dests.map(({ brokenObjects: _b, ...counts }) => counts);
     this.lastCostMs = performance.now() - started;
+    const upsync = this.upsyncOf(name);
     if (status.observedGeneration === generation && isDeepStrictEqual(status.errors ?? [], errors)
-      && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)) return;
-    const body = { status: { observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null } };
+      && isDeepStrictEqual(status.conditions ?? [], conditions) && isDeepStrictEqual((status as { clusters?: unknown }).clusters ?? [], clusters)
+      && isDeepStrictEqual((status as { upsync?: unknown }).upsync ?? [], upsync)) return;
+    const body = {
+      status: {
+        observedGeneration: generation, errors: errors.length > 0 ? errors : null, conditions, clusters: clusters.length > 0 ? clusters : null,
+        upsync: upsync.length > 0 ? upsync : null,
+      },
+    };
     // KubeStellar's own BindingPolicy CRD (which ensureCRDs leaves in place) prunes `clusters` and
     // the conditions' observedGeneration, so the stored status never equals ours: what was last
     // written, unchanged, is not written again.

@@ -83,7 +83,7 @@ export class Reconciler {
   readonly conflicts: Conflicts;
   readonly bindings: Bindings;
   private readonly events: ObjectEvents;
-  private readonly status: PolicyStatus;
+  readonly status: PolicyStatus;
   /** What computing an object's works reads (the caches, the template expander). */
   private readonly sources: DesiredSources;
   private readonly reach = new NamespaceReach();

@@ -1,0 +1,130 @@
+// serve's memory of the upsynced objects of its WDS (the view's UpsyncedSource): the agents'
+// UpsyncedObjects in every mailbox of the ITS, labelled with this WDS, of which only those a
+// current UpsyncRequest asks for are shown (one of the copy's policies has a request in its
+// cluster): a clause removed or a cluster unselected hides its copies at once, before the agent
+// deletes them, and a copy an agent wrote for a request that is gone is never shown. A cluster
+// whose ManagedCluster is Available=Unknown because its lease stopped (./cluster-health.ts) is
+// stale: its copies stay, and each is reported MODIFIED when the cluster turns stale or fresh, so
+// watchers see the mark change.
+import { byNamespace, Informer } from '../../kube/informer.js';
+import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../../kube/ocm-api.js';
+import { UPSYNC_WDS_LABEL, UPSYNCED_OBJECTS_PATH, type UpsyncedObject, type UpsyncRequest } from '../../kube/upsync-api.js';
+import type { Upstream } from '../../kube/upstream.js';
+import { LEASE_STOPPED_REASON } from '../cluster-health.js';
+
+type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+type Listener = (type: ChangeType, obj: UpsyncedObject, old?: UpsyncedObject) => void;
+
+/** What is read of the requests (./request-controller.ts). */
+export interface UpsyncRequests {
+  request(cluster: string, policy: string): UpsyncRequest | undefined;
+  list(): UpsyncRequest[];
+  onRequestChange(cb: (policy: string, request: UpsyncRequest) => void): () => void;
+}
+
+/** When the cluster's lease stopped being renewed, as the hub marked it; undefined when it is fresh. */
+export function staleSince(mc: ManagedCluster | undefined): string | undefined {
+  const c = mc?.status?.conditions?.find((x) => x.type === ClusterCondition.Available);
+  return c && c.status === 'Unknown' && c.reason === LEASE_STOPPED_REASON ? c.lastTransitionTime ?? '' : undefined;
+}
+
+export class UpsyncedCache {
+  /** The copies as the ITS has them, shown or not (tests fill its store and call objectChanged). */
+  readonly objects: Informer<UpsyncedObject>;
+  private readonly clustersInformer: Informer<ManagedCluster>;
+  /** What list() returns, by mailbox/name. */
+  private readonly shown = new Map<string, UpsyncedObject>();
+  private readonly byCluster = new Map<string, Map<string, UpsyncedObject>>();
+  private readonly stale = new Map<string, string | undefined>();
+  private readonly listeners = new Set<Listener>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(wdsName: string, its: Upstream, private readonly requests: UpsyncRequests, log: (msg: string) => void) {
+    this.objects = new Informer<UpsyncedObject>(its, {
+      path: UPSYNCED_OBJECTS_PATH,
+      labelSelector: `${UPSYNC_WDS_LABEL}=${wdsName}`,
+      indexers: { cluster: byNamespace },
+      onChange: (type, o) => this.objectChanged(o.metadata.namespace, o.metadata.name, type === 'DELETED' ? undefined : o),
+      onError: (err) => log(`upsync: upsyncedobjects: ${err.message}`),
+    });
+    this.clustersInformer = new Informer<ManagedCluster>(its, {
+      path: MANAGEDCLUSTERS_PATH,
+      onChange: (type, mc) => this.clusterChanged(mc.metadata.name, type === 'DELETED' ? undefined : staleSince(mc)),
+      onError: (err) => log(`upsync: managedclusters: ${err.message}`),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.requests.onRequestChange((_p, r) => this.requestChanged(r.metadata.namespace));
+    this.objects.start();
+    this.clustersInformer.start();
+    await Promise.all([this.objects.synced, this.clustersInformer.synced]);
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.objects.stop();
+    this.clustersInformer.stop();
+  }
+
+  list(): readonly UpsyncedObject[] {
+    return [...this.shown.values()];
+  }
+
+  ofCluster(cluster: string): readonly UpsyncedObject[] {
+    return [...(this.byCluster.get(cluster)?.values() ?? [])];
+  }
+
+  clusters(): readonly string[] {
+    return [...new Set(this.requests.list().map((r) => r.metadata.namespace))].sort();
+  }
+
+  staleSince(cluster: string): string | undefined {
+    return this.stale.get(cluster);
+  }
+
+  onChange(cb: Listener): () => void {
+    this.listeners.add(cb);
+    return () => { this.listeners.delete(cb); };
+  }
+
+  private wanted(o: UpsyncedObject): boolean {
+    return (o.policies ?? []).some((p) => this.requests.request(o.metadata.namespace, p) !== undefined);
+  }
+
+  /** The copy at mailbox/name is now `o` (undefined: gone); shown or hidden as its requests say. */
+  objectChanged(cluster: string, name: string, o: UpsyncedObject | undefined): void {
+    const key = `${cluster}/${name}`;
+    const old = this.shown.get(key);
+    const next = o && this.wanted(o) ? o : undefined;
+    if (old === next) return;
+    let perCluster = this.byCluster.get(cluster);
+    if (next) {
+      this.shown.set(key, next);
+      if (!perCluster) this.byCluster.set(cluster, (perCluster = new Map()));
+      perCluster.set(key, next);
+    } else {
+      this.shown.delete(key);
+      perCluster?.delete(key);
+      if (perCluster?.size === 0) this.byCluster.delete(cluster);
+    }
+    const type: ChangeType = !old ? 'ADDED' : !next ? 'DELETED' : 'MODIFIED';
+    this.emit(type, next ?? old!, old);
+  }
+
+  /** A request of the cluster came, went or changed: its copies shown or hidden again. */
+  requestChanged(cluster: string): void {
+    for (const o of this.objects.store.byIndex('cluster', cluster)) this.objectChanged(cluster, o.metadata.name, o);
+  }
+
+  clusterChanged(cluster: string, since: string | undefined): void {
+    if (this.stale.get(cluster) === since) return;
+    if (since === undefined) this.stale.delete(cluster);
+    else this.stale.set(cluster, since);
+    for (const o of this.byCluster.get(cluster)?.values() ?? []) this.emit('MODIFIED', o, o);
+  }
+
+  private emit(type: ChangeType, obj: UpsyncedObject, old?: UpsyncedObject): void {
+    for (const cb of this.listeners) cb(type, obj, old);
+  }
+}
