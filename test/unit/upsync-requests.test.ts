@@ -8,6 +8,7 @@ import { UpsyncRequestController, UPSYNC_FIELD_MANAGER } from '../../src/control
 import { staleSince, UpsyncedCache } from '../../src/controllers/upsync/upsynced-cache.js';
 import { LEASE_STOPPED_REASON } from '../../src/controllers/cluster-health.js';
 import { upsyncedObjectName, upsyncRequestName, type UpsyncedObject, type UpsyncRequest } from '../../src/kube/upsync-api.js';
+import type { ManagedCluster } from '../../src/kube/ocm-api.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const LIMITS = { maxObjects: 100, maxObjectBytes: 1024 };
@@ -148,7 +149,7 @@ t.test('upsynced cache: only copies a current request asks for are shown; change
 });
 
 t.test('staleSince: only a lease the hub saw stop', async (t) => {
-  const mc = (status: string, reason: string) => ({ metadata: { name: 'wec1' }, status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status, reason, message: '', lastTransitionTime: '2026-11-26T02:00:00Z' }] } });
+  const mc = (status: string, reason: string) => ({ metadata: { name: 'wec1' }, status: { conditions: [{ type: 'ManagedClusterConditionAvailable', status, reason, message: '', lastTransitionTime: '2026-11-26T02:00:00Z' }] } }) as ManagedCluster;
   t.equal(staleSince(mc('Unknown', LEASE_STOPPED_REASON)), '2026-11-26T02:00:00Z');
   t.equal(staleSince(mc('True', 'Available')), undefined);
   t.equal(staleSince(mc('Unknown', 'Other')), undefined);
