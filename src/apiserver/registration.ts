@@ -80,6 +80,8 @@ export const VIEW_USER_RULES = [
   // (control.kubestellar.io only inside the view). They show only the objects the user may get
   // in the WDS (./subject-access.ts): this right reveals nothing more.
   { apiGroups: [GROUP, 'control.kubestellar.io'], resources: ['bindings', 'combinedstatuses'], verbs: ['get', 'list', 'watch'] },
+  // The fleet's upsynced objects (docs/upsync.md), each shown only to who may get its resource there in the WDS.
+  { apiGroups: [GROUP], resources: ['upsyncedobjects'], verbs: ['get', 'list', 'watch'] },
 ];
 
 /** Where the WDS reaches this server's webhooks, and the CA it verifies the server by. */
