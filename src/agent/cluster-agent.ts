@@ -5,7 +5,9 @@
 // - after the first list, queues the works of AppliedManifestWorks of our hub whose ManifestWork
 //   is gone (deleted while the agent was down), which the reconciler then cleans;
 // - watches what was applied (AppliedWatcher): drift or deletion by someone else → re-apply;
-//   status changes → observe → coalesced status write; a resync every resyncMs is the backstop.
+//   status changes → observe → coalesced status write; a resync every resyncMs is the backstop;
+// - beside it, once the WEC answers, the cluster's upsync (./upsync/upsync-agent.ts: UpsyncRequests
+//   in the mailbox → copies of WEC objects as UpsyncedObjects), stopped with it.
 // When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
 // re-lists on reconnect and the differences are queued.
 import { sourceGenerationsOf } from './workstatus.js';
@@ -27,6 +29,8 @@ import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type Info
 import { StatusWriter } from './status-writer.js';
 import { WorkReconciler } from './work-reconciler.js';
 import { gvrKey } from '../kube/resource-path.js';
+import type { RestMapper } from './rest-mapper.js';
+import { UpsyncAgent } from './upsync/upsync-agent.js';
 
 export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';
 
@@ -72,6 +76,7 @@ export class ClusterAgent implements ClusterWorker {
   private readonly watcher: AppliedWatcher;
   readonly status: StatusWriter;
   private readonly reconciler: WorkReconciler;
+  readonly upsync: UpsyncAgent;
   /** resourceVersion of each object as we last applied it: its own watch event is not drift. */
   private readonly ownRv = new Map<string, string>();
   private stopped = false;
@@ -112,6 +117,12 @@ export class ClusterAgent implements ClusterWorker {
       noteApplied: (ref, rv) => this.noteApplied(ref, rv),
       carriedByWork: (r, releasing) => carriedByLiveWork(this.works.store.list(), releasing, r, (n) => this.status.resultsOf(n)),
     });
+    this.upsync = new UpsyncAgent({
+      cluster, its: o.its, wec: o.wec, resyncMs: o.resyncMs, log: o.log,
+      // The ApplyEngine's mapper when there is one: one discovery cache of the WEC per cluster.
+      mapper: (o.applier as { mapper?: RestMapper }).mapper,
+      onError: (where) => metrics.errors.inc({ cluster, where }),
+    });
   }
 
   /** Starts in the background (the WEC or the ITS may not answer yet); ready() says when it is serving. */
@@ -129,7 +140,7 @@ export class ClusterAgent implements ClusterWorker {
     this.watcher.stop();
     this.status.stop();
     this.queue.shutDown();
-    await this.loops;
+    await Promise.all([this.loops, this.upsync.stop()]);
   }
 
   ready(): boolean {
@@ -162,6 +173,7 @@ export class ClusterAgent implements ClusterWorker {
     }
     if (this.stopped) return;
     this.works.start();
+    this.upsync.start();
     const workers = runWorkers(this.queue, this.o.workers ?? DEFAULT_WORKERS, (k) => this.reconciler.reconcile(k), (k, err) => {
       metrics.errors.inc({ cluster, where: 'apply' });
       log(`${cluster}/${k}: ${(err as Error).message}`);

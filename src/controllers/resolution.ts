@@ -16,7 +16,8 @@
 // the clusters (KubeStellar since v0.25): the object goes to every selected cluster, and more than
 // one is reported, not silently withheld. Pure functions; malformed selectors throw
 // LabelSelectorError.
-import { isEmptySelector, matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
+import { matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
+import { clauseMatches as objectTestMatches } from '../kube/object-selection.js';
 
 export interface WorkloadRef {
   group: string;
@@ -78,26 +79,8 @@ export interface Resolution extends Modulation {
   byPolicy: Record<string, Modulation & { clusters: string[] }>;
 }
 
-const listMatches = (list: string[] | undefined, value: string) => !list || list.length === 0 || list.includes('*') || list.includes(value);
-
-/** Whether one clause selects the object; `namespaceLabels` are the labels of its Namespace. */
-export function clauseMatches(c: DownsyncClause, obj: WorkloadRef, namespaceLabels: Labels | undefined): boolean {
-  if (c.apiGroup !== undefined && c.apiGroup !== null && c.apiGroup !== obj.group) return false;
-  if (!listMatches(c.resources, obj.resource)) return false;
-  if (!listMatches(c.objectNames, obj.name)) return false;
-  const namespaces = c.namespaces ?? [];
-  if (namespaces.length > 0 && !namespaces.includes('*') && (obj.namespace === '' || !namespaces.includes(obj.namespace))) return false;
-  const nsSelectors = c.namespaceSelectors ?? [];
-  if (nsSelectors.length > 0) {
-    const ok = obj.namespace === ''
-      ? nsSelectors.some(isEmptySelector)
-      : nsSelectors.some((s) => matchesLabelSelector(s, namespaceLabels ?? {}));
-    if (!ok) return false;
-  }
-  const objSelectors = c.objectSelectors ?? [];
-  if (objSelectors.length > 0 && !objSelectors.some((s) => matchesLabelSelector(s, obj.labels))) return false;
-  return true;
-}
+/** Whether one clause selects the object (the object test lives in ../kube/object-selection.ts, shared with the agent's upsync). */
+export const clauseMatches: (c: DownsyncClause, obj: WorkloadRef, namespaceLabels: Labels | undefined) => boolean = objectTestMatches;
 
 /** The clusters a policy picks, sorted by name. */
 export function policyClusters(spec: BindingPolicySpec, clusters: readonly Cluster[]): string[] {

@@ -1,0 +1,119 @@
+// Writes the UpsyncedObjects of one mailbox, one key (UpsyncedObject name) at a time from a work
+// queue (keys, never objects; a key queued many times is written once), by a few workers (at
+// most `workers` writes in flight), retried with backoff on failure. sync(name) compares what the
+// planner wants with what the mailbox holds (its informer's copy, or our last write when that is
+// newer) and writes only when the view would show something new: the source object's uid or
+// resourceVersion, or the policies. Create is a POST, update a PUT with the resourceVersion held
+// (409: re-read, once), delete a DELETE (404: already gone). A copy is deleted only when
+// `mayDelete` says what would select it is fully known (informers listed), so a restart never
+// deletes what a slow list has not shown yet.
+import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
+import { WorkQueue, runWorkers } from '../../kube/work-queue.js';
+import type { DesiredCopy } from './plan.js';
+
+export const DEFAULT_UPSYNC_WRITERS = 8;
+
+export interface CopyWriterOptions {
+  cluster: string;
+  its: Upstream;
+  desired: (name: string) => DesiredCopy | undefined;
+  /** The mailbox's copy, as its informer holds it. */
+  held: (name: string) => UpsyncedObject | undefined;
+  mayDelete: (held: UpsyncedObject | undefined) => boolean;
+  onError: (name: string, err: unknown) => void;
+  workers?: number;
+}
+
+/** What the view shows that a write must carry: identity, version and policies (not lastSeen). */
+export const copySignature = (c: { source: { uid?: string; resourceVersion?: string }; policies?: string[] }, wds: string | undefined): string =>
+  JSON.stringify([wds ?? '', c.source.uid ?? '', c.source.resourceVersion ?? '', c.policies ?? []]);
+
+/** The UpsyncedObject of a desired copy (lastSeen: now, RFC 3339 to the second). */
+export function copyObject(cluster: string, d: DesiredCopy, resourceVersion?: string): UpsyncedObject {
+  const apiVersion = d.source.group ? `${d.source.group}/${d.source.version}` : d.source.version;
+  const object: KubeObject = { ...d.object, apiVersion, kind: d.source.kind };
+  return {
+    apiVersion: `${UPSYNC_GROUP}/v1alpha1`, kind: 'UpsyncedObject',
+    metadata: { name: d.name, namespace: cluster, labels: { [UPSYNC_WDS_LABEL]: d.wds }, ...(resourceVersion ? { resourceVersion } : {}) },
+    source: d.source, lastSeen: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), policies: d.policies, object,
+  };
+}
+
+export class CopyWriter {
+  private readonly queue = new WorkQueue({ baseMs: 500, maxMs: 60_000 });
+  /** Per name, what our last write stored: its signature and the resourceVersion it got. */
+  private readonly written = new Map<string, { sig: string; rv: string }>();
+  private loops: Promise<void> | undefined;
+  private busy = 0;
+  /** Counts of writes, for tests and logs. */
+  readonly writes = { create: 0, update: 0, delete: 0 };
+
+  constructor(private readonly o: CopyWriterOptions) {}
+
+  start(): void {
+    this.loops ??= runWorkers(this.queue, this.o.workers ?? DEFAULT_UPSYNC_WRITERS, async (k) => {
+      this.busy++;
+      try {
+        await this.sync(k);
+      } finally {
+        this.busy--;
+      }
+    }, this.o.onError);
+  }
+
+  enqueue(name: string): void {
+    this.queue.add(name);
+  }
+
+  /** The mailbox's copy went (deleted by someone, or by us): our last write no longer describes it. */
+  forget(name: string): void {
+    this.written.delete(name);
+  }
+
+  /** Whether nothing is queued or being written (tests). */
+  idle(): boolean {
+    return this.queue.length === 0 && this.busy === 0;
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.loops;
+  }
+
+  async sync(name: string): Promise<void> {
+    const d = this.o.desired(name);
+    const held = this.o.held(name);
+    let mine = this.written.get(name);
+    // A copy newer than our last write (someone else wrote it): only the copy says what is there.
+    if (mine && held && newerResourceVersion(held.metadata.resourceVersion, mine.rv)) mine = undefined;
+    const path = `${upsyncedObjectsPath(this.o.cluster)}/${encodeURIComponent(name)}`;
+    if (!d) {
+      if ((!held && !mine) || !this.o.mayDelete(held)) return;
+      expectOk(await upstreamRequest(this.o.its, 'DELETE', path), `delete ${path}`, [404]);
+      this.written.delete(name);
+      this.writes.delete++;
+      return;
+    }
+    const sig = copySignature(d, d.wds);
+    if (mine?.sig === sig || (held && copySignature(held, held.metadata.labels?.[UPSYNC_WDS_LABEL]) === sig)) return;
+    // Our last write when the informer has not caught up with it, else the informer's copy.
+    const rv = mine?.rv ?? held?.metadata.resourceVersion;
+    let res = rv === undefined
+      ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
+      : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, rv) });
+    if (res.status === 409 || res.status === 404) {
+      // Our idea of the copy was stale (created meanwhile, changed, or deleted): read it again, once.
+      const now = await upstreamRequest(this.o.its, 'GET', path);
+      const fresh = now.status === 200 ? (JSON.parse(now.body.toString('utf8')) as UpsyncedObject).metadata.resourceVersion : undefined;
+      res = fresh === undefined
+        ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
+        : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, fresh) });
+    }
+    const stored = JSON.parse(expectOk(res, `write ${path}`).body.toString('utf8')) as UpsyncedObject;
+    if (res.status === 201) this.writes.create++;
+    else this.writes.update++;
+    this.written.set(name, { sig, rv: stored.metadata?.resourceVersion ?? '' });
+  }
+}

@@ -1,0 +1,206 @@
+// The agent side of upsync for one cluster (issue 28), started and stopped with its ClusterAgent:
+// - watches the cluster's UpsyncRequests (any WDS) and UpsyncedObjects in its mailbox of the ITS;
+// - watches in the WEC the resources the requests need (./sources.ts: one informer per
+//   (group, resource), stopped when no request needs it; unserved ones retried on rediscovery);
+// - on any change, after a short debounce, plans again (./plan.ts: the copies wanted, each
+//   request's status) and queues the names of the copies whose content changed (./copy-writer.ts)
+//   and the requests whose status did (./request-status.ts): event-driven, keys only;
+// - a backstop resync (every resyncMs, and once when everything has first listed) queues every
+//   name the plan or the mailbox knows: what changed while the agent was down converges, and
+//   copies no request selects any more (a request deleted meanwhile) are deleted.
+import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
+import { jsonExtent } from '../../kube/json.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { Upstream } from '../../kube/upstream.js';
+import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type UpsyncedObject } from '../../kube/upsync-api.js';
+import { errorLine } from '../log.js';
+import { RestMapper } from '../rest-mapper.js';
+import { CopyWriter, copySignature } from './copy-writer.js';
+import { neededResources, plan, type DesiredCopy, type Plan } from './plan.js';
+import { RequestStatusWriter } from './request-status.js';
+import { grKey } from './select.js';
+import { WecSources, type InformerLike, type ResourceMapper, type UpsyncInformerFactory } from './sources.js';
+
+export interface UpsyncAgentOptions {
+  cluster: string;
+  its: Upstream;
+  wec: Upstream;
+  /** The WEC's REST mapper (default: a new one; ClusterAgent passes its ApplyEngine's, sharing discovery). */
+  mapper?: ResourceMapper;
+  log: (msg: string) => void;
+  /** Each failure, by where (`upsync-write`, `upsync-status`, `upsync-watch`): metrics. */
+  onError?: (where: string, err: unknown) => void;
+  /** Backstop resync (default 5 min). */
+  resyncMs?: number;
+  /** Discovery read again while a requested resource is unserved (default 30 s). */
+  rediscoverMs?: number;
+  /** Debounce of planning after a change (default 50 ms). */
+  debounceMs?: number;
+  /** UpsyncedObject writes in flight at most (default 8). */
+  writers?: number;
+  /** Tests: informers (default: real informers, managedFields dropped). */
+  informers?: UpsyncInformerFactory;
+}
+
+const EMPTY: Plan = { desired: new Map(), statuses: new Map() };
+/** Deeper than this, an object is not copied (its JSON could not be written safely): counted too large. */
+const MAX_DEPTH = 1000;
+
+export class UpsyncAgent {
+  private readonly requests: InformerLike<UpsyncRequest>;
+  private readonly copies: InformerLike<UpsyncedObject>;
+  readonly sources: WecSources;
+  readonly writer: CopyWriter;
+  readonly status: RequestStatusWriter;
+  private current: Plan = EMPTY;
+  private readonly sizes = new WeakMap<KubeObject, number>();
+  private planTimer: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private resynced = false;
+  private started = false;
+  private stopped = false;
+  private lastWatchError = '';
+
+  constructor(private readonly o: UpsyncAgentOptions) {
+    const factory: UpsyncInformerFactory = o.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? o.its : o.wec, {
+      path, onChange, onRelisted, transform: withoutManagedFields, onError: (err) => this.watchError(err),
+    }));
+    const relisted = () => this.schedule();
+    this.requests = factory('its', upsyncRequestsPath(o.cluster), (t, obj) => this.onRequest(t, obj as UpsyncRequest), relisted) as InformerLike<UpsyncRequest>;
+    this.copies = factory('its', upsyncedObjectsPath(o.cluster), (t, obj) => this.onCopy(t, obj as UpsyncedObject), relisted) as InformerLike<UpsyncedObject>;
+    this.sources = new WecSources({
+      mapper: o.mapper ?? new RestMapper(o.wec), informers: factory,
+      onChange: () => this.schedule(), onError: (err) => this.fail('upsync-watch', `WEC discovery: ${errorLine(err)}`, err),
+    });
+    this.writer = new CopyWriter({
+      cluster: o.cluster, its: o.its, workers: o.writers,
+      desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(o.cluster, n),
+      mayDelete: (held) => this.mayDelete(held),
+      onError: (n, err) => this.fail('upsync-write', `upsyncedobject ${n}: ${errorLine(err)}`, err),
+    });
+    this.status = new RequestStatusWriter({
+      cluster: o.cluster, its: o.its, debounceMs: o.debounceMs,
+      request: (n) => this.requests.get(o.cluster, n), status: (n) => this.current.statuses.get(n),
+      onError: (n, err) => this.fail('upsync-status', `upsyncrequest ${n} status: ${errorLine(err)}`, err),
+    });
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.requests.start();
+    this.copies.start();
+    this.writer.start();
+    this.timers = [
+      setInterval(() => this.resync(), this.o.resyncMs ?? 300_000),
+      setInterval(() => void this.sources.rediscover(), this.o.rediscoverMs ?? 30_000),
+    ];
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.planTimer);
+    for (const t of this.timers) clearInterval(t);
+    this.requests.stop();
+    this.copies.stop();
+    this.sources.stop();
+    this.status.stop();
+    await this.writer.stop();
+  }
+
+  /** Whether everything has listed once and the first resync was queued. */
+  synced(): boolean {
+    return this.resynced;
+  }
+
+  /** Whether no plan, write or status write is pending (tests). */
+  idle(): boolean {
+    return this.planTimer === undefined && this.writer.idle() && this.status.idle();
+  }
+
+  /** The copies the last plan wants (tests, the agent's /debug if any). */
+  desired(): ReadonlyMap<string, DesiredCopy> {
+    return this.current.desired;
+  }
+
+  /** Queues every copy the plan or the mailbox knows, and every request's status. */
+  resync(): void {
+    if (!this.fullySynced()) return;
+    for (const n of this.current.desired.keys()) this.writer.enqueue(n);
+    for (const c of this.copies.list()) this.writer.enqueue(c.metadata.name);
+    for (const r of this.requests.list()) this.status.mark(r.metadata.name);
+  }
+
+  private onRequest(type: ChangeType, req: UpsyncRequest): void {
+    if (type === 'DELETED') this.status.forget(req.metadata.name);
+    this.sources.setWanted(neededResources(this.requests.list()));
+    this.schedule();
+  }
+
+  private onCopy(type: ChangeType, copy: UpsyncedObject): void {
+    if (type === 'DELETED') this.writer.forget(copy.metadata.name);
+    // Our own writes come back here too: sync finds them current and writes nothing.
+    if (this.fullySynced()) this.writer.enqueue(copy.metadata.name);
+  }
+
+  private schedule(): void {
+    if (this.planTimer || this.stopped) return;
+    this.planTimer = setTimeout(() => {
+      this.planTimer = undefined;
+      this.replan();
+    }, this.o.debounceMs ?? 50);
+  }
+
+  private replan(): void {
+    if (!this.requests.hasSynced) return;
+    const prev = this.current;
+    const next = plan(this.requests.list(), this.sources, (obj) => this.sizeOf(obj));
+    this.current = next;
+    for (const [n, d] of next.desired) {
+      const p = prev.desired.get(n);
+      if (!p || copySignature(p, p.wds) !== copySignature(d, d.wds)) this.writer.enqueue(n);
+    }
+    for (const n of prev.desired.keys()) if (!next.desired.has(n)) this.writer.enqueue(n);
+    // Statuses only from a complete picture: counts from half-listed informers would flap.
+    if (this.sources.allSynced()) {
+      for (const [n, s] of next.statuses) if (JSON.stringify(s) !== JSON.stringify(prev.statuses.get(n)) || !this.resynced) this.status.mark(n);
+    }
+    if (!this.resynced && this.fullySynced()) {
+      this.resynced = true;
+      this.o.log(`${this.o.cluster}: upsync: ${this.requests.list().length} requests, ${next.desired.size} objects; watching ${this.sources.watching().join(' ') || 'nothing'}`);
+      this.resync();
+    }
+  }
+
+  private fullySynced(): boolean {
+    return this.requests.hasSynced && this.copies.hasSynced && this.sources.allSynced();
+  }
+
+  /** A copy may go when what could select it is fully listed, or no request needs its resource at all. */
+  private mayDelete(held: UpsyncedObject | undefined): boolean {
+    if (!this.requests.hasSynced || !this.copies.hasSynced) return false;
+    if (this.sources.allSynced() || !held?.source) return this.sources.allSynced();
+    return !neededResources(this.requests.list()).has(grKey(held.source.group, held.source.resource));
+  }
+
+  private sizeOf(obj: KubeObject): number {
+    let n = this.sizes.get(obj);
+    if (n === undefined) {
+      n = jsonExtent(obj, MAX_DEPTH, 64 << 20).over ? Infinity : Buffer.byteLength(JSON.stringify(obj));
+      this.sizes.set(obj, n);
+    }
+    return n;
+  }
+
+  private watchError(err: Error): void {
+    // A mailbox without the CRDs (serve not upgraded) fails every retry the same way: said once.
+    if (err.message === this.lastWatchError) return;
+    this.lastWatchError = err.message;
+    this.fail('upsync-watch', `upsync watch: ${errorLine(err)}`, err);
+  }
+
+  private fail(where: string, line: string, err: unknown): void {
+    this.o.onError?.(where, err);
+    this.o.log(`${this.o.cluster}: ${line}`);
+  }
+}

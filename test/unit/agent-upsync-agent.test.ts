@@ -1,0 +1,190 @@
+// The UpsyncAgent of one cluster (src/agent/upsync/upsync-agent.ts) with fake informers (stores
+// the test fills) and an in-memory ITS recording writes (test/fixtures/agent-fakes.ts): copies
+// written and coalesced, deleted when the WEC object or the request goes, leftovers of a former
+// run removed by the first resync, request status written once.
+import t from 'tap';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChangeType } from '../../src/kube/informer.js';
+import { deepFreeze } from '../../src/kube/json.js';
+import type { KubeObject } from '../../src/kube/objects.js';
+import {
+  UPSYNC_WDS_LABEL, upsyncRequestsPath, upsyncedObjectName, upsyncedObjectsPath, type UpsyncRequest,
+} from '../../src/kube/upsync-api.js';
+import type { Mapping } from '../../src/agent/rest-mapper.js';
+import { UpsyncAgent } from '../../src/agent/upsync/upsync-agent.js';
+import type { InformerLike } from '../../src/agent/upsync/sources.js';
+import { fakeServer } from '../fixtures/agent-fakes.js';
+
+async function until(cond: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
+type OnChange = (type: ChangeType, obj: KubeObject, old?: KubeObject) => void;
+
+class FakeInformer implements InformerLike {
+  readonly store = new Map<string, KubeObject>();
+  hasSynced = false;
+  stopped = false;
+  constructor(readonly path: string, private readonly onChange: OnChange, private readonly onRelisted: () => void, seed: KubeObject[]) {
+    for (const o of seed) this.store.set(key(o), deepFreeze(structuredClone(o)));
+  }
+  start() {
+    setImmediate(() => {
+      for (const o of this.store.values()) this.onChange('ADDED', o);
+      this.hasSynced = true;
+      this.onRelisted();
+    });
+  }
+  stop() { this.stopped = true; }
+  list() { return [...this.store.values()]; }
+  get(ns: string, name: string) { return this.store.get(`${ns}/${name}`); }
+  set(o: KubeObject) {
+    const v = deepFreeze(structuredClone(o));
+    const old = this.store.get(key(v));
+    this.store.set(key(v), v);
+    this.onChange(old ? 'MODIFIED' : 'ADDED', v, old);
+  }
+  del(ns: string, name: string) {
+    const old = this.store.get(`${ns}/${name}`);
+    if (!old) return;
+    this.store.delete(`${ns}/${name}`);
+    this.onChange('DELETED', old);
+  }
+}
+const key = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+const MAPPINGS: Mapping[] = [
+  { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true },
+  { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
+];
+const CM_PATH = '/api/v1/configmaps';
+let rv = 1000;
+const cm = (namespace: string, name: string, data: Record<string, string> = { a: '1' }): KubeObject =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, uid: `uid-${namespace}-${name}`, resourceVersion: String(++rv) }, data });
+
+const request = (policy: string, clauses: UpsyncRequest['spec']['clauses'], wds = 'wds1'): UpsyncRequest => ({
+  apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncRequest',
+  metadata: { name: `${wds}.${policy}`, namespace: 'wec1', generation: 1, resourceVersion: '1', uid: `uid-${policy}` },
+  spec: { wds, policy, clauses, maxObjects: 100, maxObjectBytes: 262_144 },
+});
+
+function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}) {
+  const its = fakeServer('https://its.test:6443');
+  const informers = new Map<string, FakeInformer>();
+  const log: string[] = [];
+  const up = new UpsyncAgent({
+    cluster: 'wec1', its: its.m.up, wec: its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000,
+    mapper: { byResource: (g, r) => MAPPINGS.find((m) => m.group === g && m.resource === r), refresh: async () => {} },
+    informers: (_where, path, onChange, onRelisted) => {
+      const inf = new FakeInformer(path, onChange, onRelisted, seed[path] ?? []);
+      informers.set(path, inf);
+      return inf;
+    },
+  });
+  // Requests live in the ITS too, so that their status can be patched.
+  for (const r of (seed[upsyncRequestsPath('wec1')] ?? []) as UpsyncRequest[]) its.put(`${upsyncRequestsPath('wec1')}/${r.metadata.name}`, r);
+  t.teardown(async () => { await up.stop(); await its.m.close(); });
+  const inf = (path: string) => informers.get(path)!;
+  const copies = () => [...its.objects.entries()].filter(([p]) => p.startsWith(`${upsyncedObjectsPath('wec1')}/`)).map(([, o]) => o as any);
+  const writesOf = (method: string) => its.writes.filter((w) => w.method === method && w.path.startsWith(upsyncedObjectsPath('wec1')));
+  const settle = async () => { await sleep(40); await until(() => up.idle()); };
+  return { its, up, inf, copies, writesOf, settle, log };
+}
+
+const ref = (namespace: string, name: string) => ({ group: '', resource: 'configmaps', namespace, name });
+
+t.test('copies are created with their identity, policies and object; a burst of changes is one write', async (t) => {
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'], namespaces: ['demo'] }])],
+    [CM_PATH]: [cm('demo', 'a'), cm('other', 'b')],
+  });
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  const [c] = h.copies();
+  t.equal(h.copies().length, 1);
+  t.equal(c.metadata.name, upsyncedObjectName('wds1', ref('demo', 'a')));
+  t.same(c.metadata.labels, { [UPSYNC_WDS_LABEL]: 'wds1' });
+  t.match(c.source, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'a', uid: 'uid-demo-a' });
+  t.same(c.policies, ['p1']);
+  t.same(c.object.data, { a: '1' });
+  t.match(c.lastSeen, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  const status = (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
+  t.same(status, { observedGeneration: 1, objects: 1, selected: 1, tooLarge: 0, message: '' }, 'the request status');
+
+  const before = h.writesOf('PUT').length;
+  for (let i = 0; i < 20; i++) h.inf(CM_PATH).set(cm('demo', 'a', { a: String(i) }));
+  await h.settle();
+  t.equal(h.writesOf('PUT').length - before, 1, '20 changes within the debounce: one write');
+  t.same(h.copies()[0].object.data, { a: '19' }, 'of the latest version');
+
+  // The mailbox informer sees our write: nothing more is written.
+  const n = h.its.writes.length;
+  h.inf(upsyncedObjectsPath('wec1')).set(h.copies()[0]);
+  h.up.resync();
+  await h.settle();
+  t.equal(h.its.writes.length, n, 'an unchanged copy and status are not written again');
+});
+
+t.test('a copy goes when its object goes from the WEC, and when its request goes', async (t) => {
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'] }]), request('p2', [{ resources: ['configmaps'], objectNames: ['a'] }])],
+    [CM_PATH]: [cm('demo', 'a'), cm('demo', 'b')],
+  });
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  const nameA = upsyncedObjectName('wds1', ref('demo', 'a'));
+  t.same(h.copies().find((c) => c.metadata.name === nameA)?.policies, ['p1', 'p2'], 'both policies');
+  h.inf(CM_PATH).del('demo', 'b');
+  await h.settle();
+  t.same(h.copies().map((c) => c.source.name), ['a'], 'b deleted from the mailbox');
+  h.inf(upsyncRequestsPath('wec1')).del('wec1', 'wds1.p1');
+  await h.settle();
+  t.same(h.copies().map((c) => [c.source.name, c.policies]), [['a', ['p2']]], 'a stays, selected by p2 alone');
+  h.inf(upsyncRequestsPath('wec1')).del('wec1', 'wds1.p2');
+  await h.settle();
+  t.same(h.copies(), [], 'nothing left');
+  t.ok(h.inf(CM_PATH).stopped, 'the WEC informer no request needs is stopped');
+  t.same(h.up.sources.watching(), []);
+});
+
+t.test('after a restart, the first resync deletes leftovers and updates what changed', async (t) => {
+  const stale = cm('demo', 'a', { a: 'old' });
+  const leftover = { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncedObject',
+    metadata: { name: upsyncedObjectName('wds1', ref('demo', 'gone')), namespace: 'wec1', labels: { [UPSYNC_WDS_LABEL]: 'wds1' }, resourceVersion: '5' },
+    source: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'gone', uid: 'u', resourceVersion: '1' },
+    lastSeen: '2026-01-01T00:00:00Z', policies: ['p1'], object: {} };
+  const old = { ...leftover, metadata: { ...leftover.metadata, name: upsyncedObjectName('wds1', ref('demo', 'a')) },
+    source: { ...leftover.source, name: 'a', uid: 'uid-demo-a', resourceVersion: stale.metadata!.resourceVersion } };
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'] }])],
+    [upsyncedObjectsPath('wec1')]: [leftover, old],
+    [CM_PATH]: [cm('demo', 'a', { a: 'new' })],
+  });
+  for (const o of [leftover, old]) h.its.put(`${upsyncedObjectsPath('wec1')}/${o.metadata.name}`, o);
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  t.same(h.copies().map((c) => [c.source.name, c.object.data]), [['a', { a: 'new' }]], 'leftover deleted, a updated');
+  t.same(h.writesOf('DELETE').map((w) => w.path), [`${upsyncedObjectsPath('wec1')}/${leftover.metadata.name}`]);
+});
+
+t.test('Secrets by name only; a resource the WEC does not serve is in the status', async (t) => {
+  const secret = (name: string, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'demo', name, uid: name, resourceVersion: '3' }, type });
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['secrets'], objectNames: ['creds', 'tok'] }, { resources: ['secrets'] }, { apiGroup: 'example.com', resources: ['widgets'] }])],
+    '/api/v1/secrets': [secret('creds'), secret('other'), secret('tok', 'kubernetes.io/service-account-token')],
+  });
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  t.same(h.copies().map((c) => c.source.name), ['creds']);
+  const status = (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
+  t.match(status, { objects: 1, selected: 1, message: 'not served by the cluster: widgets.example.com' });
+});
