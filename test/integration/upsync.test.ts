@@ -1,0 +1,200 @@
+// Upsync on the test spaces (docs/upsync.md; issue 28's acceptance): objects born in the WECs, made
+// there with kubectl as a local operator would, seen from the WDS with plain kubectl — through the
+// per-cluster contexts `wds1-view-wec1`/`wds1-view-wec2` (the cluster's upsynced objects as their
+// native kinds) and fleet-wide as `upsyncedobjects`. A ConfigMap appears within 1 s, changes and
+// goes; the same name in wec2 is a second row; a Secret is upsynced only when named; writes are
+// refused (405); an object over the size bound is left out and the policy's status says so; a
+// user without the native read right gets 403; `associatedWith: downsync` brings a placed
+// Deployment's ReplicaSet and Pods (kwok runs them in wec1) and takes them away with the policy;
+// client-go's dynamic informer and client-node list and watch `upsyncedobjects`.
+import * as k8s from '@kubernetes/client-node';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import t from 'tap';
+import YAML from 'yaml';
+import { buildClientGo, runClientGo } from '../fixtures/clientgo.js';
+import { bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
+import { kc, kcOk, kubeconfig, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { httpsJson, userKubeconfig, WDS1_VIEW_PATH } from '../fixtures/wds1-clients.js';
+
+const WAIT = 120_000;
+const UO = 'upsyncedobjects.view.kubestellar.io';
+const json = (s: string) => JSON.parse(s) as Obj;
+
+/** One object through a per-cluster context, or undefined. */
+function viewed(cluster: string, ns: string, what: string[]): Obj | undefined {
+  const r = kc(`wds1-view-${cluster}`, ['-n', ns, 'get', ...what, '-o', 'json']);
+  return r.status === 0 ? json(r.stdout) : undefined;
+}
+
+/** The fleet-wide rows in a namespace (names), by label selector. */
+function rows(ns: string, selector?: string): string[] {
+  const r = kc('wds1-view', ['-n', ns, 'get', UO, ...(selector ? ['-l', selector] : []), '-o', 'json']);
+  return r.status === 0 ? (json(r.stdout).items as Obj[]).map((o) => o.metadata.name as string).sort() : [];
+}
+
+t.test('ConfigMaps and Secrets born in wec1 and wec2, seen from the WDS', async (t) => {
+  const run = uniqueName('up');
+  const ns = testNamespace(t, ['wds1', 'wec1', 'wec2'], 'up');
+  bindingPolicy(t, run, {
+    clusterSelectors: [{ matchLabels: { 'location-group': 'edge' } }],
+    upsync: [{ resources: ['configmaps', 'secrets'], namespaces: [ns] }, { resources: ['secrets'], namespaces: [ns], objectNames: ['named'] }],
+  });
+  const its = (cluster: string) => kc('its1', ['-n', cluster, 'get', 'upsyncrequests', '-o', 'json']);
+  await waitUntil('the UpsyncRequests in both mailboxes', () => ['wec1', 'wec2'].every((c) => its(c).status === 0
+    && (json(its(c).stdout).items as Obj[]).some((r) => r.spec.policy === run && r.status)), WAIT, 250);
+
+  // Born in wec1: visible through wds1-view-wec1 and in upsyncedobjects within 1 s.
+  kcOk('wec1', ['-n', ns, 'create', 'configmap', 'local', '--from-literal=color=blue']);
+  const t0 = Date.now();
+  const cm = await waitUntil('the ConfigMap through wds1-view-wec1', () => viewed('wec1', ns, ['configmap', 'local']), 10_000, 25);
+  const inView = Date.now() - t0;
+  t.ok(inView <= 1000, `seen through wds1-view-wec1 ${inView} ms after kubectl create returned (≤ 1 s)`);
+  t.match(cm, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'local', namespace: ns }, data: { color: 'blue' } }, 'as its native kind, with its data');
+  t.notOk(cm.metadata.managedFields, 'managedFields stripped');
+  await waitUntil('its row in upsyncedobjects', () => rows(ns).includes('wec1:configmaps:local'), 1000, 25);
+  t.pass(`in upsyncedobjects within ${Date.now() - t0} ms`);
+
+  // Changed → changed; the table columns as a user sees them.
+  kcOk('wec1', ['-n', ns, 'patch', 'configmap', 'local', '--type=merge', '-p', '{"data":{"color":"green"}}']);
+  await waitUntil('the change', () => viewed('wec1', ns, ['configmap', 'local'])?.data?.color === 'green', 10_000, 50);
+  const table = kcOk('wds1-view', ['-n', ns, 'get', UO, '-l', 'view.kubestellar.io/cluster=wec1,view.kubestellar.io/kind=ConfigMap']);
+  t.match(table.split('\n')[0], /^NAME\s+CLUSTER\s+KIND\s+AGE\s+LAST-SEEN/, 'upsyncedobjects columns');
+  t.match(table, /wec1:configmaps:local\s+wec1\s+ConfigMap/);
+  const native = kcOk('wds1-view-wec1', ['-n', ns, 'get', 'configmaps']);
+  t.match(native.split('\n')[0], /^NAME\s+DATA\s+AGE/, 'the per-cluster context prints ConfigMaps as kube-apiserver does');
+
+  // Read-only: a write is refused, saying where the object lives.
+  const del = kc('wds1-view-wec1', ['-n', ns, 'delete', 'configmap', 'local']);
+  t.not(del.status, 0, 'delete through the per-cluster context is refused');
+  t.match(del.stderr, /wec1/, `the error names the WEC: ${del.stderr.trim()}`);
+  t.ok(viewed('wec1', ns, ['configmap', 'local']), 'and nothing was deleted');
+  t.equal(kc('wec1', ['-n', ns, 'get', 'configmap', 'local']).status, 0, 'in wec1 either');
+
+  // The same name in wec2: a second row, one per cluster.
+  kcOk('wec2', ['-n', ns, 'create', 'configmap', 'local', '--from-literal=color=red']);
+  await waitUntil('two rows, one per cluster', () => {
+    const r = rows(ns, 'view.kubestellar.io/kind=ConfigMap');
+    return r.includes('wec1:configmaps:local') && r.includes('wec2:configmaps:local');
+  }, 10_000, 50);
+  t.equal(viewed('wec2', ns, ['configmap', 'local'])?.data?.color, 'red', 'wec2\'s own through wds1-view-wec2');
+  t.same(rows(ns, 'view.kubestellar.io/cluster=wec2').filter((n) => n.includes(':configmaps:local')), ['wec2:configmaps:local'], 'selected by cluster label');
+
+  // Secrets: only one named by objectNames is upsynced.
+  kcOk('wec1', ['-n', ns, 'create', 'secret', 'generic', 'hidden', '--from-literal=password=hunter2']);
+  kcOk('wec1', ['-n', ns, 'create', 'secret', 'generic', 'named', '--from-literal=token=t0k3n']);
+  await waitUntil('the named Secret', () => viewed('wec1', ns, ['secret', 'named']), 10_000, 50);
+  t.notOk(viewed('wec1', ns, ['secret', 'hidden']), 'a Secret selected only by resource and namespace is not upsynced');
+  t.notOk(rows(ns).some((n) => n.endsWith(':secrets:hidden')), 'nor in upsyncedobjects');
+  const copies = json(kcOk('its1', ['-n', 'wec1', 'get', 'upsyncedobjects', '-o', 'json'])).items as Obj[];
+  t.notOk(copies.some((c) => c.source.name === 'hidden' && c.source.namespace === ns), 'and never copied into the ITS');
+
+  // Over the size bound: left out, the policy's status says which cluster and how many.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-upsync-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'big.txt'), 'x'.repeat(300 * 1024));
+  kcOk('wec1', ['-n', ns, 'create', 'configmap', 'big', `--from-file=${path.join(dir, 'big.txt')}`]);
+  const entry = await waitUntil('status.upsync says one object too large in wec1', () =>
+    ((policy(run)?.status?.upsync ?? []) as Obj[]).find((e) => e.clusterId === 'wec1' && e.tooLarge === 1), 30_000, 200);
+  t.match(entry.message, /larger than 262144 bytes/, `status.upsync[wec1].message: ${entry.message}`);
+  t.notOk(viewed('wec1', ns, ['configmap', 'big']), 'the big ConfigMap is not upsynced');
+  t.ok(viewed('wec1', ns, ['configmap', 'local']), 'the others still are');
+
+  // A user who may use the view but not read ConfigMaps in the WDS: 403 on the upsynced ones.
+  const alice = uniqueName('alice');
+  kcOk('wds1', ['create', 'clusterrolebinding', `${alice}-view`, '--clusterrole=kubestellar-view:user', `--user=${alice}`]);
+  t.teardown(() => { kc('wds1', ['delete', 'clusterrolebinding', `${alice}-view`, '--ignore-not-found']); });
+  const { cert, key } = await userKubeconfig(t, alice);
+  const wds = layout.spaces.find((s) => s.name === 'wds1')!;
+  const url = `https://127.0.0.1:${wds.apiserverPort}${WDS1_VIEW_PATH}/clusters/wec1/api/v1/namespaces/${ns}/configmaps/local`;
+  const denied = await httpsJson(url, { cert, key });
+  t.equal(denied.status, 403, 'alice: 403 on wec1\'s upsynced ConfigMap');
+  t.match(denied.body, { kind: 'Status', reason: 'Forbidden' });
+  const hidden = await httpsJson(`https://127.0.0.1:${wds.apiserverPort}/apis/view.kubestellar.io/v1alpha1/namespaces/${ns}/upsyncedobjects`, { cert, key });
+  t.equal(hidden.status, 200, 'alice may list upsyncedobjects');
+  t.same((hidden.body.items as Obj[]).map((o) => o.metadata.name), [], 'but sees none of the ConfigMaps she may not read');
+
+  // Deleted in wec1 → gone from the view and from the ITS.
+  kcOk('wec1', ['-n', ns, 'delete', 'configmap', 'local']);
+  await waitUntil('gone from wds1-view-wec1', () => !viewed('wec1', ns, ['configmap', 'local']), 10_000, 50);
+  await waitUntil('and its row', () => !rows(ns).includes('wec1:configmaps:local'), 10_000, 50);
+  t.ok(rows(ns).includes('wec2:configmaps:local'), 'wec2\'s stays');
+});
+
+t.test('associatedWith: downsync — a placed Deployment\'s ReplicaSet and Pods come back, and go with the policy', async (t) => {
+  const run = uniqueName('ua');
+  const ns = testNamespace(t, ['wds1'], 'ua');
+  kcOk('wds1', ['apply', '-f', '-'], YAML.stringify({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: ns, labels: { app: run } },
+    spec: { replicas: 2, selector: { matchLabels: { app: run } }, template: { metadata: { labels: { app: run } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } },
+  }));
+  bindingPolicy(t, run, {
+    clusterSelectors: [{ matchLabels: { name: 'wec1' } }],
+    downsync: [{ namespaces: [ns] }],
+    upsync: [{ associatedWith: 'downsync' }],
+  });
+  const rs = await waitUntil('the ReplicaSet through wds1-view-wec1', () => (viewed('wec1', ns, ['replicasets'])?.items as Obj[] | undefined)?.[0], WAIT, 250);
+  t.match(rs.metadata.ownerReferences, [{ kind: 'Deployment', name: 'web' }], 'the Deployment\'s ReplicaSet');
+  const pods = await waitUntil('its two Pods, Running', () => {
+    const items = (viewed('wec1', ns, ['pods'])?.items ?? []) as Obj[];
+    return items.length === 2 && items.every((p) => p.status?.phase === 'Running') ? items : undefined;
+  }, WAIT, 250);
+  t.ok(pods.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid), 'owned by that ReplicaSet');
+  const podTable = kcOk('wds1-view-wec1', ['-n', ns, 'get', 'pods']);
+  t.match(podTable.split('\n')[0], /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE/, 'Pods printed as kube-apiserver prints them');
+  t.same(rows(ns, 'view.kubestellar.io/kind=Pod').length, 2, 'and in upsyncedobjects');
+  t.notOk(viewed('wec1', ns, ['deployments'])?.items?.length, 'the Deployment itself is downsynced, not upsynced');
+
+  kcOk('wds1', ['delete', 'bindingpolicy', run, '--wait=false']);
+  await waitUntil('the ReplicaSet and Pods gone from the view', () => rows(ns).length === 0
+    && ((viewed('wec1', ns, ['pods'])?.items ?? []) as Obj[]).length === 0, WAIT, 250);
+  await waitUntil('and their copies from the ITS', () => !(json(kcOk('its1', ['-n', 'wec1', 'get', 'upsyncedobjects', '-o', 'json'])).items as Obj[])
+    .some((c) => c.source.namespace === ns), WAIT, 250);
+});
+
+/** Every stdout line of a child, parsed, and a promise of its exit code. */
+function follow(child: ReturnType<typeof runClientGo>) {
+  const lines: Obj[] = [];
+  readline.createInterface({ input: child.stdout! }).on('line', (l) => lines.push(JSON.parse(l) as Obj));
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exit = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
+  return { lines, exit, stderr: () => stderr };
+}
+
+t.test('client-go\'s dynamic informer and client-node list and watch upsyncedobjects', async (t) => {
+  const bin = await buildClientGo();
+  const run = uniqueName('uc');
+  const ns = testNamespace(t, ['wds1', 'wec1'], 'uc');
+  bindingPolicy(t, run, { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], upsync: [{ resources: ['configmaps'], namespaces: [ns], objectNames: ['watched'] }] });
+  kcOk('wec1', ['-n', ns, 'create', 'configmap', 'watched', '--from-literal=v=1']);
+  const name = 'wec1:configmaps:watched';
+  await waitUntil('its row', () => rows(ns).includes(name), WAIT, 100);
+
+  const common = ['--kubeconfig', kubeconfig, '--context', 'wds1', '--timeout', '120s'];
+  const informer = follow(runClientGo(bin, [...common, '--namespace', ns, 'informer', '--resource', 'view.kubestellar.io/v1alpha1/upsyncedobjects', '--wait-for', name]));
+  await waitUntil('the informer synced', () => informer.lines.find((l) => l.synced), 60_000, 100);
+  t.same(informer.lines.find((l) => l.synced)!.names, [`${ns}/${name}`], 'its cache: the one row');
+
+  const config = new k8s.KubeConfig();
+  config.loadFromFile(kubeconfig);
+  config.setCurrentContext('wds1');
+  const api = config.makeApiClient(k8s.CustomObjectsApi);
+  const list = await api.listNamespacedCustomObject({ group: 'view.kubestellar.io', version: 'v1alpha1', namespace: ns, plural: 'upsyncedobjects', labelSelector: 'view.kubestellar.io/cluster=wec1' }) as Obj;
+  t.same((list.items as Obj[]).map((o) => o.metadata.name), [name], 'client-node lists it by cluster label');
+  const events: Array<{ type: string; obj: Obj }> = [];
+  const req = await new k8s.Watch(config).watch(`/apis/view.kubestellar.io/v1alpha1/namespaces/${ns}/upsyncedobjects`,
+    { resourceVersion: list.metadata.resourceVersion }, (type, obj: Obj) => { events.push({ type, obj }); }, () => {});
+  t.teardown(() => req.abort());
+
+  kcOk('wec1', ['-n', ns, 'patch', 'configmap', 'watched', '--type=merge', '-p', '{"data":{"v":"2"}}']);
+  t.equal(await informer.exit, 0, `client-go: UPDATED of the row (${informer.stderr().trim() || 'no error'})`);
+  const modified = await waitUntil('client-node: MODIFIED', () => events.find((e) => e.type === 'MODIFIED' && e.obj.spec?.object?.data?.v === '2'), WAIT, 100);
+  t.equal(modified.obj.metadata.name, name);
+  t.notOk(events.some((e) => e.type === 'ADDED'), 'nothing replayed from before the list');
+  kcOk('wec1', ['-n', ns, 'delete', 'configmap', 'watched']);
+  const gone = await waitUntil('client-node: DELETED', () => events.find((e) => e.type === 'DELETED'), WAIT, 100);
+  t.equal(gone.obj.metadata.name, name, 'with its last state');
+});
