@@ -1,7 +1,10 @@
 // Faults, on spaces of their own (so the suite's shared spaces never lose a component under
 // another test): the pull agent stopped while works change, then started again by `ksview spaces
 // up`, converges with nothing lost and nothing orphaned; its1's kube-apiserver stopped and healed
-// the same way, the agent catches up.
+// the same way, the agent catches up. Upsync the same way: ConfigMaps born in wec1 that an
+// UpsyncRequest (written into the mailbox as serve would) selects are copied into its1; changed,
+// deleted and created while the agent is down, the copies converge when it is back (nothing lost,
+// nothing left behind), and again after its1 itself was down.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -30,6 +33,21 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   const ns = 'faults';
 
   up();
+  // Upsync: a request as serve writes it, for ConfigMaps named up-* in the namespace.
+  const upsyncNs = 'faults-up';
+  kubectl('wec1', ['create', 'namespace', upsyncNs]);
+  for (const n of ['up-keep', 'up-change', 'up-doomed']) kubectl('wec1', ['-n', upsyncNs, 'create', 'configmap', n, '--from-literal=v=1']);
+  const request = (kubectl('its1', ['apply', '--server-side', '--field-manager=faults', '-f', '-'], JSON.stringify({
+    apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncRequest',
+    metadata: { name: 'wdsx.p', namespace: 'wec1', labels: { 'upsync.view.kubestellar.io/wds': 'wdsx' } },
+    spec: { wds: 'wdsx', policy: 'p', clauses: [{ resources: ['configmaps'], namespaces: [upsyncNs], objectNames: ['up-keep', 'up-change', 'up-doomed', 'up-fresh'] }], maxObjects: 100, maxObjectBytes: 262144 },
+  })));
+  t.equal(request.status, 0, `UpsyncRequest written: ${request.stderr.trim()}`);
+  /** The copies in its1: source name → the copied object's data.v. */
+  const copies = (): Record<string, string> => Object.fromEntries(((get('its1', ['-n', 'wec1', 'upsyncedobjects'])?.items ?? []) as Obj[])
+    .map((c) => [c.source.name as string, c.object?.data?.v as string]));
+  await waitUntil('the three ConfigMaps copied', () => JSON.stringify(copies()) === JSON.stringify({ 'up-change': '1', 'up-doomed': '1', 'up-keep': '1' }) || undefined, 60_000)
+    .catch(() => t.fail(`copies: ${JSON.stringify(copies())}`));
   putWork('keep', [namespaceObj(ns), configMap(ns, 'a', { v: '1' })]);
   putWork('doomed', [namespaceObj(ns), configMap(ns, 'doomed', { v: '1' })]);
   await waitUntil('both works applied', () => get('wec1', ['-n', ns, 'configmap', 'a']) && get('wec1', ['-n', ns, 'configmap', 'doomed']), 120_000);
@@ -43,6 +61,9 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   kubectl('its1', ['-n', 'wec1', 'patch', 'manifestwork', 'doomed', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   await waitUntil('the doomed work gone from its1', () => !get('its1', ['-n', 'wec1', 'manifestwork', 'doomed']), 30_000);
   t.equal(get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v, '1', 'nothing changed in wec1 while the agent was away');
+  kubectl('wec1', ['-n', upsyncNs, 'patch', 'configmap', 'up-change', '--type=merge', '-p', '{"data":{"v":"2"}}']);
+  kubectl('wec1', ['-n', upsyncNs, 'delete', 'configmap', 'up-doomed']);
+  kubectl('wec1', ['-n', upsyncNs, 'create', 'configmap', 'up-fresh', '--from-literal=v=1']);
 
   up();
   await waitUntil('the changed work applied', () => get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v === '2' && get('wec1', ['-n', ns, 'configmap', 'b']), 60_000);
@@ -52,6 +73,10 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   const appliedWorks = () => ((get('wec1', ['appliedmanifestworks'])?.items ?? []) as Obj[]).map((a) => a.spec.manifestWorkName as string).sort();
   await waitUntil('the deleted work\'s AppliedManifestWork gone', () => !appliedWorks().includes('doomed'), 30_000).catch(() => undefined);
   t.same(appliedWorks(), ['fresh', 'keep'], 'no AppliedManifestWork orphaned');
+  const converged = { 'up-change': '2', 'up-fresh': '1', 'up-keep': '1' };
+  await waitUntil('the upsynced copies converged: changed, deleted, created while away', () => JSON.stringify(copies()) === JSON.stringify(converged) || undefined, 60_000)
+    .catch(() => undefined);
+  t.same(copies(), converged, 'nothing lost, nothing left behind in its1');
 
   t.equal(ksview(['spaces', 'stop', 'its1/kube-apiserver', '--dir', dir]).status, 0, 'its1 kube-apiserver stopped');
   t.equal(get('wec1', ['-n', ns, 'configmap', 'b'])?.data?.v, '1', 'wec1 keeps what was applied while the ITS is away');
@@ -64,4 +89,7 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
     return c?.status === 'True' && c.observedGeneration === w!.metadata.generation ? w : undefined;
   }, 60_000);
   t.ok(work, 'the work is Applied at its new generation');
+  kubectl('wec1', ['-n', upsyncNs, 'patch', 'configmap', 'up-keep', '--type=merge', '-p', '{"data":{"v":"3"}}']);
+  await waitUntil('an object changed after its1 came back is copied', () => copies()['up-keep'] === '3', 60_000).catch(() => undefined);
+  t.same(copies(), { ...converged, 'up-keep': '3' }, 'the copies converge after its1 was down');
 });
