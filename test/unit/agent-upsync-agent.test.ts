@@ -33,6 +33,7 @@ class FakeInformer implements InformerLike {
     for (const o of seed) this.store.set(key(o), deepFreeze(structuredClone(o)));
   }
   start() {
+    if (this.path.endsWith('/secrets') && neverSyncSecrets) return; // a list the WEC forbids: retried forever
     setImmediate(() => {
       for (const o of this.store.values()) this.onChange('ADDED', o);
       this.hasSynced = true;
@@ -55,6 +56,7 @@ class FakeInformer implements InformerLike {
     this.onChange('DELETED', old);
   }
 }
+let neverSyncSecrets = false;
 const key = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 const MAPPINGS: Mapping[] = [
@@ -187,4 +189,27 @@ t.test('Secrets by name only; a resource the WEC does not serve is in the status
   t.same(h.copies().map((c) => c.source.name), ['creds']);
   const status = (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
   t.match(status, { objects: 1, selected: 1, message: 'not served by the cluster: widgets.example.com' });
+});
+
+t.test('a WEC resource that never lists holds back only its own requests', async (t) => {
+  neverSyncSecrets = true;
+  t.teardown(() => { neverSyncSecrets = false; });
+  const leftover = { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncedObject',
+    metadata: { name: upsyncedObjectName('wds1', ref('demo', 'gone')), namespace: 'wec1', labels: { [UPSYNC_WDS_LABEL]: 'wds1' }, resourceVersion: '5' },
+    source: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'gone', uid: 'u', resourceVersion: '1' },
+    lastSeen: '2026-01-01T00:00:00Z', policies: ['p1'], object: {} };
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'] }]), request('p2', [{ resources: ['secrets'], objectNames: ['x'] }])],
+    [upsyncedObjectsPath('wec1')]: [leftover],
+    [CM_PATH]: [cm('demo', 'a')],
+  });
+  h.its.put(`${upsyncedObjectsPath('wec1')}/${leftover.metadata.name}`, leftover);
+  h.up.start();
+  await sleep(60);
+  h.up.resync();
+  await h.settle();
+  t.notOk(h.up.synced(), 'not all listed');
+  t.same(h.copies().map((c) => c.source.name), ['a'], 'p1 copied and its leftover deleted all the same');
+  t.match((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status, { objects: 1 }, 'p1 status written');
+  t.notOk((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p2`) as UpsyncRequest).status, 'p2 waits for its secrets');
 });

@@ -8,8 +8,10 @@ import type { Mapping } from '../../src/agent/rest-mapper.js';
 import { isClaimOf, ownedBy, resourceClauseSelects, statefulSetClaims, type Candidate } from '../../src/agent/upsync/select.js';
 import { neededResources, plan, type World } from '../../src/agent/upsync/plan.js';
 
-const obj = (apiVersion: string, kind: string, namespace: string, name: string, extra: Record<string, unknown> = {}): KubeObject =>
-  ({ apiVersion, kind, metadata: { namespace, name, uid: `uid-${kind}-${namespace}-${name}`, resourceVersion: '7', ...(extra.metadata as object) }, ...extra, ...(extra.metadata ? { metadata: { namespace, name, uid: `uid-${kind}-${namespace}-${name}`, resourceVersion: '7', ...(extra.metadata as object) } } : {}) });
+const obj = (apiVersion: string, kind: string, namespace: string, name: string, extra: Record<string, unknown> = {}): KubeObject => {
+  const { metadata, ...rest } = extra as { metadata?: Record<string, unknown> };
+  return { apiVersion, kind, metadata: { namespace, name, uid: `uid-${kind}-${namespace}-${name}`, resourceVersion: '7', ...metadata }, ...rest };
+};
 const cand = (group: string, resource: string, o: KubeObject): Candidate => ({ group, resource, obj: o });
 
 t.test('a resources clause selects as a downsync clause, absent apiGroup meaning core', async (t) => {

@@ -125,10 +125,12 @@ export class UpsyncAgent {
 
   /** Queues every copy the plan or the mailbox knows, and every request's status. */
   resync(): void {
-    if (!this.fullySynced()) return;
+    // Not before the mailbox has listed; a WEC resource that cannot list (forbidden) holds back only
+    // its own copies (mayDelete) and its requests' statuses, not the rest.
+    if (!this.requests.hasSynced || !this.copies.hasSynced) return;
     for (const n of this.current.desired.keys()) this.writer.enqueue(n);
     for (const c of this.copies.list()) this.writer.enqueue(c.metadata.name);
-    for (const r of this.requests.list()) this.status.mark(r.metadata.name);
+    for (const r of this.requests.list()) if (this.complete([r])) this.status.mark(r.metadata.name);
   }
 
   private onRequest(type: ChangeType, req: UpsyncRequest): void {
@@ -161,9 +163,10 @@ export class UpsyncAgent {
       if (!p || copySignature(p, p.wds) !== copySignature(d, d.wds)) this.writer.enqueue(n);
     }
     for (const n of prev.desired.keys()) if (!next.desired.has(n)) this.writer.enqueue(n);
-    // Statuses only from a complete picture: counts from half-listed informers would flap.
-    if (this.sources.allSynced()) {
-      for (const [n, s] of next.statuses) if (JSON.stringify(s) !== JSON.stringify(prev.statuses.get(n)) || !this.resynced) this.status.mark(n);
+    // A status only from a complete picture of its request: counts from half-listed informers would flap.
+    for (const r of this.requests.list()) {
+      const n = r.metadata.name;
+      if ((!this.resynced || JSON.stringify(next.statuses.get(n)) !== JSON.stringify(prev.statuses.get(n))) && this.complete([r])) this.status.mark(n);
     }
     if (!this.resynced && this.fullySynced()) {
       this.resynced = true;
@@ -176,11 +179,20 @@ export class UpsyncAgent {
     return this.requests.hasSynced && this.copies.hasSynced && this.sources.allSynced();
   }
 
-  /** A copy may go when what could select it is fully listed, or no request needs its resource at all. */
+  /** Whether every WEC resource the requests need has listed (or is known unserved). */
+  private complete(requests: readonly UpsyncRequest[]): boolean {
+    return [...neededResources(requests)].every((gr) => this.sources.synced(gr) || this.sources.unserved(gr));
+  }
+
+  /**
+   * A copy may go when what could select it is fully listed: no request needs its resource any
+   * more, or every request that does has listed all it needs (its namespaces, owners included).
+   */
   private mayDelete(held: UpsyncedObject | undefined): boolean {
     if (!this.requests.hasSynced || !this.copies.hasSynced) return false;
-    if (this.sources.allSynced() || !held?.source) return this.sources.allSynced();
-    return !neededResources(this.requests.list()).has(grKey(held.source.group, held.source.resource));
+    if (!held?.source) return this.sources.allSynced();
+    const gr = grKey(held.source.group, held.source.resource);
+    return this.complete(this.requests.list().filter((r) => neededResources([r]).has(gr)));
   }
 
   private sizeOf(obj: KubeObject): number {
