@@ -213,3 +213,19 @@ t.test('a WEC resource that never lists holds back only its own requests', async
   t.match((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status, { objects: 1 }, 'p1 status written');
   t.notOk((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p2`) as UpsyncRequest).status, 'p2 waits for its secrets');
 });
+
+t.test('CopyWriter: a create that finds the copy there (409) reads it and updates it', async (t) => {
+  const { CopyWriter } = await import('../../src/agent/upsync/copy-writer.js');
+  const its = fakeServer('https://its.test:6443');
+  t.teardown(() => its.m.close());
+  const name = upsyncedObjectName('wds1', ref('demo', 'a'));
+  its.put(`${upsyncedObjectsPath('wec1')}/${name}`, { metadata: { name, namespace: 'wec1' }, source: {}, policies: [] });
+  const d = { name, wds: 'wds1', policies: ['p1'], object: cm('demo', 'a'),
+    source: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'a', uid: 'u', resourceVersion: '9' } };
+  const w = new CopyWriter({ cluster: 'wec1', its: its.m.up, desired: () => d, held: () => undefined, mayDelete: () => true, onError: () => {} });
+  await w.sync(name);
+  t.same(its.writes.map((x) => x.method), ['POST', 'PUT']);
+  t.same((its.objects.get(`${upsyncedObjectsPath('wec1')}/${name}`) as any).policies, ['p1']);
+  await w.sync(name);
+  t.equal(its.writes.length, 2, 'written once: the next sync finds our write current');
+});
