@@ -53,6 +53,9 @@ function subjectOf(cs: CombinedStatus): Subject | undefined {
   const resource = l['status.kubestellar.io/resource'];
   const namespace = l['status.kubestellar.io/namespace'];
   const name = l['status.kubestellar.io/name'];
+  // Of upsynced objects (docs/upsync.md): every object of the resource in the namespace, so the
+  // reader must be able to get them all there (a review without a name).
+  if (group !== undefined && resource && namespace && l['status.kubestellar.io/upsync'] === 'true') return { group, resource, namespace, name: '' };
   if (group === undefined || !resource || !name) return undefined;
   return { group, resource, ...(namespace ? { namespace } : {}), name };
 }

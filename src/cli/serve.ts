@@ -18,6 +18,7 @@ import { StatusController } from '../controllers/status/controller.js';
 import { CombinedStatuses } from '../controllers/status/combined-statuses.js';
 import { UpsyncRequestController } from '../controllers/upsync/request-controller.js';
 import { UpsyncedCache } from '../controllers/upsync/upsynced-cache.js';
+import { UpsyncCombinedStatuses, withUpsyncCombined } from '../controllers/status/upsync-combined-statuses.js';
 import type { UpsyncLimits } from '../controllers/upsync/desired-requests.js';
 import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
 import { ClusterHealthController } from '../controllers/cluster-health.js';
@@ -203,11 +204,23 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     ? new UpsyncedCache(o.wdsName, its, { request: (c, p) => upsyncRequests.request(c, p), list: () => upsyncRequests.requests.list(), onRequestChange: (cb) => upsyncRequests.onRequestChange(cb) },
       (m) => process.stderr.write(`ksview serve: ${m}\n`))
     : undefined;
+  // CombinedStatuses over upsynced objects (collectors named by policies' upsync clauses), served beside the others.
+  const upsyncCombined = combined && upsynced && placement
+    ? new UpsyncCombinedStatuses({
+      policy: (n) => placement.policy(n), policyNames: () => placement.policyNames(), upsynced, pool: combined.pool,
+      onPolicyChange: (cb) => placement.onBindingChange((p, statusOnly) => { if (!statusOnly) cb(p); }),
+      collectors: {
+        compile: (n) => combined.compile(n), onCollectorChange: (cb) => combined.onCollectorChange(cb),
+        generation: (n) => { const g = combined.collectors.get('', n)?.metadata.generation; return g === undefined ? undefined : String(g); },
+        spec: (n) => combined.collectors.get('', n)?.spec,
+      },
+    })
+    : undefined;
   // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined && upsyncCombined ? withUpsyncCombined(combined, upsyncCombined) : combined,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready, limits, log: log.error,
     shuttingDown: () => gate?.shuttingDown === true,
@@ -277,6 +290,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await health?.start();
     await upsyncRequests?.start();
     await upsynced?.start();
+    upsyncCombined?.start();
     placementStarted = true;
     if (elector?.isLeader) setPlacementLeading(true);
   }
@@ -311,6 +325,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     await status?.stop();
     await placement?.stop();
     await health?.stop();
+    upsyncCombined?.stop();
     upsynced?.stop();
     await upsyncRequests?.stop();
     templates?.close();

@@ -18,6 +18,7 @@
 // LabelSelectorError.
 import { matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
 import { clauseMatches as objectTestMatches } from '../kube/object-selection.js';
+import type { UpsyncClause } from '../kube/upsync-api.js';
 
 export interface WorkloadRef {
   group: string;
@@ -49,6 +50,8 @@ export interface BindingPolicySpec {
    * policy's works are applied as (placement/executor.ts).
    */
   executor?: { serviceAccount?: { namespace?: string; name?: string } } | null;
+  /** Our extension too: what the selected WECs' agents copy back (../upsync/, docs/upsync.md). */
+  upsync?: UpsyncClause[] | null;
 }
 
 export interface Policy {

@@ -39,6 +39,8 @@ export interface UpsyncClause {
   objectSelectors?: LabelSelector[];
   objectNames?: string[];
   associatedWith?: 'downsync';
+  /** StatusCollectors combining the policy's upsynced objects (serve's, never sent to the agents). */
+  statusCollectors?: string[];
 }
 
 /** An object the policy downsynced to the cluster (what `associatedWith: downsync` follows). */

@@ -291,8 +291,8 @@ export class PlacementController {
     await this.workersDone;
   }
 
-  /** Calls `cb(policyName)` whenever that policy's Binding may have changed; returns the unsubscriber. */
-  onBindingChange(cb: (policy: string) => void): () => void {
+  /** Calls `cb(policyName, statusOnly)` whenever that policy's Binding may have changed (statusOnly: only its status); returns the unsubscriber. */
+  onBindingChange(cb: (policy: string, statusOnly: boolean) => void): () => void {
     return this.reconciler.bindings.onChange(cb);
   }
 

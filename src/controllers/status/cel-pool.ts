@@ -22,7 +22,8 @@ export type WorkerRequest =
     collector: { key: string; name: string; spec: unknown };
     /** The WDS object without its status, when the collector reads `obj`. */
     obj?: unknown;
-    reports: { cluster: string; status: JsonObject; lastReturnedUpdateTimestamp?: string }[];
+    /** Each row's report; `obj`, when given, is that row's own (an upsynced object without its status). */
+    reports: { cluster: string; status: JsonObject; lastReturnedUpdateTimestamp?: string; obj?: unknown }[];
   };
 type Request = Omit<Extract<WorkerRequest, { op: 'compile' }>, 'id'> | Omit<Extract<WorkerRequest, { op: 'evaluate' }>, 'id'>;
 

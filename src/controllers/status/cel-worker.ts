@@ -32,7 +32,9 @@ function answer(req: WorkerRequest): WorkerAnswer {
   if (!r) compiled.set(req.collector.key, (r = compileOf(req.collector.name, req.collector.spec)));
   const c = r.collector;
   const obj = req.obj === undefined ? undefined : objForCel(req.obj as JsonObject);
-  const rows: RowEval[] = req.reports.map((report: WecReport) => (c ? evaluateRow(c, obj, report) : failedRow(report.cluster, `the collector is invalid: ${r.errors[0]}`)));
+  const rows: RowEval[] = req.reports.map((report: WecReport) => (c
+    ? evaluateRow(c, report.obj !== undefined ? objForCel(report.obj as JsonObject) : obj, report)
+    : failedRow(report.cluster, `the collector is invalid: ${r.errors[0]}`)));
   return { id: req.id, ok: true, rows };
 }
 

@@ -57,6 +57,8 @@ export interface WecReport {
   lastReturnedUpdateTimestamp?: string;
   /** Changes whenever the report does (the WorkStatus's resourceVersion): rows are kept by it (RowMemo). */
   version?: string;
+  /** This row's own `obj` (an upsynced object, without status), instead of the request's shared one. */
+  obj?: unknown;
 }
 
 const ZERO_TIME = '0001-01-01T00:00:00Z';

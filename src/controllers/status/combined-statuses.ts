@@ -137,6 +137,7 @@ export class CombinedStatuses {
         // A status write (ours, echoed) changes no result: only a new generation or a deletion does.
         if (type === 'MODIFIED' && old?.metadata.generation === sc.metadata.generation) return;
         for (const source of [...this.keysBySource.keys()]) this.touch(source);
+        this.events.emit('compiled', sc.metadata.name);
       },
       onError: (err) => o.log(`status: statuscollectors: ${err.message}`),
     });
@@ -162,6 +163,12 @@ export class CombinedStatuses {
     if (leading === this.leading) return;
     this.leading = leading;
     if (leading) for (const sc of this.collectors.list()) this.writeCollectorStatus(sc.metadata.name);
+  }
+
+  /** Calls cb(name) when a collector's compile answer is back, or it changed or went (other users of compile(): upsync). */
+  onCollectorChange(cb: (name: string) => void): () => void {
+    this.events.on('compiled', cb);
+    return () => { this.events.off('compiled', cb); };
   }
 
   onCombinedStatusChange(cb: (key: string) => void): () => void {
@@ -206,6 +213,7 @@ export class CombinedStatuses {
       entry.answer = answer;
       this.writeCollectorStatus(name);
       for (const source of [...this.keysBySource.keys()]) this.touch(source);
+      this.events.emit('compiled', name);
     };
     if (bounds.length > 0) {
       entry.answer = { errors: bounds };
