@@ -4,8 +4,9 @@
 // request but health checks, the admission webhooks (every route under /admission/) answered only
 // for the WDS's kube-apiserver itself, each user's requests counted against the limits of
 // ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
-// `spaces`, `bindings` and `combinedstatuses`), /metrics, and the view under its root (where the
-// same `bindings` and `combinedstatuses` are also served in control.kubestellar.io). Every error is
+// `spaces`, `bindings`, `combinedstatuses` and `upsyncedobjects`), /metrics, and the view under its
+// root (where the same virtual resources are also served in control.kubestellar.io, and each
+// cluster's upsynced objects below `clusters/<cluster>`). Every error is
 // a Kubernetes Status; no request can crash the process. Tests build it with a stub
 // Authenticator/Authorizer and drive it with `inject`.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -13,6 +14,9 @@ import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { registerBindings, type BindingSource } from './bindings-resource.js';
 import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
+import { registerUpsyncedObjects } from './upsynced-objects.js';
+import { clusterViewPath } from './upsynced-cluster-view.js';
+import type { UpsyncedSource } from './upsynced-source.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
 import { registerAdmission, type CollectorValidator } from './admission.js';
@@ -50,6 +54,8 @@ export interface AppOptions {
   bindings?: BindingSource;
   /** The status controller's CombinedStatuses (none without an ITS). */
   combinedStatuses?: CombinedStatusSource;
+  /** The agents' copies of WEC objects, upsynced (none without an ITS: empty lists, no cluster views). */
+  upsynced?: UpsyncedSource;
   /** Compiles a StatusCollector for the admission webhook (none without an ITS: all allowed). */
   validateCollector?: CollectorValidator;
   servingCertPem: string;
@@ -202,7 +208,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? '' : url.slice(q + 1);
     const inView = path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47 /* / */);
-    const info = parseRequestInfo(inView ? path.slice(root.length) || '/' : path);
+    const below = inView ? path.slice(root.length) || '/' : path;
+    // A cluster's view of its upsynced objects is a Kubernetes API of its own below `clusters/<cluster>`.
+    const info = parseRequestInfo(inView ? clusterViewPath(below)?.path ?? below : below);
     // The view's routes classify the same request: parsed once.
     if (inView) req.viewInfo = info;
     req.longRunning = isLongRunning(info, req.method, query);
@@ -253,6 +261,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
+  registerUpsyncedObjects(app, opts.upsynced, authorizeOn('upsyncedobjects'), GROUP, visibility);
   registerAdmission(app, opts.validateCollector);
   registerPolicyAdmission(app, opts.authorizer, opts.log ?? (() => undefined));
   registerDenaturedWebhook(app, opts.denatured, opts.log ?? (() => undefined));
@@ -260,7 +269,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {
     root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
-    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, authorizeOn, visibility,
+    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, upsynced: opts.upsynced, authorizeOn, visibility,
   });
   return app;
 }

@@ -1,7 +1,7 @@
 // The API group view.kubestellar.io/v1alpha1 itself: its names, its resources and its legacy and
 // aggregated discovery (its OpenAPI: ./view-openapi.ts). Also the view's own part of KubeStellar's
 // group control.kubestellar.io, which ./view-proxy.ts adds to the WDS's discovery: the same virtual
-// resources (Bindings, CombinedStatuses) as KubeStellar's tools read them.
+// resources (Bindings, CombinedStatuses, UpsyncedObjects) as KubeStellar's tools read them.
 export const GROUP = 'view.kubestellar.io';
 export const VERSION = 'v1alpha1';
 export const GROUP_VERSION = `${GROUP}/${VERSION}`;
@@ -21,23 +21,33 @@ export interface VirtualKind {
 
 export const BINDINGS: VirtualKind = { resource: 'bindings', singular: 'binding', kind: 'Binding', namespaced: false, shortNames: ['bdg'] };
 export const COMBINED_STATUSES: VirtualKind = { resource: 'combinedstatuses', singular: 'combinedstatus', kind: 'CombinedStatus', namespaced: true, shortNames: ['cs'] };
-/** In discovery order. */
-export const VIRTUAL_KINDS: readonly VirtualKind[] = [BINDINGS, COMBINED_STATUSES];
+/** The objects born in the WECs that the agents copy back (issue 28; ./upsynced-objects.ts); no short name (KubeStellar has none). */
+export const UPSYNCED_OBJECTS: VirtualKind = { resource: 'upsyncedobjects', singular: 'upsyncedobject', kind: 'UpsyncedObject', namespaced: true, shortNames: [] };
+/** This group's virtual resources, in discovery order. */
+export const VIRTUAL_KINDS: readonly VirtualKind[] = [BINDINGS, COMBINED_STATUSES, UPSYNCED_OBJECTS];
+/** Those served inside the view as KubeStellar's (control.kubestellar.io), where its tools read them. */
+export const CONTROL_KINDS: readonly VirtualKind[] = [BINDINGS, COMBINED_STATUSES];
+/**
+ * Those served inside the view in this group (the rest of it is hidden there): KubeStellar has no
+ * UpsyncedObject of this shape, and the ITS's upsyncedobjects.control.kubestellar.io (the agents'
+ * copies) is another; users' RBAC grants them here (./registration.ts).
+ */
+export const IN_VIEW_KINDS: readonly VirtualKind[] = [UPSYNCED_OBJECTS];
 
 const READ_VERBS = ['get', 'list', 'watch'];
 
 /** The virtual resources' entries in a legacy APIResourceList, the same in both groups. */
-function virtualResources() {
-  return VIRTUAL_KINDS.map((k) => ({
-    name: k.resource, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: READ_VERBS, shortNames: k.shortNames, categories: ['kubestellar'],
+function virtualResources(kinds: readonly VirtualKind[] = VIRTUAL_KINDS) {
+  return kinds.map((k) => ({
+    name: k.resource, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: READ_VERBS, ...(k.shortNames.length > 0 ? { shortNames: k.shortNames } : {}), categories: ['kubestellar'],
   }));
 }
 
-function virtualAggregatedResources(group: string) {
-  return VIRTUAL_KINDS.map((k) => ({
+function virtualAggregatedResources(group: string, kinds: readonly VirtualKind[] = VIRTUAL_KINDS) {
+  return kinds.map((k) => ({
     resource: k.resource, singularResource: k.singular, scope: k.namespaced ? 'Namespaced' : 'Cluster',
     responseKind: { group, version: VERSION, kind: k.kind },
-    verbs: READ_VERBS, shortNames: k.shortNames, categories: ['kubestellar'],
+    verbs: READ_VERBS, ...(k.shortNames.length > 0 ? { shortNames: k.shortNames } : {}), categories: ['kubestellar'],
   }));
 }
 
@@ -96,13 +106,26 @@ export const controlApiGroup = {
 };
 
 export function controlResourceList() {
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: CONTROL_GROUP_VERSION, resources: virtualResources() };
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: CONTROL_GROUP_VERSION, resources: virtualResources(CONTROL_KINDS) };
 }
 
 /** The group's entry in aggregated discovery (v2 and v2beta1 alike). */
 export function controlAggregatedGroup() {
   return {
     metadata: { name: CONTROL_GROUP, creationTimestamp: null },
-    versions: [{ version: VERSION, freshness: 'Current', resources: virtualAggregatedResources(CONTROL_GROUP) }],
+    versions: [{ version: VERSION, freshness: 'Current', resources: virtualAggregatedResources(CONTROL_GROUP, CONTROL_KINDS) }],
+  };
+}
+
+/** Inside the view, this group's resource list: only IN_VIEW_KINDS. */
+export function inViewResourceList() {
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GROUP_VERSION, resources: virtualResources(IN_VIEW_KINDS) };
+}
+
+/** Inside the view, this group's entry in aggregated discovery (v2 and v2beta1 alike). */
+export function inViewAggregatedGroup() {
+  return {
+    metadata: { name: GROUP, creationTimestamp: null },
+    versions: [{ version: VERSION, freshness: 'Current', resources: virtualAggregatedResources(GROUP, IN_VIEW_KINDS) }],
   };
 }

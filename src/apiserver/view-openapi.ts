@@ -4,7 +4,7 @@
 // virtual resources as control.kubestellar.io/v1alpha1 (./view-proxy.ts serves them). Paths and
 // operation ids are those kube-apiserver gives a CRD of the same scope, so that clients generated
 // from them and `kubectl explain` find what they expect. Schemas: ./view-schemas.ts.
-import { CONTROL_GROUP, GROUP, GROUP_VERSION, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
+import { CONTROL_GROUP, CONTROL_KINDS, GROUP, GROUP_VERSION, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
 import { listMeta, objectMeta, schemaPrefix, spaceSchemas, virtualSchemas } from './view-schemas.js';
 
 type Ref = (n: string) => string;
@@ -53,8 +53,8 @@ function virtualOperations(ref: Ref, v3: boolean, group: string, k: VirtualKind)
   };
 }
 
-function virtualPaths(ref: Ref, v3: boolean, group: string) {
-  return Object.assign({}, ...VIRTUAL_KINDS.map((k) => virtualOperations(ref, v3, group, k))) as Record<string, unknown>;
+function virtualPaths(ref: Ref, v3: boolean, group: string, kinds: readonly VirtualKind[] = VIRTUAL_KINDS) {
+  return Object.assign({}, ...kinds.map((k) => virtualOperations(ref, v3, group, k))) as Record<string, unknown>;
 }
 
 const spaces = `/apis/${GROUP_VERSION}/spaces`;
@@ -112,7 +112,7 @@ export function openAPIV3Index(hash: string) {
 /** What the view adds to the WDS's OpenAPI v2 document (ObjectMeta and ListMeta are the WDS's own). */
 export function controlOpenAPIV2() {
   const ref = (n: string) => `#/definitions/${n}`;
-  return { paths: virtualPaths(ref, false, CONTROL_GROUP), definitions: virtualSchemas(ref, CONTROL_GROUP) };
+  return { paths: virtualPaths(ref, false, CONTROL_GROUP, CONTROL_KINDS), definitions: virtualSchemas(ref, CONTROL_GROUP, CONTROL_KINDS) };
 }
 
 /** The OpenAPI v3 document of control.kubestellar.io/v1alpha1 as the view serves it. */
@@ -121,10 +121,10 @@ export function controlOpenAPIV3() {
   return {
     openapi: '3.0.0',
     info: { title: 'kubestellar-view', version: VERSION },
-    paths: virtualPaths(ref, true, CONTROL_GROUP),
+    paths: virtualPaths(ref, true, CONTROL_GROUP, CONTROL_KINDS),
     components: {
       schemas: {
-        ...virtualSchemas(ref, CONTROL_GROUP),
+        ...virtualSchemas(ref, CONTROL_GROUP, CONTROL_KINDS),
         'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMeta,
         'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta': listMeta,
       },

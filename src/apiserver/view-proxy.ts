@@ -6,7 +6,10 @@
 // Resources of the view's own join the WDS's: the virtual Bindings and CombinedStatuses as
 // KubeStellar's control.kubestellar.io/v1alpha1 (./bindings-resource.ts,
 // ./combinedstatuses-resource.ts), in discovery (legacy and aggregated) and OpenAPI v2/v3, while
-// the WDS's own control.kubestellar.io stays hidden.
+// the WDS's own control.kubestellar.io stays hidden. The UpsyncedObjects (./upsynced-objects.ts)
+// are served as upsyncedobjects.view.kubestellar.io, the only resource of that group in the view
+// (in discovery too; no OpenAPI there yet), and each cluster's upsynced objects in their native
+// kinds below `clusters/<cluster>` (./upsynced-cluster-view.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import {
@@ -28,7 +31,12 @@ import { passThrough } from './passthrough.js';
 import { bodyOf, userOf } from './request-state.js';
 import { registerBindings, type BindingSource } from './bindings-resource.js';
 import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
-import { CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlResourceList, VERSION } from './view-group.js';
+import { registerClusterViews } from './upsynced-cluster-view.js';
+import { registerUpsyncedObjects } from './upsynced-objects.js';
+import type { UpsyncedSource } from './upsynced-source.js';
+import {
+  apiGroup as viewApiGroup, CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlResourceList, GROUP, inViewAggregatedGroup, inViewResourceList, VERSION,
+} from './view-group.js';
 import { controlOpenAPIV2, controlOpenAPIV3 } from './view-openapi.js';
 import type { Authorize, SubjectVisibility } from './virtual-resource.js';
 import { createHash } from 'node:crypto';
@@ -43,6 +51,8 @@ export interface ViewOptions {
   bindings?: BindingSource;
   /** The status controller's CombinedStatuses (none without an ITS: the lists are empty). */
   combinedStatuses?: CombinedStatusSource;
+  /** The agents' copies of WEC objects (none without an ITS: the lists and the clusters' views are empty). */
+  upsynced?: UpsyncedSource;
   /** A SubjectAccessReview of the user on `resource` in `group`. */
   authorizeOn: (resource: string, group: string) => Authorize;
   /** What the user may get of the objects the Bindings and CombinedStatuses speak of. */
@@ -86,6 +96,15 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   // combinedstatuses are these, never the WDS's (a KubeStellar install's real CRDs are shadowed).
   registerBindings(view, opts.bindings, opts.authorizeOn('bindings', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
   registerCombinedStatuses(view, opts.combinedStatuses, opts.authorizeOn('combinedstatuses', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
+  registerUpsyncedObjects(view, opts.upsynced, opts.authorizeOn('upsyncedobjects', GROUP), GROUP, opts.visibility);
+  // Each cluster's upsynced objects as their native kinds; /version there is the WDS's, as in the view.
+  registerClusterViews(view, {
+    root, source: opts.upsynced, cats, authorizeOn: opts.authorizeOn,
+    version: (req, reply) => {
+      passThrough(up, { method: 'GET', path: `${up.basePath}/version`, headers: req.headers, user: userOf(req) }, reply);
+      return reply;
+    },
+  });
 
   // Bodies are buffered (3 MiB at most), checked, and kept as they came for the passthrough.
   view.removeAllContentTypeParsers();
@@ -132,12 +151,12 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     if (doc.kind === 'APIGroupDiscoveryList') {
       const version = wantsAggregatedDiscovery(req.headers.accept) ?? 'v2';
       const filtered = filterAggregatedDiscovery(doc, cats);
-      if (path === '/apis') filtered.items = [...(filtered.items ?? []), controlAggregatedGroup()];
+      if (path === '/apis') filtered.items = [...(filtered.items ?? []), controlAggregatedGroup(), inViewAggregatedGroup()];
       return sendExact(reply.header('vary', 'Accept'), version === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1, filtered);
     }
     if (doc.kind === 'APIGroupList') {
       const filtered = filterGroupList(doc, await visible());
-      if (path === '/apis') filtered.groups = [...(filtered.groups ?? []), controlApiGroup];
+      if (path === '/apis') filtered.groups = [...(filtered.groups ?? []), controlApiGroup, viewApiGroup];
       return reply.header('content-type', contentType).send(filtered);
     }
     return reply.header('content-type', contentType).send(doc);
@@ -162,11 +181,16 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
       if (version !== VERSION) throw errors.pathNotFound();
       return controlResourceList();
     }
+    if (group === GROUP) {
+      if (version !== VERSION) throw errors.pathNotFound();
+      return inViewResourceList();
+    }
     return resourceList(req, reply, group, `/apis/${group}/${version}`);
   });
   view.get<{ Params: { group: string } }>('/apis/:group', async (req, reply) => {
     const { group } = req.params;
     if (group === CONTROL_GROUP) return { kind: 'APIGroup', apiVersion: 'v1', ...controlApiGroup };
+    if (group === GROUP) return { kind: 'APIGroup', apiVersion: 'v1', ...viewApiGroup };
     if (cats.isHiddenGroup(group)) throw errors.pathNotFound();
     const gvs = await visible();
     if (![...gvs].some((gv) => gv.startsWith(`${group}/`))) throw errors.pathNotFound();

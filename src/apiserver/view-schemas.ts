@@ -1,8 +1,8 @@
-// The OpenAPI schemas of the kinds this server serves (Space, and the virtual Binding and
-// CombinedStatus in view.kubestellar.io and control.kubestellar.io), named as kube-apiserver names a
+// The OpenAPI schemas of the kinds this server serves (Space, and the virtual Binding,
+// CombinedStatus and UpsyncedObject in view.kubestellar.io and control.kubestellar.io), named as kube-apiserver names a
 // CRD's (io.kubestellar.view.v1alpha1.Binding), for OpenAPI v2 definitions and v3 components alike
 // (`ref` makes a reference in either form). KubeStellar's field names and shapes; descriptions our own.
-import { BINDINGS, COMBINED_STATUSES, GROUP, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
+import { BINDINGS, COMBINED_STATUSES, GROUP, UPSYNCED_OBJECTS, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
 
 type Ref = (n: string) => string;
 
@@ -144,6 +144,36 @@ function combinedStatusSchema(ref: Ref, group: string) {
   }, group);
 }
 
+/** The view's UpsyncedObject (./upsynced-objects.ts): one object of a WEC, as its agent copied it. */
+function upsyncedObjectSchema(ref: Ref, group: string) {
+  const str = { type: 'string' };
+  return kindSchema(ref, 'UpsyncedObject', 'UpsyncedObject is one object of a WEC that an upsync clause of a BindingPolicy selects, as the cluster\'s agent last copied it. Named <cluster>:<resource>[.<group>]:<name>, in the object\'s namespace, labelled view.kubestellar.io/cluster and view.kubestellar.io/kind. Virtual: read from the agents\' copies, never stored; read-only.', {
+    spec: {
+      type: 'object', required: ['cluster', 'source', 'object'],
+      properties: {
+        cluster: { type: 'string', description: 'The WEC the object lives in.' },
+        source: {
+          type: 'object', description: 'The object\'s identity in the WEC.',
+          properties: { group: str, version: str, resource: str, kind: str, namespace: str, name: str, uid: str, resourceVersion: { type: 'string', description: 'The object\'s resourceVersion in the WEC.' } },
+        },
+        policies: { type: 'array', items: str, description: 'The BindingPolicies whose upsync clauses select the object.' },
+        object: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, description: 'The object as the WEC holds it (managedFields left out).' },
+      },
+    },
+    status: {
+      type: 'object',
+      properties: {
+        lastSeen: { type: 'string', format: 'date-time', description: 'When the agent last saw this version of the object.' },
+        stale: { type: 'boolean', description: 'The cluster\'s agent stopped renewing its lease: the copy may be out of date.' },
+        conditions: {
+          type: 'array',
+          items: { type: 'object', required: ['type', 'status'], properties: { type: str, status: str, reason: str, message: str, lastTransitionTime: { type: 'string', format: 'date-time' } } },
+        },
+      },
+    },
+  }, group);
+}
+
 /** The schema of `<kind>List` for a kind of this group. */
 function listSchema(ref: Ref, kind: string, group = GROUP) {
   return {
@@ -177,6 +207,7 @@ export const listMeta = { type: 'object', properties: { resourceVersion: { type:
 const OWN_SCHEMAS: Record<string, (ref: Ref, group: string) => object> = {
   [BINDINGS.kind]: bindingSchema,
   [COMBINED_STATUSES.kind]: combinedStatusSchema,
+  [UPSYNCED_OBJECTS.kind]: upsyncedObjectSchema,
 };
 
 /** Space and SpaceList (view.kubestellar.io only). */
@@ -188,8 +219,8 @@ export function spaceSchemas(ref: Ref) {
 }
 
 /** Each virtual kind and its list, in `group`. */
-export function virtualSchemas(ref: Ref, group: string): Record<string, object> {
-  return Object.fromEntries(VIRTUAL_KINDS.flatMap((k: VirtualKind) => [
+export function virtualSchemas(ref: Ref, group: string, kinds: readonly VirtualKind[] = VIRTUAL_KINDS): Record<string, object> {
+  return Object.fromEntries(kinds.flatMap((k: VirtualKind) => [
     [`${schemaPrefix(group)}.${k.kind}`, OWN_SCHEMAS[k.kind]!(ref, group)],
     [`${schemaPrefix(group)}.${k.kind}List`, listSchema(ref, k.kind, group)],
   ]));

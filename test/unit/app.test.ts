@@ -47,7 +47,7 @@ t.test('the group view.kubestellar.io: discovery for any user, aggregated with i
   const group = await app.inject({ url: '/apis/view.kubestellar.io', headers });
   t.equal(group.json().preferredVersion.groupVersion, 'view.kubestellar.io/v1alpha1');
   const resources = await app.inject({ url: '/apis/view.kubestellar.io/v1alpha1', headers });
-  t.same(resources.json().resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings', 'combinedstatuses']);
+  t.same(resources.json().resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings', 'combinedstatuses', 'upsyncedobjects']);
   const v3 = await app.inject({ url: '/openapi/v3', headers });
   t.same(Object.keys(v3.json().paths), ['apis/view.kubestellar.io/v1alpha1'], 'OpenAPI v3 lists this group only (the aggregator merges every key)');
 });

@@ -102,7 +102,7 @@ t.test('discovery of the view lists bindings in control.kubestellar.io, short na
   const agg = await app.inject({ url: `${ROOT}/apis`, headers: { ...headers, accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
   t.equal(agg.statusCode, 200);
   const items = agg.json().items;
-  t.same(items.map((g: { metadata: { name: string } }) => g.metadata.name), ['apps', 'control.kubestellar.io']);
+  t.same(items.map((g: { metadata: { name: string } }) => g.metadata.name), ['apps', 'control.kubestellar.io', 'view.kubestellar.io'], 'view.kubestellar.io: its upsyncedobjects');
   t.strictSame(items[1].versions, [{
     version: 'v1alpha1', freshness: 'Current',
     resources: [{
@@ -145,7 +145,7 @@ t.test('legacy /apis of the view: control.kubestellar.io with its one version', 
   const res = await app.inject({ url: `${ROOT}/apis`, headers: { 'x-test-user': 'alice', accept: 'application/json' } });
   t.equal(res.statusCode, 200);
   t.same(res.json().groups.map((g: { name: string; versions: Array<{ groupVersion: string }> }) => [g.name, g.versions.map((v) => v.groupVersion)]),
-    [['apps', ['apps/v1']], ['control.kubestellar.io', ['control.kubestellar.io/v1alpha1']]]);
+    [['apps', ['apps/v1']], ['control.kubestellar.io', ['control.kubestellar.io/v1alpha1']], ['view.kubestellar.io', ['view.kubestellar.io/v1alpha1']]]);
 });
 
 t.test('OpenAPI of the view: v3 lists control.kubestellar.io/v1alpha1 under the view root, its document has the Binding; v2 has it too', async (t) => {
