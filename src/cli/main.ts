@@ -127,18 +127,18 @@ function buildProgram(argv: string[]): Command {
   program.command('kubeconfig')
     .description('print the kubeconfig of the local spaces (a context per space)')
     .option(...dirOption)
-    .option('--view', 'add the context <wds>-view of each WDS, whose server is its view root, and make wds1-view current')
+    .option('--view', 'add the context <wds>-view of each WDS, whose server is its view root, and make wds1-view current; and <wds>-view-<wec> of each WEC: its upsynced objects')
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .action(async (flags: DirOption & { output?: string; view?: boolean }) => {
       const state = readState(path.join(flags.dir, 'state.json'));
       if (!state || !existsSync(path.join(flags.dir, 'kubeconfig'))) {
         throw new UserError(`no kubeconfig in ${flags.dir}: run 'ksview spaces up'`);
       }
-      const { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntries } = await import('../spaces/kubeconfig.js');
+      const { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntries } = await import('../spaces/kubeconfig.js');
       const { viewRoot } = await import('../apiserver/view-group.js');
       const layout = spacesLayout(optionsOfState(flags.dir, state));
       const entries = spaceKubeconfigEntries(layout);
-      if (flags.view) entries.push(...viewKubeconfigEntries(layout, viewRoot));
+      if (flags.view) entries.push(...viewKubeconfigEntries(layout, viewRoot), ...viewClusterKubeconfigEntries(layout, viewRoot));
       const text = renderKubeconfig(entries, flags.view ? 'wds1-view' : undefined);
       if (!flags.output) {
         process.stdout.write(text);

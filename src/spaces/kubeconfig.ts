@@ -18,6 +18,9 @@ export interface KubeconfigEntry {
 }
 
 export function renderKubeconfig(entries: KubeconfigEntry[], currentContext?: string): string {
+  // Entries may share a user (the per-cluster view contexts use their view's): listed once.
+  const users = new Map<string, KubeconfigEntry>();
+  for (const e of entries) if (!users.has(e.user ?? `${e.name}-admin`)) users.set(e.user ?? `${e.name}-admin`, e);
   return YAML.stringify({
     apiVersion: 'v1',
     kind: 'Config',
@@ -25,8 +28,8 @@ export function renderKubeconfig(entries: KubeconfigEntry[], currentContext?: st
       name: e.name,
       cluster: { server: e.server, 'certificate-authority-data': b64(e.caPem) },
     })),
-    users: entries.map((e) => ({
-      name: e.user ?? `${e.name}-admin`,
+    users: [...users].map(([name, e]) => ({
+      name,
       user: { 'client-certificate-data': b64(e.certPem), 'client-key-data': b64(e.keyPem) },
     })),
     contexts: entries.map((e) => ({ name: e.name, context: { cluster: e.name, user: e.user ?? `${e.name}-admin` } })),
@@ -60,6 +63,19 @@ export function viewKubeconfigEntries(layout: SpacesLayout, viewPath: (wds: stri
     const entry = entries.find((e) => e.name === wds.name)!;
     return { ...entry, name: `${wds.name}-view`, server: entry.server + viewPath(wds.name) };
   });
+}
+
+/**
+ * The contexts `<wds>-view-<wec>` of every WDS and WEC of the spaces: the WEC's upsynced objects
+ * as their native kinds (the view root + `/clusters/<wec>`, src/apiserver/upsynced-cluster-view.ts),
+ * with the user of `<wds>-view`. One per WEC, whether it upsyncs anything or not: a cluster with
+ * nothing upsynced answers 404, harmlessly.
+ */
+export function viewClusterKubeconfigEntries(layout: SpacesLayout, viewPath: (wds: string) => string): KubeconfigEntry[] {
+  const wecs = layout.spaces.filter((s) => s.role === 'wec');
+  return viewKubeconfigEntries(layout, viewPath).flatMap((view) => wecs.map((wec) => ({
+    ...view, name: `${view.name}-${wec.name}`, server: `${view.server}/clusters/${wec.name}`, user: view.user ?? `${view.name}-admin`,
+  })));
 }
 
 export function writeSpacesKubeconfig(layout: SpacesLayout): void {
