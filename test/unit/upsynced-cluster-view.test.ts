@@ -5,6 +5,7 @@
 // clusters and kinds.
 import t from 'tap';
 import type { ResourceAttributes } from '../../src/apiserver/authz.js';
+import { RequestLimits } from '../../src/apiserver/request-limits.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { copy, FakeUpsyncedSource } from '../fixtures/fake-upsynced-source.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
@@ -199,6 +200,28 @@ t.test('403 without the WDS right; 404 for unknown clusters, kinds and subresour
   const badWatch = await app.inject({ url: `${WEC1}/api/v1/pods?watch=1&resourceVersion=-1`, headers: ADMIN });
   t.match(badWatch.json(), { kind: 'Status', code: 500, message: /resourceVersion: Invalid value/ }, 'a watch\'s bad resourceVersion: kube-apiserver\'s 500');
   t.equal((await app.inject({ url: `${WEC1}/api/v1`, headers: { 'x-test-user': 'nobody' } })).statusCode, 200, 'discovery: any authenticated user');
+});
+
+t.test('a watch of a cluster\'s view is long-running, as kube-apiserver counts it', async (t) => {
+  // One ordinary request in flight per user at most: a watch held open must not be one.
+  const limits = new RequestLimits({ longRunningPerUser: 1, longRunningTotal: 10, inflightPerUser: 1, inflightTotal: 10 });
+  const { app, close } = await testApp({ upsynced: source(), limits });
+  t.teardown(close);
+  const watching = app.inject({ url: `${WEC1}/api/v1/pods?watch=1&timeoutSeconds=1`, headers: ADMIN });
+  await sleep(50);
+  t.equal((await app.inject({ url: `${WEC1}/api/v1/pods`, headers: ADMIN })).statusCode, 200, 'a list beside the watch');
+  t.equal((await app.inject({ url: `${WEC1}/api/v1/pods?watch=1&timeoutSeconds=1`, headers: ADMIN })).statusCode, 429, 'a second watch is past the long-running bound');
+  await watching;
+});
+
+t.test('/version is the WDS\'s, asked as the user', async (t) => {
+  const { app, upstream, close } = await testApp({ upsynced: source() });
+  t.teardown(close);
+  upstream.pool.intercept({ path: '/version', method: 'GET' }).reply(200, JSON.stringify({ major: '1', minor: '33', gitVersion: 'v1.33.0' }), { headers: { 'content-type': 'application/json' } });
+  const res = await app.inject({ url: `${WEC1}/version`, headers: ADMIN });
+  t.equal(res.statusCode, 200);
+  t.equal(res.json().gitVersion, 'v1.33.0');
+  t.match(upstream.calls(), [{ method: 'GET', path: '/version' }]);
 });
 
 t.test('without a source: every cluster is unknown', async (t) => {
