@@ -220,7 +220,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined && upsyncCombined ? withUpsyncCombined(combined, upsyncCombined) : combined,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined && upsyncCombined ? withUpsyncCombined(combined, upsyncCombined) : combined, upsynced,
     validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
     authnConfig: () => authnConfig, authenticator, authorizer, ready, limits, log: log.error,
     shuttingDown: () => gate?.shuttingDown === true,
