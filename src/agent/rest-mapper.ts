@@ -10,6 +10,9 @@ export interface Mapping {
   resource: string;
   kind: string;
   namespaced: boolean;
+  /** Discovery's singular name and short names (what an upsynced copy carries for the view's discovery). */
+  singular?: string;
+  shortNames?: string[];
 }
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
@@ -64,7 +67,7 @@ export class RestMapper {
     const byGvk = new Map<string, Mapping>();
     const byGr = new Map<string, Mapping>();
     for (const r of rows) {
-      const m: Mapping = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced };
+      const m: Mapping = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced, singular: r.singular, shortNames: r.shortNames };
       const av = r.group ? `${r.group}/${r.version}` : r.version;
       if (!byGvk.has(`${av}|${r.kind}`)) byGvk.set(`${av}|${r.kind}`, m);
       if (r.preferred || !byGr.has(`${r.group}|${r.resource}`)) byGr.set(`${r.group}|${r.resource}`, m);

@@ -12,6 +12,9 @@ export interface ClusterKind {
   resource: string;
   kind: string;
   namespaced: boolean;
+  /** From the WEC's discovery, as the agent copied it (absent from older copies: the lowercase kind, none). */
+  singular: string;
+  shortNames: string[];
 }
 
 const READ_VERBS = ['get', 'list', 'watch'];
@@ -21,7 +24,12 @@ export function kindsOf(copies: readonly UpsyncedObject[]): ClusterKind[] {
   const kinds = new Map<string, ClusterKind>();
   for (const { source: s } of copies) {
     const key = `${s.group}/${s.version}/${s.resource}`;
-    if (!kinds.has(key)) kinds.set(key, { group: s.group, version: s.version, resource: s.resource, kind: s.kind, namespaced: s.namespace !== '' });
+    if (!kinds.has(key)) {
+      kinds.set(key, {
+        group: s.group, version: s.version, resource: s.resource, kind: s.kind, namespaced: s.namespace !== '',
+        singular: s.singular || s.kind.toLowerCase(), shortNames: Array.isArray(s.shortNames) ? s.shortNames : [],
+      });
+    }
   }
   return [...kinds.values()].sort((a, b) => a.group.localeCompare(b.group) || a.version.localeCompare(b.version) || a.resource.localeCompare(b.resource));
 }
@@ -57,7 +65,9 @@ export function apiResourceList(kinds: readonly ClusterKind[], group: string, ve
   if (resources.length === 0) return undefined;
   return {
     kind: 'APIResourceList', apiVersion: 'v1', groupVersion: groupVersionOf(group, version),
-    resources: resources.map((k) => ({ name: k.resource, singularName: k.kind.toLowerCase(), namespaced: k.namespaced, kind: k.kind, verbs: READ_VERBS })),
+    resources: resources.map((k) => ({
+      name: k.resource, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: READ_VERBS, ...(k.shortNames.length > 0 ? { shortNames: k.shortNames } : {}),
+    })),
   };
 }
 
@@ -71,7 +81,7 @@ export function aggregatedDiscovery(kinds: readonly ClusterKind[], which: 'core'
       versions: versionsOf(kinds, group).map((v) => ({
         version: v, freshness: 'Current',
         resources: kinds.filter((k) => k.group === group && k.version === v).map((k) => ({
-          resource: k.resource, singularResource: k.kind.toLowerCase(), scope: k.namespaced ? 'Namespaced' : 'Cluster',
+          resource: k.resource, singularResource: k.singular, scope: k.namespaced ? 'Namespaced' : 'Cluster', ...(k.shortNames.length > 0 ? { shortNames: k.shortNames } : {}),
           responseKind: { group, version: v, kind: k.kind }, verbs: READ_VERBS,
         })),
       })),

@@ -9,6 +9,7 @@ export interface AggregatedResource {
   responseKind?: { group?: string; version?: string; kind?: string };
   scope?: string;
   singularResource?: string;
+  shortNames?: string[];
   verbs?: string[];
   subresources?: Array<{ subresource: string }>;
   [k: string]: unknown;
@@ -52,6 +53,8 @@ export interface DiscoveredResource {
   namespaced: boolean;
   verbs: string[];
   hasStatus: boolean;
+  /** As discovery lists them (kubectl's `cm` for configmaps). */
+  shortNames: string[];
 }
 
 /** Every resource with a kind in `doc`, group by group, versions in preference order. */
@@ -69,6 +72,7 @@ export function discoveredResources(doc: AggregatedDiscovery): DiscoveredResourc
           namespaced: r.scope === 'Namespaced',
           verbs: r.verbs ?? [],
           hasStatus: (r.subresources ?? []).some((s) => s.subresource === 'status'),
+          shortNames: Array.isArray(r.shortNames) ? r.shortNames.filter((x): x is string => typeof x === 'string') : [],
         });
       }
     });

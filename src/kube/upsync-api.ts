@@ -93,6 +93,9 @@ export interface UpsyncedSourceRef {
   uid: string;
   /** The object's own resourceVersion in the WEC. */
   resourceVersion: string;
+  /** The WEC's discovery of the resource: its singular name and short names (the view's per-cluster discovery). */
+  singular?: string;
+  shortNames?: string[];
 }
 
 export interface UpsyncedObject extends KubeObject {

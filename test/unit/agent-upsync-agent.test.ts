@@ -60,7 +60,7 @@ let neverSyncSecrets = false;
 const key = (o: KubeObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 const MAPPINGS: Mapping[] = [
-  { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
+  { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, singular: 'configmap', shortNames: ['cm'] },
   { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true },
   { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
 ];
@@ -113,6 +113,7 @@ t.test('copies are created with their identity, policies and object; a burst of 
   t.equal(c.metadata.name, upsyncedObjectName('wds1', ref('demo', 'a')));
   t.same(c.metadata.labels, { [UPSYNC_WDS_LABEL]: 'wds1' });
   t.match(c.source, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'a', uid: 'uid-demo-a' });
+  t.same([c.source.singular, c.source.shortNames], ['configmap', ['cm']], 'with the WEC\'s discovery of the resource, for the view\'s');
   t.same(c.policies, ['p1']);
   t.same(c.object.data, { a: '1' });
   t.match(c.lastSeen, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

@@ -30,6 +30,8 @@ const POD2 = copy('wec1', ['', 'v1', 'pods'], 'Pod', 'ns2', 'job-1', {
   body: { spec: { containers: [{ name: 'c' }] }, status: { phase: 'Pending', containerStatuses: [{ name: 'c', state: { waiting: { reason: 'ImagePullBackOff' } } }] } },
 });
 const CM = copy('wec1', ['', 'v1', 'configmaps'], 'ConfigMap', 'ns1', 'cm1', { body: { data: { a: '1', b: '2' } } });
+// As the agent copies it: with the WEC's discovery of the resource (kubectl's `get cm`).
+CM.source.shortNames = ['cm'];
 const DEPLOY = copy('wec1', ['apps', 'v1', 'deployments'], 'Deployment', 'ns1', 'web', {
   body: { spec: { replicas: 3, selector: { matchLabels: { app: 'web' } }, template: { spec: { containers: [{ name: 'c', image: 'nginx' }] } } }, status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 } },
 });
@@ -48,9 +50,9 @@ t.test('discovery lists exactly the kinds upsynced from the cluster', async (t) 
   t.same(apis.json().groups.map((g: { name: string }) => g.name), ['apps', 'example.com'], 'batch is wec2\'s');
   const v1 = await app.inject({ url: `${WEC1}/api/v1`, headers: ADMIN });
   t.same(v1.json().resources, [
-    { name: 'configmaps', singularName: 'configmap', namespaced: true, kind: 'ConfigMap', verbs: ['get', 'list', 'watch'] },
+    { name: 'configmaps', singularName: 'configmap', namespaced: true, kind: 'ConfigMap', verbs: ['get', 'list', 'watch'], shortNames: ['cm'] },
     { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list', 'watch'] },
-  ]);
+  ], 'with the short names the WEC\'s discovery gave the agent (none on a copy without them)');
   const widgets = await app.inject({ url: `${WEC1}/apis/example.com/v1alpha1`, headers: ADMIN });
   t.match(widgets.json().resources, [{ name: 'widgets', namespaced: false, kind: 'Widget' }]);
   const group = await app.inject({ url: `${WEC1}/apis/apps`, headers: ADMIN });
@@ -61,6 +63,7 @@ t.test('discovery lists exactly the kinds upsynced from the cluster', async (t) 
   t.same(agg.json().items.map((i: { metadata: { name: string } }) => i.metadata.name), ['apps', 'example.com']);
   const aggCore = await app.inject({ url: `${WEC1}/api`, headers: { ...ADMIN, accept: AGGREGATED } });
   t.same(aggCore.json().items[0].versions[0].resources.map((r: { resource: string }) => r.resource), ['configmaps', 'pods']);
+  t.same(aggCore.json().items[0].versions[0].resources[0].shortNames, ['cm']);
   const empty = await app.inject({ url: `${ROOT}/clusters/wec3/api`, headers: ADMIN });
   t.same(empty.json().versions, [], 'a cluster with a request and nothing upsynced yet: empty');
   t.equal((await app.inject({ url: `${ROOT}/clusters/wec3/api/v1`, headers: ADMIN })).statusCode, 404);

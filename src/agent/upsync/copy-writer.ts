@@ -27,8 +27,8 @@ export interface CopyWriterOptions {
 }
 
 /** What the view shows that a write must carry: identity, version and policies (not lastSeen). */
-export const copySignature = (c: { source: { uid?: string; resourceVersion?: string }; policies?: string[] }, wds: string | undefined): string =>
-  JSON.stringify([wds ?? '', c.source.uid ?? '', c.source.resourceVersion ?? '', c.policies ?? []]);
+export const copySignature = (c: { source: { uid?: string; resourceVersion?: string; singular?: string; shortNames?: string[] }; policies?: string[] }, wds: string | undefined): string =>
+  JSON.stringify([wds ?? '', c.source.uid ?? '', c.source.resourceVersion ?? '', c.policies ?? [], c.source.singular ?? '', c.source.shortNames ?? []]);
 
 /** The UpsyncedObject of a desired copy (lastSeen: now, RFC 3339 to the second). */
 export function copyObject(cluster: string, d: DesiredCopy, resourceVersion?: string): UpsyncedObject {

@@ -176,5 +176,6 @@ function sourceOf({ cand, mapping }: Selected): UpsyncedSourceRef {
   return {
     group: mapping.group, version: mapping.version, resource: mapping.resource, kind: mapping.kind,
     namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '', resourceVersion: m.resourceVersion ?? '',
+    ...(mapping.singular ? { singular: mapping.singular } : {}), ...(mapping.shortNames?.length ? { shortNames: mapping.shortNames } : {}),
   };
 }
