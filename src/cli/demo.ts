@@ -2,7 +2,8 @@
 // space, a Deployment in wec1 becoming Available thanks to kwok's fake nodes; then `ksview serve`
 // registered in wds1 and kubectl working through the workload-as-data view; placement into the ITS
 // mailboxes; and the agents applying it: the Deployment running in wec1 (pull) and wec2 (push), a
-// denatured ClusterRoleBinding granting in wec1 only, and an agent's /federatedresources.
+// denatured ClusterRoleBinding granting in wec1 only, and an agent's /federatedresources; status
+// coming home; and upsync: a StatefulSet's Pods and PVCs, born in wec1 and wec2, read from wds1.
 import { Agent, fetch } from 'undici';
 import { agentUrl, readAgentEndpoint } from '../spaces/agent-endpoints.js';
 import { agentCommands } from '../spaces/agents.js';
@@ -12,7 +13,7 @@ import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { viewRoot } from '../apiserver/view-group.js';
-import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
+import { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { ensureViewServer } from '../spaces/view-server.js';
 import { ADMIN_EXECUTOR } from '../spaces/wec-executors.js';
 import YAML from 'yaml';
@@ -187,7 +188,69 @@ const DEMO_MALLORY_BINDING = YAML.stringify({
   roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
 });
 
-const STEPS = 10;
+// Upsync (docs/upsync.md): the WECs' storage, as their own admins provide it (a hostPath PV per
+// replica, bound by the WEC's own PV controller), then a StatefulSet downsynced to both WECs whose
+// Pods and PVCs, born there, come home; a StatusCollector counts them by cluster and phase.
+const demoPersistentVolumes = (n: number) => Array.from({ length: n }, (_, i) => YAML.stringify({
+  apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `demo-db-pv-${i}`, labels: { app: 'demo-db' } },
+  spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/kubestellar-view-demo-db-${i}` } },
+})).join('---\n');
+
+const DEMO_UPSYNC = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: demo-db
+  namespace: demo
+  labels: {app: demo-db}
+spec:
+  serviceName: demo-db
+  replicas: 2
+  selector:
+    matchLabels: {app: demo-db}
+  template:
+    metadata:
+      labels: {app: demo-db}
+    spec:
+      containers:
+      - name: db
+        image: postgres:17
+        volumeMounts: [{name: data, mountPath: /var/lib/postgresql/data}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`;
+
+/** The policy and collector of the upsync step: control objects, written in wds1 itself. */
+const DEMO_UPSYNC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
+kind: StatusCollector
+metadata:
+  name: demo-phases
+spec:
+  groupBy:
+  - {name: cluster, def: inventory.name}
+  - {name: phase, def: returned.status.phase}
+  combinedFields:
+  - {name: count, type: COUNT}
+---
+apiVersion: control.kubestellar.io/v1alpha1
+kind: BindingPolicy
+metadata:
+  name: demo-upsync
+spec:
+  clusterSelectors:
+  - matchLabels: {location-group: edge}
+  downsync:
+  - namespaces: [demo]
+    objectSelectors:
+    - matchLabels: {app: demo-db}
+  upsync:
+  - associatedWith: downsync
+    statusCollectors: [demo-phases]
+`;
+
+const STEPS = 11;
 
 export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
   const progress = stderrProgress();
@@ -196,7 +259,8 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress, restartNode: true });
   // One kubeconfig for the whole tour: a context per space, and wds1-view (current) for the view.
   const kc = path.join(layout.dir, 'kubeconfig-view');
-  writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot)], 'wds1-view'), { mode: 0o600 });
+  writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot),
+    ...viewClusterKubeconfigEntries(layout, viewRoot).filter((e) => e.name.startsWith('wds1-view-'))], 'wds1-view'), { mode: 0o600 });
   const show = kubectlShow(kc);
 
   progress.step(`2/${STEPS} kubectl against every space`);
@@ -317,5 +381,25 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined', '-o', 'jsonpath={.items[0].results}']);
   process.stdout.write('\n\n2 available in wec1 + 2 in wec2, combined by ksview serve from the agents\' WorkStatuses; never stored\n');
-  progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo`);
+
+  progress.step(`11/${STEPS} upsync: a StatefulSet's Pods and PVCs, born in wec1 and wec2, read from wds1 (wds1-view-wec1, upsyncedobjects, a CombinedStatus)`);
+  for (const wec of wecs) show(['--context', wec, 'apply', '-f', '-'], demoPersistentVolumes(2));
+  show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_UPSYNC);
+  show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_UPSYNC_POLICY);
+  const runningIn = (ctx: string) => kubectl(kc, ['--context', ctx, '-n', 'demo', 'get', 'pods', '-l', 'app=demo-db', '-o', 'jsonpath={.items[*].status.phase}']).stdout.trim();
+  const upsynced = await waitFor(async () => ({ ok: runningIn('wds1-view-wec1') === 'Running Running', detail: runningIn('wds1-view-wec1') || 'no Pods upsynced yet' }), 120_000, 500);
+  if (!upsynced.ok) throw new UserError(`wec1's demo-db Pods were not seen Running through wds1-view-wec1 within 120 s (${upsynced.detail}; see the agents' and ksview serve's logs)`);
+  show(['--context', 'wds1-view-wec1', '-n', 'demo', 'get', 'pods,pvc', '-l', 'app=demo-db']);
+  show(['--context', 'wds1-view-wec1', 'api-resources']);
+  const readOnly = show(['--context', 'wds1-view-wec1', '-n', 'demo', 'delete', 'pod', 'demo-db-0'], undefined, true);
+  process.stdout.write(readOnly.stderr);
+  if (readOnly.status === 0) throw new UserError('deleting an upsynced Pod through wds1-view-wec1 was not refused');
+  const phases = () => kubectl(kc, ['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io',
+    '-l', 'status.kubestellar.io/binding-policy=demo-upsync,status.kubestellar.io/resource=pods', '-o', 'jsonpath={.items[0].results[0].rows[*].columns[2].float}']).stdout.trim();
+  const counted = await waitFor(async () => ({ ok: phases() === '2 2', detail: phases() || 'no CombinedStatus yet' }), 60_000, 250);
+  if (!counted.ok) throw new UserError(`the CombinedStatus of the upsynced Pods did not count 2 Running in each WEC within 60 s (it shows: ${counted.detail})`);
+  show(['--context', 'wds1-view', 'get', 'upsyncedobjects', '-n', 'demo']);
+  show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-upsync']);
+  process.stdout.write('\nthe Pods and PVCs exist only in wec1 and wec2; their agents copied them home, and wds1 reads them (read-only) without logging into a WEC\n');
+  progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo; or --context wds1-view-wec2 get pods -n demo -w`);
 }
