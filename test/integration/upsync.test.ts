@@ -192,7 +192,7 @@ t.test('client-go\'s dynamic informer and client-node list and watch upsyncedobj
   kcOk('wec1', ['-n', ns, 'patch', 'configmap', 'watched', '--type=merge', '-p', '{"data":{"v":"2"}}']);
   t.equal(await informer.exit, 0, `client-go: UPDATED of the row (${informer.stderr().trim() || 'no error'})`);
   const modified = await waitUntil('client-node: MODIFIED', () => events.find((e) => e.type === 'MODIFIED' && e.obj.spec?.object?.data?.v === '2'), WAIT, 100);
-  t.equal(modified.obj.metadata.name, name);
+  t.equal(modified.obj.metadata.name, name, 'client-node: MODIFIED of the row, with the new data');
   t.notOk(events.some((e) => e.type === 'ADDED'), 'nothing replayed from before the list');
   kcOk('wec1', ['-n', ns, 'delete', 'configmap', 'watched']);
   const gone = await waitUntil('client-node: DELETED', () => events.find((e) => e.type === 'DELETED'), WAIT, 100);
