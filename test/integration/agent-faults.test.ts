@@ -1,10 +1,12 @@
 // Faults, on spaces of their own (so the suite's shared spaces never lose a component under
 // another test): the pull agent stopped while works change, then started again by `ksview spaces
 // up`, converges with nothing lost and nothing orphaned; its1's kube-apiserver stopped and healed
-// the same way, the agent catches up. Upsync the same way: ConfigMaps born in wec1 that an
-// UpsyncRequest (written into the mailbox as serve would) selects are copied into its1; changed,
-// deleted and created while the agent is down, the copies converge when it is back (nothing lost,
-// nothing left behind), and again after its1 itself was down.
+// the same way, the agent catches up. Upsync the same way: ConfigMaps born in wec1 that a
+// BindingPolicy of wds1 upsyncs are copied into its1 and seen in wds1's view; changed, deleted and
+// created while the agent is down, the copies converge when it is back (nothing lost, nothing left
+// behind), and again after its1 itself was down. While the agent is down its lease goes stale (the
+// hub admin shortened it to 1 s): the copies stay in the view, marked stale, and are fresh again
+// when it is back.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -33,19 +35,23 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   const ns = 'faults';
 
   up();
-  // Upsync: a request as serve writes it, for ConfigMaps named up-* in the namespace.
+  // Upsync: a policy of wds1 for ConfigMaps named up-* in the namespace.
   const upsyncNs = 'faults-up';
   kubectl('wec1', ['create', 'namespace', upsyncNs]);
   for (const n of ['up-keep', 'up-change', 'up-doomed']) kubectl('wec1', ['-n', upsyncNs, 'create', 'configmap', n, '--from-literal=v=1']);
-  const request = (kubectl('its1', ['apply', '--server-side', '--field-manager=faults', '-f', '-'], JSON.stringify({
-    apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncRequest',
-    metadata: { name: 'wdsx.p', namespace: 'wec1', labels: { 'upsync.view.kubestellar.io/wds': 'wdsx' } },
-    spec: { wds: 'wdsx', policy: 'p', clauses: [{ resources: ['configmaps'], namespaces: [upsyncNs], objectNames: ['up-keep', 'up-change', 'up-doomed', 'up-fresh'] }], maxObjects: 100, maxObjectBytes: 262144 },
-  })));
-  t.equal(request.status, 0, `UpsyncRequest written: ${request.stderr.trim()}`);
+  const policy = kubectl('wds1', ['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'faults-up' },
+    spec: { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], upsync: [{ resources: ['configmaps'], namespaces: [upsyncNs], objectNames: ['up-keep', 'up-change', 'up-doomed', 'up-fresh'] }] },
+  }));
+  t.equal(policy.status, 0, `BindingPolicy written: ${policy.stderr.trim()}`);
   /** The copies in its1: source name → the copied object's data.v. */
   const copies = (): Record<string, string> => Object.fromEntries(((get('its1', ['-n', 'wec1', 'upsyncedobjects'])?.items ?? []) as Obj[])
-    .map((c) => [c.source.name as string, c.object?.data?.v as string]));
+    .filter((c) => c.source.namespace === upsyncNs).map((c) => [c.source.name as string, c.object?.data?.v as string]));
+  /** The rows of wds1's view (through its kube-apiserver and the aggregator): source name → [data.v, stale]. */
+  const rows = (): Record<string, [string, boolean]> => {
+    const r = kubectl('wds1', ['get', '--raw', `/apis/view.kubestellar.io/v1alpha1/namespaces/${upsyncNs}/upsyncedobjects`]);
+    return r.status === 0 ? Object.fromEntries((JSON.parse(r.stdout).items as Obj[]).map((o) => [o.spec.source.name as string, [o.spec.object?.data?.v as string, o.status.stale as boolean]])) : {};
+  };
   await waitUntil('the three ConfigMaps copied', () => JSON.stringify(copies()) === JSON.stringify({ 'up-change': '1', 'up-doomed': '1', 'up-keep': '1' }) || undefined, 60_000)
     .catch(() => t.fail(`copies: ${JSON.stringify(copies())}`));
   putWork('keep', [namespaceObj(ns), configMap(ns, 'a', { v: '1' })]);
@@ -64,6 +70,13 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   kubectl('wec1', ['-n', upsyncNs, 'patch', 'configmap', 'up-change', '--type=merge', '-p', '{"data":{"v":"2"}}']);
   kubectl('wec1', ['-n', upsyncNs, 'delete', 'configmap', 'up-doomed']);
   kubectl('wec1', ['-n', upsyncNs, 'create', 'configmap', 'up-fresh', '--from-literal=v=1']);
+  // The hub admin shortens wec1's lease: with the agent away, the hub marks the cluster stale in 5 s.
+  kubectl('its1', ['patch', 'managedcluster', 'wec1', '--type=merge', '-p', '{"spec":{"leaseDurationSeconds":1}}']);
+  const stale = await waitUntil('the view marks wec1\'s copies stale', () => {
+    const r = rows();
+    return Object.keys(r).length === 3 && Object.values(r).every(([, isStale]) => isStale) ? r : undefined;
+  }, 60_000).catch(() => rows());
+  t.same(stale, { 'up-change': ['1', true], 'up-doomed': ['1', true], 'up-keep': ['1', true] }, 'stale, never dropped: the last copies stay in the view');
 
   up();
   await waitUntil('the changed work applied', () => get('wec1', ['-n', ns, 'configmap', 'a'])?.data?.v === '2' && get('wec1', ['-n', ns, 'configmap', 'b']), 60_000);
@@ -77,6 +90,9 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   await waitUntil('the upsynced copies converged: changed, deleted, created while away', () => JSON.stringify(copies()) === JSON.stringify(converged) || undefined, 60_000)
     .catch(() => undefined);
   t.same(copies(), converged, 'nothing lost, nothing left behind in its1');
+  await waitUntil('the view fresh again', () => Object.values(rows()).every(([, isStale]) => !isStale) && Object.keys(rows()).length === 3, 60_000).catch(() => undefined);
+  t.same(rows(), { 'up-change': ['2', false], 'up-fresh': ['1', false], 'up-keep': ['1', false] }, 'the view: converged and no longer stale');
+  kubectl('its1', ['patch', 'managedcluster', 'wec1', '--type=merge', '-p', '{"spec":{"leaseDurationSeconds":60}}']);
 
   t.equal(ksview(['spaces', 'stop', 'its1/kube-apiserver', '--dir', dir]).status, 0, 'its1 kube-apiserver stopped');
   t.equal(get('wec1', ['-n', ns, 'configmap', 'b'])?.data?.v, '1', 'wec1 keeps what was applied while the ITS is away');
@@ -92,4 +108,6 @@ t.test('agent down, works changed, agent back: converges; its1 down and back: co
   t.ok(work, 'the work is Applied at its new generation');
   await waitUntil('an object changed while its1 was down is copied', () => copies()['up-keep'] === '3', 60_000).catch(() => undefined);
   t.same(copies(), { ...converged, 'up-keep': '3' }, 'the copies converge after its1 was down');
+  await waitUntil('and the view shows it', () => rows()['up-keep']?.[0] === '3', 60_000).catch(() => undefined);
+  t.same(rows()['up-keep'], ['3', false], 'the view too (serve\'s informers relisted)');
 });
