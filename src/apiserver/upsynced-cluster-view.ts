@@ -78,7 +78,8 @@ export function nativeOf(s: ServedUpsynced): KubeObject {
   let o = natives.get(s);
   if (!o) {
     const src = s.spec.source;
-    const meta = s.spec.object.metadata ?? {};
+    // Identity from `source` (what was authorized), whatever the copy's own metadata says.
+    const { namespace: _namespace, ...meta } = s.spec.object.metadata ?? {};
     o = {
       ...s.spec.object,
       apiVersion: src.group ? `${src.group}/${src.version}` : src.version, kind: src.kind,
@@ -185,7 +186,7 @@ export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOpt
       await authorize(req, 'get', namespace || undefined, name);
       feed.flush();
       const found = feed.collection.get(objectKey(namespace || undefined, upsyncedName(cluster, kind.group, kind.resource, name)));
-      if (!found) throw errors.notFound({ group: kind.group, kind: kind.resource, name });
+      if (!found || found.spec.source.version !== kind.version) throw errors.notFound({ group: kind.group, kind: kind.resource, name });
       return encode(nativeOf(found));
     }
 
@@ -193,7 +194,7 @@ export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOpt
     const selected = objectFilter(query.labelSelector, query.fieldSelector, ['metadata.name', 'metadata.namespace']);
     const keep = (s: ServedUpsynced) => {
       const src = s.spec.source;
-      return s.spec.cluster === cluster && src.group === kind.group && src.resource === kind.resource
+      return s.spec.cluster === cluster && src.group === kind.group && src.resource === kind.resource && src.version === kind.version
         && (!namespace || src.namespace === namespace) && (!name || src.name === name)
         && selected(s.spec.object.metadata?.labels ?? {}, { 'metadata.name': src.name, 'metadata.namespace': src.namespace });
     };

@@ -190,11 +190,9 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     : undefined;
   // Upsync (issue 28): the UpsyncRequests of the policies in the mailboxes, and the copies the
   // agents write back, which the view serves read-only.
+  const upsyncLimits = o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES };
   const upsyncRequests = placement && its
-    ? new UpsyncRequestController({
-      wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-      limits: o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES },
-    })
+    ? new UpsyncRequestController({ wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`), limits: upsyncLimits })
     : undefined;
   if (placement && upsyncRequests) {
     const changed = placement.setUpsyncStatus((p) => upsyncRequests.statusOf(p));
@@ -202,7 +200,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   }
   const upsynced = its && upsyncRequests
     ? new UpsyncedCache(o.wdsName, its, { request: (c, p) => upsyncRequests.request(c, p), list: () => upsyncRequests.requests.list(), onRequestChange: (cb) => upsyncRequests.onRequestChange(cb) },
-      (m) => process.stderr.write(`ksview serve: ${m}\n`))
+      (m) => process.stderr.write(`ksview serve: ${m}\n`), upsyncLimits)
     : undefined;
   // CombinedStatuses over upsynced objects (collectors named by policies' upsync clauses), served beside the others.
   const upsyncCombined = combined && upsynced && placement

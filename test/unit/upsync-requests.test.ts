@@ -1,7 +1,8 @@
-// serve's side of upsync without spaces: which UpsyncRequests a policy asks for (pure), what the
-// request controller writes to a mock ITS (applies, deletes, nothing when unchanged, nothing when
-// not leading), each policy's status.upsync from the agents' counts, and which copies the view is
-// shown (only those a current request asks for; stale clusters reported).
+// serve's side of upsync without spaces: which UpsyncRequests a policy asks for (pure; with the
+// executor whose rights bound what is upsynced), what the request controller writes to a mock ITS
+// (applies, deletes, nothing when unchanged, nothing when not leading), each policy's
+// status.upsync from the agents' counts, and which copies the view is shown (only those a current
+// request asks for; stale clusters reported).
 import t from 'tap';
 import { desiredRequests, downsyncedOf, type UpsyncBinding, type UpsyncPolicy } from '../../src/controllers/upsync/desired-requests.js';
 import { UpsyncRequestController, UPSYNC_FIELD_MANAGER } from '../../src/controllers/upsync/request-controller.js';
@@ -41,6 +42,23 @@ t.test('desired requests: one per destination, clauses cleaned, downsynced only 
   t.same(downsyncedOf(binding([], [{ group: 'apps', resource: 'deployments', namespace: 'a', name: 'x' }, { group: 'apps', resource: 'deployments', namespace: 'a', name: 'x' }])).length, 1);
 });
 
+t.test('desired requests carry the executor: the policy\'s, else the server\'s default, else none', async (t) => {
+  const withExecutor = (executor: unknown): UpsyncPolicy => ({ metadata: { name: 'p1' }, spec: { upsync: [{ resources: ['secrets'], objectNames: ['db'] }], executor: executor as never } });
+  const DEFAULT = { namespace: 'ksview', name: 'upsync-default' };
+  const one = (p: UpsyncPolicy, def?: { namespace: string; name: string }) => desiredRequests('wds1', p, binding(['wec1']), LIMITS, def).get('wec1');
+  t.same(one(withExecutor({ serviceAccount: { namespace: 'team-a', name: 'reader' } }), DEFAULT)?.executor, { namespace: 'team-a', name: 'reader' },
+    'the policy\'s own, over the default');
+  t.same(one(withExecutor(undefined), DEFAULT)?.executor, DEFAULT, 'none named: the server\'s default');
+  t.same(one(withExecutor(null), DEFAULT)?.executor, DEFAULT, 'null is none');
+  const none = one(withExecutor(undefined));
+  t.ok(none, 'neither: a request all the same');
+  t.notOk(none && 'executor' in none, 'without an executor (the agents\' own rights, as downsync)');
+  t.equal(desiredRequests('wds1', withExecutor({ serviceAccount: { namespace: 'Team A', name: 'reader' } }), binding(['wec1']), LIMITS, DEFAULT).size, 0,
+    'a malformed executor asks for nothing: no fallback to the default or to the agents\' rights');
+  t.same([...desiredRequests('wds1', withExecutor({ serviceAccount: { namespace: 'team-a', name: 'reader' } }), binding(['wec1', 'wec2']), LIMITS).values()].map((s) => s.executor),
+    [{ namespace: 'team-a', name: 'reader' }, { namespace: 'team-a', name: 'reader' }], 'in every cluster\'s request');
+});
+
 const request = (cluster: string, policyName: string, spec: Partial<UpsyncRequest['spec']> = {}, status?: UpsyncRequest['status']): UpsyncRequest => ({
   apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncRequest',
   metadata: { name: upsyncRequestName('wds1', policyName), namespace: cluster, labels: { 'upsync.view.kubestellar.io/wds': 'wds1' } },
@@ -48,10 +66,10 @@ const request = (cluster: string, policyName: string, spec: Partial<UpsyncReques
   ...(status ? { status } : {}),
 });
 
-function controller(policies: Record<string, UpsyncPolicy>, bindings: Record<string, UpsyncBinding>) {
+function controller(policies: Record<string, UpsyncPolicy>, bindings: Record<string, UpsyncBinding>, defaultExecutor?: { namespace: string; name: string }) {
   const its = mockUpstream('https://its.test:6443');
   const c = new UpsyncRequestController({
-    wdsName: 'wds1', its: its.up, limits: LIMITS, log: () => {},
+    wdsName: 'wds1', its: its.up, limits: LIMITS, log: () => {}, defaultExecutor,
     sources: { policy: (n) => policies[n], policyNames: () => Object.keys(policies), binding: (n) => bindings[n], onBindingChange: () => () => {} },
   });
   return { its, c };
@@ -83,6 +101,25 @@ t.test('request controller: applies what is missing or different, deletes what i
   t.match(apply.body, { kind: 'UpsyncRequest', metadata: { name, namespace: 'wec2', labels: { 'upsync.view.kubestellar.io/wds': 'wds1', 'upsync.view.kubestellar.io/policy': 'p1' } }, spec: { policy: 'p1', clauses: [{ resources: ['configmaps'] }] } });
 });
 
+t.test('request controller: the default executor goes into the requests of policies naming none; a changed executor is applied again', async (t) => {
+  const policies: Record<string, UpsyncPolicy> = { p1: policy('p1', [{ resources: ['configmaps'] }]) };
+  const { its, c } = controller(policies, { p1: binding(['wec1']) }, { namespace: 'ksview', name: 'upsync-default' });
+  t.teardown(() => its.close());
+  c.setLeading(true);
+  const name = upsyncRequestName('wds1', 'p1');
+  its.pool.intercept({ path: (p) => p.startsWith(`/apis/control.kubestellar.io/v1alpha1/namespaces/wec1/upsyncrequests/${name}?`), method: 'PATCH' }).reply(200, {}).times(2);
+  await c.reconcile('p1');
+  t.match(its.calls()[0]!.body, { spec: { executor: { namespace: 'ksview', name: 'upsync-default' } } });
+  // What was applied is in the ITS now; then the policy names its own executor.
+  c.requests.store.set(request('wec1', 'p1', { executor: { namespace: 'ksview', name: 'upsync-default' } }));
+  await c.reconcile('p1');
+  t.equal(its.calls().length, 1, 'unchanged: not applied again');
+  policies.p1 = { metadata: { name: 'p1' }, spec: { upsync: [{ resources: ['configmaps'] }], executor: { serviceAccount: { namespace: 'team-a', name: 'reader' } } } };
+  await c.reconcile('p1');
+  t.equal(its.calls().length, 2);
+  t.match(its.calls()[1]!.body, { spec: { executor: { namespace: 'team-a', name: 'reader' } } });
+});
+
 t.test('request controller: a failed write is retried (thrown), the others still done', async (t) => {
   const { its, c } = controller({ p1: policy('p1', [{ resources: ['pods'] }]) }, { p1: binding(['wec1', 'wec2']) });
   t.teardown(() => its.close());
@@ -105,6 +142,10 @@ t.test('status.upsync: the agents\' counts per cluster, sorted', async (t) => {
     { clusterId: 'wec2', objects: 10, selected: 12, message: '12 objects selected, 10 upsynced (maxObjects 10)' },
   ]);
   t.same(c.statusOf('p2'), [{ clusterId: 'wec1', objects: 0 }], 'not reported yet');
+  // What a hostile agent writes is bounded before it reaches the policy's status.
+  c.requests.store.set(request('wec3', 'p1', {}, { objects: -5, selected: 1.5, tooLarge: 1e300, message: 'x'.repeat(5000) } as never));
+  const hostile = c.statusOf('p1').find((e) => e.clusterId === 'wec3')!;
+  t.same({ ...hostile, message: hostile.message?.length }, { clusterId: 'wec3', objects: 0, message: 1024 }, 'counts that are not counts dropped, the message cut to 1,024');
 });
 
 const copy = (cluster: string, name: string, policies: string[], rv = '1'): UpsyncedObject => ({

@@ -232,3 +232,17 @@ t.test('without a source: every cluster is unknown', async (t) => {
   t.teardown(close);
   t.equal((await app.inject({ url: `${WEC1}/api`, headers: ADMIN })).statusCode, 404);
 });
+
+t.test('identity from source: a copy\'s own odd metadata neither breaks a list nor shows', async (t) => {
+  const odd = copy('wec1', ['example.com', 'v1alpha1', 'widgets'], 'Widget', '', 'w2');
+  (odd.object.metadata as Record<string, unknown>).namespace = { not: 'a string' };
+  const v2 = copy('wec1', ['example.com', 'v2', 'widgets'], 'Widget', '', 'w3');
+  const { app, close } = await testApp({ upsynced: new FakeUpsyncedSource([NODE_POOL, odd, v2]) });
+  t.teardown(close);
+  const list = await app.inject({ url: `${WEC1}/apis/example.com/v1alpha1/widgets`, headers: ADMIN });
+  t.equal(list.statusCode, 200, 'no 500 from a non-string namespace in the copied object');
+  t.same(list.json().items.map((o: { metadata: { name: string; namespace?: string } }) => [o.metadata.name, o.metadata.namespace]), [['w1', undefined], ['w2', undefined]],
+    'cluster-scoped as source says; the v2 copy is not listed as v1alpha1');
+  t.equal((await app.inject({ url: `${WEC1}/apis/example.com/v1alpha1/widgets/w3`, headers: ADMIN })).statusCode, 404, 'nor found by name in another version');
+  t.equal((await app.inject({ url: `${WEC1}/apis/example.com/v2/widgets/w3`, headers: ADMIN })).statusCode, 200);
+});

@@ -15,6 +15,7 @@ import {
   type UpsyncClusterStatus, type UpsyncRequest,
 } from '../../kube/upsync-api.js';
 import { labelValueErrors } from '../../kube/names.js';
+import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import { desiredRequests, type UpsyncBinding, type UpsyncLimits, type UpsyncPolicy } from './desired-requests.js';
 
@@ -35,11 +36,22 @@ export interface UpsyncRequestControllerOptions {
   its: Upstream;
   sources: UpsyncPolicySources;
   limits: UpsyncLimits;
+  /**
+   * The executor of policies naming none (`ksview serve --default-executor`, as placement's): its
+   * rights bound what their requests upsync. Absent: the agents' own rights.
+   */
+  defaultExecutor?: ServiceAccountRef;
   log: (msg: string) => void;
   workers?: number;
 }
 
 const policyOf = (r: UpsyncRequest) => r.spec?.policy ?? '';
+
+/** The longest agent message copied into a policy's status (the policy CRD's maxLength). */
+export const MAX_UPSYNC_MESSAGE = 1024;
+const clip = (m: string) => (m.length > MAX_UPSYNC_MESSAGE ? `${m.slice(0, MAX_UPSYNC_MESSAGE - 1)}…` : m);
+/** An agent's count, when it is one (a whole number ≥ 0, at most 2^53). */
+const count = (n: unknown): number | undefined => (typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined);
 
 export class UpsyncRequestController {
   readonly requests: Informer<UpsyncRequest>;
@@ -76,15 +88,23 @@ export class UpsyncRequestController {
     return this.requests.get(cluster, upsyncRequestName(this.o.wdsName, policy));
   }
 
-  /** A policy's status.upsync: each of its requests' cluster and the agent's counts, sorted by cluster. */
+  /**
+   * A policy's status.upsync: each of its requests' cluster and the agent's counts, sorted by
+   * cluster. What an agent wrote is bounded here (counts whole and ≥ 0, a message cut at
+   * MAX_UPSYNC_MESSAGE): one agent's status must not break its policy's status write.
+   */
   statusOf(policy: string): UpsyncClusterStatus[] {
     return this.requests.store.byIndex('policy', policy)
-      .map((r) => ({
-        clusterId: r.metadata.namespace, objects: r.status?.objects ?? 0,
-        ...(r.status?.selected !== undefined ? { selected: r.status.selected } : {}),
-        ...(r.status?.tooLarge ? { tooLarge: r.status.tooLarge } : {}),
-        ...(r.status?.message ? { message: r.status.message } : {}),
-      }))
+      .map((r) => {
+        const st = (r.status ?? {}) as Partial<Record<keyof NonNullable<UpsyncRequest['status']>, unknown>>;
+        const message = typeof st.message === 'string' ? clip(st.message) : '';
+        return {
+          clusterId: r.metadata.namespace, objects: count(st.objects) ?? 0,
+          ...(count(st.selected) !== undefined ? { selected: count(st.selected)! } : {}),
+          ...(count(st.tooLarge) ? { tooLarge: count(st.tooLarge)! } : {}),
+          ...(message ? { message } : {}),
+        };
+      })
       .sort((a, b) => (a.clusterId < b.clusterId ? -1 : a.clusterId > b.clusterId ? 1 : 0));
   }
 
@@ -120,7 +140,7 @@ export class UpsyncRequestController {
   async reconcile(policy: string): Promise<void> {
     if (!this.leading) return;
     const { wdsName, its } = this.o;
-    const desired = desiredRequests(wdsName, this.o.sources.policy(policy), this.o.sources.binding(policy), this.o.limits);
+    const desired = desiredRequests(wdsName, this.o.sources.policy(policy), this.o.sources.binding(policy), this.o.limits, this.o.defaultExecutor);
     const name = upsyncRequestName(wdsName, policy);
     const existing = new Map(this.requests.store.byIndex('policy', policy).map((r) => [r.metadata.namespace, r]));
     const failures: string[] = [];
