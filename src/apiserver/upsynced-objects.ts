@@ -2,7 +2,8 @@
 // WEC that an upsync clause selects, read from the copies the agents write into the ITS
 // (./upsynced-source.ts) and never stored. Served as the Bindings and CombinedStatuses are
 // (./virtual-resource.ts): upsyncedobjects.view.kubestellar.io for direct clients (./app.ts) and,
-// inside the view, control.kubestellar.io (./view-proxy.ts), one feed for both (./virtual-feed.ts),
+// inside the view, in the same group (its only resource there: control.kubestellar.io/upsyncedobjects
+// is the ITS's CRD of the copies, another shape; ./view-proxy.ts), one feed for both (./virtual-feed.ts),
 // whose resourceVersions the per-cluster views (./upsynced-cluster-view.ts) use too.
 // A served object: metadata.name `<cluster>:<resource>[.<group>]:<name>` (unique per WDS, since a
 // copy is one per (cluster, group, resource, namespace, name), and readable), in the source
