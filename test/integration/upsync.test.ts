@@ -70,6 +70,7 @@ t.test('ConfigMaps and Secrets born in wec1 and wec2, seen from the WDS', async 
   const table = kcOk('wds1-view', ['-n', ns, 'get', UO, '-l', 'view.kubestellar.io/cluster=wec1,view.kubestellar.io/kind=ConfigMap']);
   t.match(table.split('\n')[0], /^NAME\s+CLUSTER\s+KIND\s+AGE\s+LAST-SEEN/, 'upsyncedobjects columns');
   t.match(table, /wec1:configmaps:local\s+wec1\s+ConfigMap/);
+  await waitUntil('the ConfigMaps the same through the view', () => JSON.stringify(cells('wds1-view-wec1', ns, 'configmaps')) === JSON.stringify(cells('wec1', ns, 'configmaps')), 10_000, 200).catch(() => undefined);
   t.same(cells('wds1-view-wec1', ns, 'configmaps'), cells('wec1', ns, 'configmaps'), 'the per-cluster context prints ConfigMaps as wec1 itself does (-o wide, AGE aside)');
 
   // Read-only: a write is refused, saying where the object lives.
@@ -149,6 +150,8 @@ t.test('associatedWith: downsync — a placed Deployment\'s ReplicaSet and Pods 
   }, WAIT, 250);
   t.ok(pods.every((p) => p.metadata.ownerReferences?.[0]?.uid === rs.metadata.uid), 'owned by that ReplicaSet');
   for (const what of ['pods', 'replicasets']) {
+    // A status written in wec1 a moment ago may still be on its way (the ReplicaSet's ready count).
+    await waitUntil(`${what} the same through the view`, () => JSON.stringify(cells('wds1-view-wec1', ns, what)) === JSON.stringify(cells('wec1', ns, what)), 10_000, 200).catch(() => undefined);
     t.same(cells('wds1-view-wec1', ns, what), cells('wec1', ns, what), `${what} printed through wds1-view-wec1 as wec1 itself prints them (-o wide, AGE aside)`);
   }
   t.same(rows(ns, 'view.kubestellar.io/kind=Pod').length, 2, 'and in upsyncedobjects');
