@@ -3,9 +3,11 @@
 // - UpsyncRequest (control.kubestellar.io/v1alpha1, one per (WDS, BindingPolicy, cluster), named
 //   upsyncRequestName): written by serve's upsync controller for each cluster a policy with
 //   `spec.upsync` selects; carries the clauses, the objects the policy downsynced there (for
-//   `associatedWith: downsync`) and the bounds. Its status is the agent's: how many objects it
-//   upsyncs, how many the clauses select, what a bound left out. Deleted when the clause goes or
-//   the cluster is no longer selected: the agent then removes what only that request selected.
+//   `associatedWith: downsync`), the executor (the agent copies only what that ServiceAccount of
+//   the WEC may `get`) and the bounds. Its status is the agent's: how many objects it upsyncs, how
+//   many the clauses select, what a bound or the executor's rights left out. Deleted when the
+//   clause goes or the cluster is no longer selected: the agent then removes what only that
+//   request selected.
 // - UpsyncedObject (same group, one per (WDS, cluster, object), named upsyncedObjectName, labelled
 //   with its WDS): the agent's copy of one WEC object, managedFields stripped, with the object's
 //   own identity, resourceVersion and the time the agent last saw it. Written only by the agent.
@@ -52,12 +54,24 @@ export interface DownsyncedRef {
   name: string;
 }
 
+/** A ServiceAccount of the WEC (namespace: a DNS-1123 label; name: a DNS-1123 subdomain). */
+export interface UpsyncExecutor {
+  namespace: string;
+  name: string;
+}
+
 export interface UpsyncRequestSpec {
   wds: string;
   policy: string;
   clauses: UpsyncClause[];
   /** Only when a clause says associatedWith: downsync; sorted. */
   downsynced?: DownsyncedRef[];
+  /**
+   * The ServiceAccount of the WEC whose rights bound what is upsynced (the policy's executor, else
+   * serve's default executor): the agent copies only objects it may `get`, as downsync applies only
+   * what it may write. Absent: the agent's own rights (as a work without executor).
+   */
+  executor?: UpsyncExecutor;
   maxObjects: number;
   maxObjectBytes: number;
 }

@@ -3,7 +3,15 @@
 // being deleted). A request carries the clauses as the policy's CRD validated them (only the known
 // selection fields), the bounds, and, when a clause says `associatedWith: downsync`, the objects
 // the policy downsyncs (its Binding's workload: a policy sends every object to every destination).
+// It also carries the executor whose rights in the WEC bound what the agent may copy — the one its
+// works are applied as (../placement/executor.ts: the policy's own, else the server's default) —
+// so a policy's author reads through upsync no more than their executor could; none when neither
+// is set (the agents' own rights, as for downsync). A policy naming a malformed executor asks for
+// nothing, as it sends nothing: never a fallback to the agents' rights.
+import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { DownsyncedRef, UpsyncClause, UpsyncRequestSpec } from '../../kube/upsync-api.js';
+import { executorErrors, policyExecutor } from '../placement/executor.js';
+import type { BindingPolicySpec } from '../resolution.js';
 
 export interface UpsyncLimits {
   maxObjects: number;
@@ -13,7 +21,7 @@ export interface UpsyncLimits {
 /** What is read of a policy. */
 export interface UpsyncPolicy {
   metadata: { name: string; deletionTimestamp?: string };
-  spec?: { upsync?: UpsyncClause[] | null };
+  spec?: { upsync?: UpsyncClause[] | null; executor?: BindingPolicySpec['executor'] };
 }
 
 /** What is read of its Binding. */
@@ -45,16 +53,20 @@ export function downsyncedOf(b: UpsyncBinding): DownsyncedRef[] {
   return [...unique.keys()].sort().map((k) => unique.get(k)!);
 }
 
-/** cluster → the request's spec. */
-export function desiredRequests(wds: string, policy: UpsyncPolicy | undefined, binding: UpsyncBinding | undefined, limits: UpsyncLimits): Map<string, UpsyncRequestSpec> {
+/** cluster → the request's spec; `defaultExecutor` is the server's (`ksview serve --default-executor`). */
+export function desiredRequests(wds: string, policy: UpsyncPolicy | undefined, binding: UpsyncBinding | undefined, limits: UpsyncLimits,
+  defaultExecutor?: ServiceAccountRef): Map<string, UpsyncRequestSpec> {
   const out = new Map<string, UpsyncRequestSpec>();
   const clauses = (policy?.spec?.upsync ?? []).map(cleanClause);
   if (!policy || policy.metadata.deletionTimestamp || clauses.length === 0 || !binding) return out;
+  if (executorErrors(policy.spec).length > 0) return out;
+  const ex = policyExecutor(policy.spec, defaultExecutor);
+  const executor = ex ? { namespace: ex.namespace, name: ex.name } : undefined;
   const associated = clauses.some((c) => c.associatedWith === 'downsync');
   const downsynced = associated ? downsyncedOf(binding) : undefined;
   for (const { clusterId } of binding.spec.destinations ?? []) {
     out.set(clusterId, {
-      wds, policy: policy.metadata.name, clauses, ...(downsynced ? { downsynced } : {}),
+      wds, policy: policy.metadata.name, clauses, ...(downsynced ? { downsynced } : {}), ...(executor ? { executor } : {}),
       maxObjects: limits.maxObjects, maxObjectBytes: limits.maxObjectBytes,
     });
   }
