@@ -7,7 +7,7 @@
 // - everything in the namespaces kube-system, kube-public, kube-node-lease and kubestellar-view
 //   (the project's own), and those Namespaces and `default`;
 // - in every namespace: the kube-root-ca.crt ConfigMap, the `default` ServiceAccount,
-//   service-account-token and bootstrap-token Secrets;
+//   service-account-token and bootstrap-token Secrets (../kube/system-secrets.ts, shared with upsync);
 // - Service default/kubernetes, its Endpoints and EndpointSlices;
 // - ServiceCIDRs and IPAddresses (the WDS's own service network);
 // - the system PriorityClasses (`system-` prefix);
@@ -18,6 +18,7 @@
 //   and fairness objects kube-apiserver maintains (the autoupdate-spec annotation).
 import { isJsonObject } from '../kube/json.js';
 import type { KubeObject } from '../kube/objects.js';
+import { isNeverSentSecret } from '../kube/system-secrets.js';
 import { HIDDEN_GROUPS } from '../storage/kind-categories.js';
 
 export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'kubestellar-view']);
@@ -41,7 +42,7 @@ function isCoreSystemObject(resource: string, obj: KubeObject): boolean {
     case 'namespaces': return NEVER_SENT_NAMESPACE_OBJECTS.has(name);
     case 'configmaps': return name === 'kube-root-ca.crt';
     case 'serviceaccounts': return name === 'default';
-    case 'secrets': return obj.type === 'kubernetes.io/service-account-token' || obj.type === 'bootstrap.kubernetes.io/token';
+    case 'secrets': return isNeverSentSecret(obj);
     case 'services':
     case 'endpoints': return namespace === 'default' && name === 'kubernetes';
     default: return false;

@@ -17,6 +17,7 @@ t.test('never sent: the WDS\'s own infrastructure', async (t) => {
     ['kube-root-ca.crt', core('configmaps'), obj({ name: 'kube-root-ca.crt', namespace: 'app' }), false],
     ['default ServiceAccount', core('serviceaccounts'), obj({ name: 'default', namespace: 'app' }), true],
     ['token Secret', core('secrets'), obj({ name: 't', namespace: 'app' }, { type: 'kubernetes.io/service-account-token' }), false],
+    ['bootstrap-token Secret', core('secrets'), obj({ name: 'bootstrap-token-abcdef', namespace: 'app' }, { type: 'bootstrap.kubernetes.io/token' }), false],
     ['Service default/kubernetes', core('services'), obj({ name: 'kubernetes', namespace: 'default' }), false],
     ['its Endpoints', core('endpoints'), obj({ name: 'kubernetes', namespace: 'default' }), false],
     ['its EndpointSlice', { group: 'discovery.k8s.io', resource: 'endpointslices' }, obj({ name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } }), false],
