@@ -52,8 +52,13 @@ export function executorOf(work: ManifestWork): ExecutorOf {
   if (typeof name !== 'string' || name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
     return bad(`the executor's serviceAccount.name ${JSON.stringify(name ?? '')} is not a valid ServiceAccount name`);
   }
+  return { executor: serviceAccountExecutor(namespace, name) };
+}
+
+/** The executor of a ServiceAccount (namespace and name already checked). */
+export function serviceAccountExecutor(namespace: string, name: string): Executor {
   const user = `${SERVICE_ACCOUNT_USER_PREFIX}${namespace}:${name}`;
-  return { executor: { namespace, name, user, headers: { 'impersonate-user': user } } };
+  return { namespace, name, user, headers: { 'impersonate-user': user } };
 }
 
 /** The headers of `ex` (none for the agent's own identity). */
@@ -67,7 +72,27 @@ export function serviceAccountGroups(namespace: string): string[] {
 /** How long a namespace-wide (or cluster-wide) "may delete" answer is reused. */
 export const DELETE_RIGHT_TTL_MS = 10_000;
 
-type Attributes = { group: string; version: string; resource: string; namespace: string; name: string };
+/** What a review asks about: `namespace` '' is every namespace (or the cluster scope), `name` '' every name. */
+export type ReviewAttributes = { group: string; version: string; resource: string; namespace: string; name: string };
+
+/**
+ * Asks the WEC by SubjectAccessReview whether `ex` may `verb` what `a` names, with OCM's user and
+ * groups for a ServiceAccount (the agent's right of system:auth-delegator). The one SAR client of
+ * executors: the delete check below and upsync's read check (./upsync/read-rights.ts).
+ */
+export async function reviewExecutor(wec: Upstream, ex: Pick<Executor, 'namespace' | 'user'>, verb: string, a: ReviewAttributes):
+  Promise<{ allowed: boolean; reason?: string }> {
+  const body = {
+    apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+    spec: {
+      user: ex.user, groups: serviceAccountGroups(ex.namespace),
+      resourceAttributes: { group: a.group, version: a.version, resource: a.resource, namespace: a.namespace, ...(a.name ? { name: a.name } : {}), verb },
+    },
+  };
+  const res = expectOk(await upstreamRequest(wec, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body }), 'SubjectAccessReview of the executor');
+  const status = (JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } }).status;
+  return { allowed: status?.allowed === true, reason: status?.reason };
+}
 
 /**
  * Whether executors may delete what their works would own, asked of the WEC by SubjectAccessReview
@@ -85,7 +110,7 @@ export class DeleteRights {
   constructor(private readonly wec: Upstream, private readonly ttlMs = DELETE_RIGHT_TTL_MS, private readonly now = () => Date.now()) {}
 
   /** Undefined when `ex` may delete the object of `meta`; else why not, in the words of the manifest's condition. */
-  async refusal(ex: Executor, meta: Attributes): Promise<string | undefined> {
+  async refusal(ex: Executor, meta: ReviewAttributes): Promise<string | undefined> {
     const key = `${ex.user}|${meta.group}|${meta.resource}|${meta.namespace}`;
     let hit = this.wide.get(key);
     if (!hit || hit.until <= this.now()) {
@@ -108,16 +133,7 @@ export class DeleteRights {
     for (const [k, v] of this.wide) if (v.until <= now) this.wide.delete(k);
   }
 
-  private async review(ex: Executor, a: Attributes): Promise<{ allowed: boolean; reason?: string }> {
-    const body = {
-      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
-      spec: {
-        user: ex.user, groups: serviceAccountGroups(ex.namespace),
-        resourceAttributes: { group: a.group, version: a.version, resource: a.resource, namespace: a.namespace, ...(a.name ? { name: a.name } : {}), verb: 'delete' },
-      },
-    };
-    const res = expectOk(await upstreamRequest(this.wec, 'POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body }), 'SubjectAccessReview of the executor');
-    const status = (JSON.parse(res.body.toString('utf8')) as { status?: { allowed?: boolean; reason?: string } }).status;
-    return { allowed: status?.allowed === true, reason: status?.reason };
+  private review(ex: Executor, a: ReviewAttributes): Promise<{ allowed: boolean; reason?: string }> {
+    return reviewExecutor(this.wec, ex, 'delete', a);
   }
 }

@@ -1,7 +1,9 @@
 // The UpsyncAgent of one cluster (src/agent/upsync/upsync-agent.ts) with fake informers (stores
 // the test fills) and an in-memory ITS recording writes (test/fixtures/agent-fakes.ts): copies
 // written and coalesced, deleted when the WEC object or the request goes, leftovers of a former
-// run removed by the first resync, request status written once.
+// run removed by the first resync, request status written once; the executor's read rights
+// (SubjectAccessReviews of a mock WEC) deciding what is copied; resources watched only in the
+// namespaces the clauses name.
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeType } from '../../src/kube/informer.js';
@@ -14,6 +16,7 @@ import type { Mapping } from '../../src/agent/rest-mapper.js';
 import { UpsyncAgent } from '../../src/agent/upsync/upsync-agent.js';
 import type { InformerLike } from '../../src/agent/upsync/sources.js';
 import { fakeServer } from '../fixtures/agent-fakes.js';
+import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
 
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -65,6 +68,7 @@ const MAPPINGS: Mapping[] = [
   { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
 ];
 const CM_PATH = '/api/v1/configmaps';
+const DEMO_CM_PATH = '/api/v1/namespaces/demo/configmaps';
 let rv = 1000;
 const cm = (namespace: string, name: string, data: Record<string, string> = { a: '1' }): KubeObject =>
   ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name, uid: `uid-${namespace}-${name}`, resourceVersion: String(++rv) }, data });
@@ -75,22 +79,48 @@ const request = (policy: string, clauses: UpsyncRequest['spec']['clauses'], wds 
   spec: { wds, policy, clauses, maxObjects: 100, maxObjectBytes: 262_144 },
 });
 
-function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}) {
+/** A namespace's informer is seeded with that namespace's objects of the cluster-wide path's seed. */
+function seedOf(seed: Record<string, KubeObject[]>, path: string): KubeObject[] {
+  const m = /^(.*)\/namespaces\/([^/]+)(\/[^/]+)$/.exec(path);
+  if (seed[path] || !m) return seed[path] ?? [];
+  return (seed[`${m[1]}${m[3]}`] ?? []).filter((o) => o.metadata?.namespace === m[2]);
+}
+
+interface Review { user: string; groups: string[]; resourceAttributes: Record<string, string> }
+
+/**
+ * A WEC answering SubjectAccessReviews only: `answer` says allowed (true/false), or 'fail' for a
+ * 500. Every review is recorded.
+ */
+function sarWec(answer: (r: Review) => boolean | 'fail') {
+  const m = mockUpstream('https://wec.test:6443');
+  const reviews: Review[] = [];
+  m.pool.intercept({ path: '/apis/authorization.k8s.io/v1/subjectaccessreviews', method: 'POST' }).reply<object>((o) => {
+    const body = requestBody(o) as { spec: Review };
+    reviews.push(body.spec);
+    const a = answer(body.spec);
+    if (a === 'fail') return { statusCode: 500, data: { kind: 'Status', code: 500, message: 'etcd timeout' } };
+    return { statusCode: 201, data: { ...body, status: { allowed: a } } };
+  }).persist();
+  return { m, reviews };
+}
+
+function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}, o: { wec?: MockUpstream; readRightTtlMs?: number } = {}) {
   const its = fakeServer('https://its.test:6443');
   const informers = new Map<string, FakeInformer>();
   const log: string[] = [];
   const up = new UpsyncAgent({
-    cluster: 'wec1', its: its.m.up, wec: its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000,
+    cluster: 'wec1', its: its.m.up, wec: o.wec?.up ?? its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000, readRightTtlMs: o.readRightTtlMs,
     mapper: { byResource: (g, r) => MAPPINGS.find((m) => m.group === g && m.resource === r), refresh: async () => {} },
     informers: (_where, path, onChange, onRelisted) => {
-      const inf = new FakeInformer(path, onChange, onRelisted, seed[path] ?? []);
+      const inf = new FakeInformer(path, onChange, onRelisted, seedOf(seed, path));
       informers.set(path, inf);
       return inf;
     },
   });
   // Requests live in the ITS too, so that their status can be patched.
   for (const r of (seed[upsyncRequestsPath('wec1')] ?? []) as UpsyncRequest[]) its.put(`${upsyncRequestsPath('wec1')}/${r.metadata.name}`, r);
-  t.teardown(async () => { await up.stop(); await its.m.close(); });
+  t.teardown(async () => { await up.stop(); await its.m.close(); await o.wec?.close(); });
   const inf = (path: string) => informers.get(path)!;
   const copies = () => [...its.objects.entries()].filter(([p]) => p.startsWith(`${upsyncedObjectsPath('wec1')}/`)).map(([, o]) => o as any);
   const writesOf = (method: string) => its.writes.filter((w) => w.method === method && w.path.startsWith(upsyncedObjectsPath('wec1')));
@@ -120,8 +150,9 @@ t.test('copies are created with their identity, policies and object; a burst of 
   const status = (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
   t.same(status, { observedGeneration: 1, objects: 1, selected: 1, tooLarge: 0, message: '' }, 'the request status');
 
+  t.same(h.up.sources.watching(), ['|configmaps@demo'], 'a clause naming its namespaces: only those are watched');
   const before = h.writesOf('PUT').length;
-  for (let i = 0; i < 20; i++) h.inf(CM_PATH).set(cm('demo', 'a', { a: String(i) }));
+  for (let i = 0; i < 20; i++) h.inf(DEMO_CM_PATH).set(cm('demo', 'a', { a: String(i) }));
   await h.settle();
   t.equal(h.writesOf('PUT').length - before, 1, '20 changes within the debounce: one write');
   t.same(h.copies()[0].object.data, { a: '19' }, 'of the latest version');
@@ -178,11 +209,11 @@ t.test('after a restart, the first resync deletes leftovers and updates what cha
   t.same(h.writesOf('DELETE').map((w) => w.path), [`${upsyncedObjectsPath('wec1')}/${leftover.metadata.name}`]);
 });
 
-t.test('Secrets by name only; a resource the WEC does not serve is in the status', async (t) => {
+t.test('Secrets by name only, never a service-account or bootstrap token; a resource the WEC does not serve is in the status', async (t) => {
   const secret = (name: string, type = 'Opaque') => ({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'demo', name, uid: name, resourceVersion: '3' }, type });
   const h = harness(t, {
-    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['secrets'], objectNames: ['creds', 'tok'] }, { resources: ['secrets'] }, { apiGroup: 'example.com', resources: ['widgets'] }])],
-    '/api/v1/secrets': [secret('creds'), secret('other'), secret('tok', 'kubernetes.io/service-account-token')],
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['secrets'], objectNames: ['creds', 'tok', 'bootstrap-token-abcdef'] }, { resources: ['secrets'] }, { apiGroup: 'example.com', resources: ['widgets'] }])],
+    '/api/v1/secrets': [secret('creds'), secret('other'), secret('tok', 'kubernetes.io/service-account-token'), secret('bootstrap-token-abcdef', 'bootstrap.kubernetes.io/token')],
   });
   h.up.start();
   await until(() => h.up.synced());
@@ -190,6 +221,101 @@ t.test('Secrets by name only; a resource the WEC does not serve is in the status
   t.same(h.copies().map((c) => c.source.name), ['creds']);
   const status = (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
   t.match(status, { objects: 1, selected: 1, message: 'not served by the cluster: widgets.example.com' });
+});
+
+const READER = { namespace: 'team-a', name: 'reader' };
+const withExecutor = (r: UpsyncRequest, executor: unknown = READER): UpsyncRequest => ({ ...r, spec: { ...r.spec, executor: executor as never } });
+const statusOf = (h: ReturnType<typeof harness>, name = 'wds1.p1') => (h.its.objects.get(`${upsyncRequestsPath('wec1')}/${name}`) as UpsyncRequest).status;
+const leftoverOf = (namespace: string, name: string) => ({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'UpsyncedObject',
+  metadata: { name: upsyncedObjectName('wds1', ref(namespace, name)), namespace: 'wec1', labels: { [UPSYNC_WDS_LABEL]: 'wds1' }, resourceVersion: '5' },
+  source: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace, name, uid: `uid-${namespace}-${name}`, resourceVersion: '1' },
+  lastSeen: '2026-01-01T00:00:00Z', policies: ['p1'], object: {} });
+
+t.test('the executor decides what is read: only what it may get is copied, a copy it may not read is deleted, the status says how many', async (t) => {
+  // team-a/reader may get ConfigMaps in demo only (a RoleBinding there), not cluster-wide.
+  const wec = sarWec((r) => r.resourceAttributes.namespace === 'demo');
+  const held = leftoverOf('private', 'b');
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [withExecutor(request('p1', [{ resources: ['configmaps'] }]))],
+    [upsyncedObjectsPath('wec1')]: [held],
+    [CM_PATH]: [cm('demo', 'a'), cm('private', 'b'), cm('private', 'c')],
+  }, { wec: wec.m });
+  h.its.put(`${upsyncedObjectsPath('wec1')}/${held.metadata.name}`, held);
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  await until(() => statusOf(h)?.message !== undefined && !/not yet/.test(statusOf(h)!.message!));
+  await h.settle();
+  t.same(h.copies().map((c) => `${c.source.namespace}/${c.source.name}`), ['demo/a'], 'private/b and private/c are not copied; the copy of private/b is deleted');
+  t.same(h.writesOf('DELETE').map((w) => w.path), [`${upsyncedObjectsPath('wec1')}/${held.metadata.name}`]);
+  t.same(statusOf(h), { observedGeneration: 1, objects: 1, selected: 3, tooLarge: 0, message: '2 objects the executor team-a/reader may not read were left out' });
+  t.same(wec.reviews.map((r) => r.resourceAttributes.namespace).sort(), ['', 'demo', 'private'],
+    'asked for every namespace first, then per namespace (one review per namespace, not per object)');
+  t.same(wec.reviews[0], {
+    user: 'system:serviceaccount:team-a:reader', groups: ['system:serviceaccounts', 'system:serviceaccounts:team-a', 'system:authenticated'],
+    resourceAttributes: { group: '', version: 'v1', resource: 'configmaps', namespace: '', verb: 'get' },
+  }, 'as the ServiceAccount, with its groups, for get');
+  // A new object in a namespace already answered: no new review.
+  const n = wec.reviews.length;
+  h.inf(CM_PATH).set(cm('demo', 'd'));
+  await h.settle();
+  t.same(h.copies().map((c) => c.source.name).sort(), ['a', 'd']);
+  t.equal(wec.reviews.length, n, 'answers are reused');
+});
+
+t.test('an executor allowed cluster-wide costs one review; a request without executor none; a malformed executor reads nothing', async (t) => {
+  const wec = sarWec(() => true);
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [
+      withExecutor(request('p1', [{ resources: ['configmaps'] }])),
+      request('p2', [{ resources: ['configmaps'], namespaces: ['other'] }]),
+      withExecutor(request('p3', [{ resources: ['configmaps'] }]), { namespace: 'Team A', name: 'reader' }),
+    ],
+    [CM_PATH]: [cm('demo', 'a'), cm('other', 'b')],
+  }, { wec: wec.m });
+  h.up.start();
+  await until(() => h.up.synced());
+  await until(() => statusOf(h)?.objects === 2);
+  await h.settle();
+  t.same(h.copies().map((c) => [c.source.name, c.policies]).sort(), [['a', ['p1']], ['b', ['p1', 'p2']]]);
+  t.equal(wec.reviews.length, 1, 'allowed in every namespace: one review answers for all');
+  await until(() => statusOf(h, 'wds1.p3') !== undefined);
+  t.match(statusOf(h, 'wds1.p3'), { objects: 0, selected: 2, message: /executor is refused .*nothing is upsynced with the agent's own rights/ });
+  t.equal(h.up.rights.size, 1);
+  h.inf(upsyncRequestsPath('wec1')).del('wec1', 'wds1.p1');
+  await h.settle();
+  t.equal(h.up.rights.size, 0, 'an answer no request needs any more is forgotten');
+});
+
+t.test('while the executor\'s answer is missing nothing new is copied and a copy is left as it is; a right revoked later is seen without a WEC change', async (t) => {
+  let answer: boolean | 'fail' = 'fail';
+  const wec = sarWec(() => answer);
+  const held = leftoverOf('demo', 'a');
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [withExecutor(request('p1', [{ resources: ['configmaps'], namespaces: ['demo'] }]))],
+    [upsyncedObjectsPath('wec1')]: [held],
+    [CM_PATH]: [cm('demo', 'a'), cm('demo', 'b')],
+  }, { wec: wec.m, readRightTtlMs: 150 });
+  h.its.put(`${upsyncedObjectsPath('wec1')}/${held.metadata.name}`, held);
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  h.up.resync();
+  await h.settle();
+  await until(() => statusOf(h)?.message !== undefined);
+  t.same(h.copies().map((c) => [c.source.name, c.source.resourceVersion]), [['a', '1']], 'the held copy stays as it was; b is not copied');
+  t.same(h.writesOf('DELETE'), []);
+  t.same(statusOf(h), { observedGeneration: 1, objects: 0, selected: 2, tooLarge: 0, message: '2 objects not yet authorized for the executor team-a/reader' });
+  t.ok(h.log.some((l) => /SubjectAccessReview of an executor: .*500/.test(l)), 'the failed review is logged');
+  answer = true; // the WEC answers again: retried
+  await until(() => h.copies().length === 2);
+  await until(() => statusOf(h)?.message === '');
+  t.same(h.copies().map((c) => c.source.name).sort(), ['a', 'b']);
+  t.not(h.copies().find((c) => c.source.name === 'a').source.resourceVersion, '1', 'the held copy is brought up to date');
+  answer = false; // the RoleBinding is removed
+  await until(() => h.copies().length === 0);
+  await until(() => /2 objects the executor team-a\/reader may not read were left out/.test(statusOf(h)?.message ?? ''));
+  t.pass('revoked: the copies are deleted and the status says why');
 });
 
 t.test('a WEC resource that never lists holds back only its own requests', async (t) => {
@@ -213,6 +339,29 @@ t.test('a WEC resource that never lists holds back only its own requests', async
   t.same(h.copies().map((c) => c.source.name), ['a'], 'p1 copied and its leftover deleted all the same');
   t.match((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status, { objects: 1 }, 'p1 status written');
   t.notOk((h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p2`) as UpsyncRequest).status, 'p2 waits for its secrets');
+});
+
+t.test('a resource is watched only in the namespaces every clause needing it names; cluster-wide as soon as one does not', async (t) => {
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'], namespaces: ['demo', 'other'] }, { resources: ['secrets'], namespaces: ['demo'], objectNames: ['creds'] }])],
+    [CM_PATH]: [cm('demo', 'a'), cm('other', 'b'), cm('third', 'c')],
+  });
+  h.up.start();
+  await until(() => h.up.synced());
+  await h.settle();
+  t.same(h.up.sources.watching(), ['|configmaps@demo', '|configmaps@other', '|secrets@demo']);
+  t.same(h.copies().map((c) => c.source.name).sort(), ['a', 'b']);
+  const reqs = h.inf(upsyncRequestsPath('wec1'));
+  reqs.set(request('p2', [{ resources: ['configmaps'], namespaces: ['*'] }]));
+  await until(() => h.copies().length === 3);
+  t.same(h.up.sources.watching(), ['|configmaps', '|secrets@demo'], 'p2 wants every namespace: one informer over all');
+  t.ok(h.inf('/api/v1/namespaces/demo/configmaps').stopped && h.inf('/api/v1/namespaces/other/configmaps').stopped, 'the namespace informers are stopped');
+  reqs.del('wec1', 'wds1.p2');
+  await until(() => h.copies().length === 2);
+  t.same(h.up.sources.watching(), ['|configmaps@demo', '|configmaps@other', '|secrets@demo']);
+  reqs.set(request('p3', [{ resources: ['configmaps'], namespaces: ['demo'], namespaceSelectors: [{ matchLabels: { env: 'prod' } }] }]));
+  await h.settle();
+  t.same(h.up.sources.watching(), ['|configmaps', '|namespaces', '|secrets@demo'], 'namespaceSelectors: every namespace');
 });
 
 t.test('CopyWriter: a create that finds the copy there (409) reads it and updates it', async (t) => {

@@ -6,7 +6,8 @@
 // resourceVersion, or the policies. Create is a POST, update a PUT with the resourceVersion held
 // (409: re-read, once), delete a DELETE (404: already gone). A copy is deleted only when
 // `mayDelete` says what would select it is fully known (informers listed), so a restart never
-// deletes what a slow list has not shown yet.
+// deletes what a slow list has not shown yet; and a copy the mailbox holds is left as it is while
+// `hold` says an answer about it is missing (an executor's read right being asked).
 import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
@@ -22,6 +23,8 @@ export interface CopyWriterOptions {
   /** The mailbox's copy, as its informer holds it. */
   held: (name: string) => UpsyncedObject | undefined;
   mayDelete: (held: UpsyncedObject | undefined) => boolean;
+  /** Whether a held copy is to be left as it is for now (the planner lacks an answer about it). */
+  hold?: (name: string) => boolean;
   onError: (name: string, err: unknown) => void;
   workers?: number;
 }
@@ -85,6 +88,7 @@ export class CopyWriter {
   async sync(name: string): Promise<void> {
     const d = this.o.desired(name);
     const held = this.o.held(name);
+    if (held && this.o.hold?.(name)) return;
     let mine = this.written.get(name);
     // A copy newer than our last write (someone else wrote it): only the copy says what is there.
     if (mine && held && newerResourceVersion(held.metadata.resourceVersion, mine.rv)) mine = undefined;

@@ -4,14 +4,20 @@
 //   the resources named, so "any group" would mean guessing groups);
 // - Secrets (core `secrets`) only when the clause lists the name in objectNames ("*" or a
 //   selector alone never select one: a Secret leaves the WEC only when asked for by name);
-//   service-account-token Secrets never;
-// - `associatedWith: downsync` selects objects whose ownerReferences chain (by uid, at most
+//   service-account-token and bootstrap-token Secrets never (../../kube/system-secrets.ts, the
+//   list downsync's system-objects predicate uses too);
+// - `associatedWith: downsync` selects objects whose ownerReferences chain (at most
 //   MAX_OWNER_DEPTH links) reaches a live object the policy downsynced, and the PVCs of a
 //   downsynced StatefulSet's volumeClaimTemplates (`<template>-<statefulset>-<ordinal>`);
-//   the clause's other fields narrow that set further.
+//   the clause's other fields narrow that set further. A link counts only as Kubernetes' garbage
+//   collector would follow it: the owner found by the reference's uid is in the dependent's
+//   namespace (or cluster-scoped) and is of the reference's group, kind and name. A uid alone
+//   would let a Pod in namespace B, whose author copied the uid of a downsynced Deployment of
+//   namespace A into its ownerReferences, be upsynced as that Deployment's.
 import { clauseMatches, listMatches } from '../../kube/object-selection.js';
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { isNeverSentSecret } from '../../kube/system-secrets.js';
 import type { UpsyncClause } from '../../kube/upsync-api.js';
 
 /** How far up ownerReferences a chain is followed (Pod → ReplicaSet → Deployment is 2). */
@@ -19,8 +25,6 @@ export const MAX_OWNER_DEPTH = 5;
 
 /** What `associatedWith: downsync` watches besides the downsynced objects themselves: group|resource. */
 export const ASSOCIATED_RESOURCES: readonly string[] = ['apps|replicasets', '|pods', 'batch|jobs', '|persistentvolumeclaims'];
-
-export const SERVICE_ACCOUNT_TOKEN = 'kubernetes.io/service-account-token';
 
 /** One WEC object as selection sees it. */
 export interface Candidate {
@@ -38,10 +42,10 @@ export function clauseResources(c: UpsyncClause): string[] {
   return (c.resources ?? []).filter((r) => r !== '*').map((r) => grKey(c.apiGroup ?? '', r));
 }
 
-/** The Secrets rule, applied after the clause matched: by name only, never a service-account token. */
+/** The Secrets rule, applied after the clause matched: by name only, never a service-account or bootstrap token. */
 export function secretAllowed(c: UpsyncClause, cand: Candidate): boolean {
   if (cand.group !== '' || cand.resource !== 'secrets') return true;
-  if ((cand.obj as { type?: string }).type === SERVICE_ACCOUNT_TOKEN) return false;
+  if (isNeverSentSecret(cand.obj)) return false;
   return (c.objectNames ?? []).includes(nameOf(cand.obj));
 }
 
@@ -59,19 +63,32 @@ export function associatedClauseKeeps(c: UpsyncClause, cand: Candidate, nsLabels
   return clauseMatches({ ...c, apiGroup: null, resources: undefined }, ref, nsLabels) && secretAllowed(c, cand);
 }
 
-/** Whether obj's ownerReferences chain reaches one of `roots` (uids), following owners found by uid. */
-export function ownedBy(obj: KubeObject, roots: ReadonlySet<string>, byUid: (uid: string) => KubeObject | undefined): boolean {
+/** An object an ownerReference may name, with its group and kind as the WEC's discovery says. */
+export interface Owner {
+  group: string;
+  kind: string;
+  obj: KubeObject;
+}
+
+interface OwnerReference { apiVersion?: unknown; kind?: unknown; name?: unknown; uid: string }
+
+/**
+ * Whether obj's ownerReferences chain reaches one of `roots` (uids). Owners are found by uid with
+ * `byUid` (which must find the roots too: a root is reached only through a link that holds).
+ */
+export function ownedBy(obj: KubeObject, roots: ReadonlySet<string>, byUid: (uid: string) => Owner | undefined): boolean {
   let frontier = [obj];
   const seen = new Set<string>();
   for (let depth = 0; depth < MAX_OWNER_DEPTH && frontier.length > 0; depth++) {
     const next: KubeObject[] = [];
     for (const o of frontier) {
       for (const ref of ownerRefs(o)) {
+        const owner = byUid(ref.uid);
+        if (!owner || !linkHolds(o, ref, owner)) continue;
         if (roots.has(ref.uid)) return true;
         if (seen.has(ref.uid)) continue;
         seen.add(ref.uid);
-        const owner = byUid(ref.uid);
-        if (owner) next.push(owner);
+        next.push(owner.obj);
       }
     }
     frontier = next;
@@ -79,9 +96,24 @@ export function ownedBy(obj: KubeObject, roots: ReadonlySet<string>, byUid: (uid
   return false;
 }
 
-function ownerRefs(o: KubeObject): { uid: string }[] {
+/**
+ * Whether the garbage collector would take `owner` for `ref` of `dependent`: a namespaced owner in
+ * the dependent's own namespace (a cluster-scoped dependent has only cluster-scoped owners), and
+ * the reference's group, kind and name its own (the collector looks the owner up by those, and
+ * the uid only confirms it).
+ */
+function linkHolds(dependent: KubeObject, ref: OwnerReference, owner: Owner): boolean {
+  const ns = nsOf(owner.obj);
+  if (ns !== '' && ns !== nsOf(dependent)) return false;
+  if (typeof ref.apiVersion !== 'string' || groupOf(ref.apiVersion) !== owner.group) return false;
+  return ref.kind === owner.kind && ref.name === nameOf(owner.obj);
+}
+
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+function ownerRefs(o: KubeObject): OwnerReference[] {
   const refs = o.metadata?.ownerReferences;
-  return Array.isArray(refs) ? refs.filter((r): r is { uid: string } => typeof (r as { uid?: unknown })?.uid === 'string') : [];
+  return Array.isArray(refs) ? refs.filter((r): r is OwnerReference => typeof (r as { uid?: unknown })?.uid === 'string') : [];
 }
 
 /** The PVC name patterns of a StatefulSet: `<template>-<name>-` followed by an ordinal. */

@@ -1,10 +1,15 @@
 // The agent side of upsync for one cluster (issue 28), started and stopped with its ClusterAgent:
 // - watches the cluster's UpsyncRequests (any WDS) and UpsyncedObjects in its mailbox of the ITS;
 // - watches in the WEC the resources the requests need (./sources.ts: one informer per
-//   (group, resource), stopped when no request needs it; unserved ones retried on rediscovery);
+//   (group, resource), or per (group, resource, namespace) when the clauses name their
+//   namespaces; stopped when no request needs it; unserved ones retried on rediscovery);
 // - on any change, after a short debounce, plans again (./plan.ts: the copies wanted, each
 //   request's status) and queues the names of the copies whose content changed (./copy-writer.ts)
 //   and the requests whose status did (./request-status.ts): event-driven, keys only;
+// - copies only what each request's executor may read in the WEC (./read-rights.ts, asked by
+//   SubjectAccessReview and cached; a missing answer is asked in the background and the plan run
+//   again when it comes: meanwhile the object is not copied, and a copy already there is left as
+//   it is, so an agent restart or an expired answer deletes nothing);
 // - a backstop resync (every resyncMs, and once when everything has first listed) queues every
 //   name the plan or the mailbox knows: what changed while the agent was down converges, and
 //   copies no request selects any more (a request deleted meanwhile) are deleted.
@@ -16,7 +21,8 @@ import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type Upsyn
 import { errorLine } from '../log.js';
 import { RestMapper } from '../rest-mapper.js';
 import { CopyWriter, copySignature } from './copy-writer.js';
-import { neededResources, plan, type DesiredCopy, type Plan } from './plan.js';
+import { neededResources, plan, watchScopes, type DesiredCopy, type Plan } from './plan.js';
+import { ReadRights } from './read-rights.js';
 import { RequestStatusWriter } from './request-status.js';
 import { grKey } from './select.js';
 import { WecSources, type InformerLike, type ResourceMapper, type UpsyncInformerFactory } from './sources.js';
@@ -28,7 +34,7 @@ export interface UpsyncAgentOptions {
   /** The WEC's REST mapper (default: a new one; ClusterAgent passes its ApplyEngine's, sharing discovery). */
   mapper?: ResourceMapper;
   log: (msg: string) => void;
-  /** Each failure, by where (`upsync-write`, `upsync-status`, `upsync-watch`): metrics. */
+  /** Each failure, by where (`upsync-write`, `upsync-status`, `upsync-watch`, `upsync-authorize`): metrics. */
   onError?: (where: string, err: unknown) => void;
   /** Backstop resync (default 5 min). */
   resyncMs?: number;
@@ -40,9 +46,11 @@ export interface UpsyncAgentOptions {
   writers?: number;
   /** Tests: informers (default: real informers, managedFields dropped). */
   informers?: UpsyncInformerFactory;
+  /** How long an executor's read right is reused (default 30 s). */
+  readRightTtlMs?: number;
 }
 
-const EMPTY: Plan = { desired: new Map(), statuses: new Map() };
+const EMPTY: Plan = { desired: new Map(), statuses: new Map(), undecided: new Set() };
 /** Deeper than this, an object is not copied (its JSON could not be written safely): counted too large. */
 const MAX_DEPTH = 1000;
 
@@ -52,6 +60,7 @@ export class UpsyncAgent {
   readonly sources: WecSources;
   readonly writer: CopyWriter;
   readonly status: RequestStatusWriter;
+  readonly rights: ReadRights;
   private current: Plan = EMPTY;
   private readonly sizes = new WeakMap<KubeObject, number>();
   private planTimer: NodeJS.Timeout | undefined;
@@ -60,6 +69,7 @@ export class UpsyncAgent {
   private started = false;
   private stopped = false;
   private lastWatchError = '';
+  private lastAuthorizeError = '';
 
   constructor(private readonly o: UpsyncAgentOptions) {
     const factory: UpsyncInformerFactory = o.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? o.its : o.wec, {
@@ -72,9 +82,14 @@ export class UpsyncAgent {
       mapper: o.mapper ?? new RestMapper(o.wec), informers: factory,
       onChange: () => this.schedule(), onError: (err) => this.fail('upsync-watch', `WEC discovery: ${errorLine(err)}`, err),
     });
+    this.rights = new ReadRights({
+      wec: o.wec, ttlMs: o.readRightTtlMs, onChange: () => this.schedule(),
+      onError: (err) => this.authorizeError(err),
+    });
     this.writer = new CopyWriter({
       cluster: o.cluster, its: o.its, workers: o.writers,
       desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(o.cluster, n),
+      hold: (n) => this.current.undecided.has(n),
       mayDelete: (held) => this.mayDelete(held),
       onError: (n, err) => this.fail('upsync-write', `upsyncedobject ${n}: ${errorLine(err)}`, err),
     });
@@ -91,6 +106,7 @@ export class UpsyncAgent {
     this.requests.start();
     this.copies.start();
     this.writer.start();
+    this.rights.start();
     this.timers = [
       setInterval(() => this.resync(), this.o.resyncMs ?? 300_000),
       setInterval(() => void this.sources.rediscover(), this.o.rediscoverMs ?? 30_000),
@@ -104,6 +120,7 @@ export class UpsyncAgent {
     this.requests.stop();
     this.copies.stop();
     this.sources.stop();
+    this.rights.stop();
     this.status.stop();
     await this.writer.stop();
   }
@@ -135,7 +152,7 @@ export class UpsyncAgent {
 
   private onRequest(type: ChangeType, req: UpsyncRequest): void {
     if (type === 'DELETED') this.status.forget(req.metadata.name);
-    this.sources.setWanted(neededResources(this.requests.list()));
+    this.sources.setWanted(watchScopes(this.requests.list()));
     this.schedule();
   }
 
@@ -156,13 +173,16 @@ export class UpsyncAgent {
   private replan(): void {
     if (!this.requests.hasSynced) return;
     const prev = this.current;
-    const next = plan(this.requests.list(), this.sources, (obj) => this.sizeOf(obj));
+    const next = plan(this.requests.list(), this.sources, (obj) => this.sizeOf(obj), this.rights.mayRead);
+    this.rights.sweep();
     this.current = next;
     for (const [n, d] of next.desired) {
       const p = prev.desired.get(n);
       if (!p || copySignature(p, p.wds) !== copySignature(d, d.wds)) this.writer.enqueue(n);
     }
     for (const n of prev.desired.keys()) if (!next.desired.has(n)) this.writer.enqueue(n);
+    // A copy held while its answer was missing: the answer came (written, updated or deleted now).
+    for (const n of prev.undecided) if (!next.undecided.has(n)) this.writer.enqueue(n);
     // A status only from a complete picture of its request: counts from half-listed informers would flap.
     for (const r of this.requests.list()) {
       const n = r.metadata.name;
@@ -209,6 +229,17 @@ export class UpsyncAgent {
     if (err.message === this.lastWatchError) return;
     this.lastWatchError = err.message;
     this.fail('upsync-watch', `upsync watch: ${errorLine(err)}`, err);
+  }
+
+  private authorizeError(err: unknown): void {
+    // Reviews the WEC keeps refusing (the agent without system:auth-delegator) fail every retry alike: said once, counted each time.
+    const line = `SubjectAccessReview of an executor: ${errorLine(err)}`;
+    if (line === this.lastAuthorizeError) {
+      this.o.onError?.('upsync-authorize', err);
+      return;
+    }
+    this.lastAuthorizeError = line;
+    this.fail('upsync-authorize', line, err);
   }
 
   private fail(where: string, line: string, err: unknown): void {
