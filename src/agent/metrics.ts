@@ -17,7 +17,7 @@ export function createAgentMetrics() {
     labelNames: ['cluster'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
   });
   const errors = new Counter({
-    name: 'ksview_agent_errors_total', help: 'Errors by cluster and where (apply, status, gc, registration, health).',
+    name: 'ksview_agent_errors_total', help: 'Errors by cluster and where (apply, status, gc, registration, health, upsync-write, upsync-status, upsync-watch, upsync-authorize).',
     labelNames: ['cluster', 'where'], registers: [registry],
   });
   const queueDepth = new Gauge({

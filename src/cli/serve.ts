@@ -192,7 +192,11 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   // agents write back, which the view serves read-only.
   const upsyncLimits = o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES };
   const upsyncRequests = placement && its
-    ? new UpsyncRequestController({ wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`), limits: upsyncLimits })
+    ? new UpsyncRequestController({
+      wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`), limits: upsyncLimits,
+      // Upsync reads the WEC with the executor's rights, as downsync writes with them.
+      defaultExecutor: o.defaultExecutor,
+    })
     : undefined;
   if (placement && upsyncRequests) {
     const changed = placement.setUpsyncStatus((p) => upsyncRequests.statusOf(p));

@@ -14,14 +14,13 @@
 // `policiesSelecting` returns the copy's policies that pass; none: not shown.
 import { clauseMatches } from '../../kube/object-selection.js';
 import type { KubeObject } from '../../kube/objects.js';
+import { isNeverSentSecret } from '../../kube/system-secrets.js';
 import type { UpsyncClause, UpsyncedObject, UpsyncRequestSpec } from '../../kube/upsync-api.js';
 
 /** Groups the view never serves upsynced objects of. */
 const HIDDEN_GROUPS = new Set(['control.kubestellar.io', 'denatured.kubestellar.io', 'view.kubestellar.io']);
 /** What `associatedWith: downsync` follows owners through (the agent's ASSOCIATED_RESOURCES). */
 const ASSOCIATED = new Set(['apps/replicasets', '/pods', 'batch/jobs', '/persistentvolumeclaims']);
-/** Secret types never upsynced, named or not. */
-const NEVER_SECRETS = new Set(['kubernetes.io/service-account-token', 'bootstrap.kubernetes.io/token']);
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -62,7 +61,7 @@ export function clauseSelects(clause: UpsyncClause, spec: UpsyncRequestSpec, c: 
     selected = namespaces.has(s.namespace) && clauseMatches({ ...test, apiGroup: null, resources: undefined }, ref, undefined);
   }
   if (!selected) return false;
-  if (isSecret(c)) return (clause.objectNames ?? []).includes(s.name) && !NEVER_SECRETS.has(String((c.object as { type?: unknown }).type ?? ''));
+  if (isSecret(c)) return (clause.objectNames ?? []).includes(s.name) && !isNeverSentSecret(c.object);
   return true;
 }
 
