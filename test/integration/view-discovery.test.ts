@@ -30,7 +30,7 @@ t.test('kube-apiserver aggregates the group: discovery and OpenAPI', async (t) =
   const resources = kcOk('wds1', ['api-resources', '--api-group=view.kubestellar.io', '-o', 'wide']);
   t.match(resources, /^spaces\s+view\.kubestellar\.io\/v1alpha1\s+false\s+Space\s+get,list,watch/m);
   const legacy = JSON.parse(kcOk('wds1', ['get', '--raw', '/apis/view.kubestellar.io/v1alpha1']));
-  t.same(legacy.resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings', 'combinedstatuses']);
+  t.same(legacy.resources.map((r: { name: string }) => r.name), ['spaces', 'spaces/proxy', 'bindings', 'combinedstatuses', 'upsyncedobjects']);
   t.match(kcOk('wds1', ['explain', 'combinedstatuses.view.kubestellar.io.results.rows.columns']), /float/, 'kubectl explain of a CombinedStatus');
   const index = JSON.parse(kcOk('wds1', ['get', '--raw', '/openapi/v3']));
   t.ok(index.paths['apis/view.kubestellar.io/v1alpha1'], 'the WDS lists the group in /openapi/v3');
@@ -67,8 +67,12 @@ t.test('the view\'s discovery and OpenAPI are the WDS\'s minus hidden kinds', as
 
   const aggregated = await direct(`${root}/apis`, true, 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json');
   t.equal(aggregated.type, 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList', 'aggregated discovery of the view, exact Content-Type');
-  const aggregatedGroups = JSON.parse(aggregated.body).items.map((g: { metadata: { name: string } }) => g.metadata.name);
-  t.ok(aggregatedGroups.includes('apps') && !aggregatedGroups.includes('coordination.k8s.io') && !aggregatedGroups.includes('view.kubestellar.io'));
+  type AggregatedGroup = { metadata: { name: string }; versions: { resources: { resource: string }[] }[] };
+  const aggregatedItems = JSON.parse(aggregated.body).items as AggregatedGroup[];
+  const aggregatedGroups = aggregatedItems.map((g) => g.metadata.name);
+  t.ok(aggregatedGroups.includes('apps') && !aggregatedGroups.includes('coordination.k8s.io'));
+  t.same(aggregatedItems.find((g) => g.metadata.name === 'view.kubestellar.io')?.versions.flatMap((v) => v.resources.map((r) => r.resource)), ['upsyncedobjects'],
+    'of view.kubestellar.io the view serves only the fleet\'s upsynced objects (docs/upsync.md), not spaces');
   const apis = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/apis`]));
   const groups = apis.groups.map((g: { name: string }) => g.name);
   t.ok(groups.includes('apps'));

@@ -17,8 +17,8 @@ t.test('api-resources through the view lists workload kinds and no hidden kind',
     'tokenreviews.authentication.k8s.io', 'subjectaccessreviews.authorization.k8s.io', 'selfsubjectaccessreviews.authorization.k8s.io',
     'localsubjectaccessreviews.authorization.k8s.io', 'certificatesigningrequests.certificates.k8s.io', 'controllerrevisions.apps'];
   for (const h of hidden) t.notOk(out.includes(h), `hides ${h}`);
-  t.same(out.filter((r) => /kubestellar\.io$/.test(r)), ['bindings.control.kubestellar.io', 'combinedstatuses.control.kubestellar.io'],
-    'of kubestellar-view\'s groups only the virtual Bindings and CombinedStatuses, as KubeStellar\'s tools read them (no BindingPolicies, no denatured CRs)');
+  t.same(out.filter((r) => /kubestellar\.io$/.test(r)), ['bindings.control.kubestellar.io', 'combinedstatuses.control.kubestellar.io', 'upsyncedobjects.view.kubestellar.io'],
+    'of kubestellar-view\'s groups only the virtual Bindings and CombinedStatuses, as KubeStellar\'s tools read them, and the upsynced objects (no BindingPolicies, no denatured CRs)');
   t.ok(kcOk('wds1', ['api-resources', '-o', 'name']).split('\n').includes('events'), 'wds1 itself has events');
   const ev = kc(VIEW, ['get', 'events', '-A']);
   t.not(ev.status, 0, 'kubectl get events through the view fails');
