@@ -5,8 +5,8 @@
 // for the WDS's kube-apiserver itself, each user's requests counted against the limits of
 // ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
 // `spaces`, `bindings`, `combinedstatuses` and `upsyncedobjects`), /metrics, and the view under its
-// root (where the same virtual resources are also served in control.kubestellar.io, and each
-// cluster's upsynced objects below `clusters/<cluster>`). Every error is
+// root (where `bindings` and `combinedstatuses` are also served in control.kubestellar.io,
+// `upsyncedobjects` in this group, and each cluster's upsynced objects below `clusters/<cluster>`). Every error is
 // a Kubernetes Status; no request can crash the process. Tests build it with a stub
 // Authenticator/Authorizer and drive it with `inject`.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';

@@ -1,7 +1,8 @@
 // The API group view.kubestellar.io/v1alpha1 itself: its names, its resources and its legacy and
 // aggregated discovery (its OpenAPI: ./view-openapi.ts). Also the view's own part of KubeStellar's
 // group control.kubestellar.io, which ./view-proxy.ts adds to the WDS's discovery: the same virtual
-// resources (Bindings, CombinedStatuses, UpsyncedObjects) as KubeStellar's tools read them.
+// resources (Bindings, CombinedStatuses) as KubeStellar's tools read them; and what of this group
+// the view serves too (UpsyncedObjects, IN_VIEW_KINDS).
 export const GROUP = 'view.kubestellar.io';
 export const VERSION = 'v1alpha1';
 export const GROUP_VERSION = `${GROUP}/${VERSION}`;
