@@ -56,6 +56,7 @@ import { bounded, client, percentile, progress, rssMb, type Client, type Obj } f
 import { deploymentStatusOf, fleetDeployment, workStatusObjectOf, workStatusOf } from './fleet-shapes.js';
 import { bundledWork } from '../src/controllers/placement/bundle-slots.js';
 import { statusValues } from '../src/kube/status-in-work.js';
+import { deleteSimulatedClusters, makeSimulatedClusters, until } from './simulated-clusters.js';
 
 const RSS_TARGET_MB = 1024;
 const KUBEFLEET_S = 30;
@@ -108,17 +109,6 @@ function follow(c: Client, base: string, onEvent: (type: string, o: Obj) => void
 function carried(o: Obj): number {
   const sources = o.metadata?.annotations?.['view.kubestellar.io/sources'] as string | undefined;
   return sources ? (JSON.parse(sources) as unknown[]).length : 1;
-}
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs: number, report?: () => string): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let told = Date.now();
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${report ? ` (${report()})` : ''}`);
-    if (report && Date.now() - told > 15_000) { told = Date.now(); progress.step(`  … ${what}: ${report()}`); }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return performance.now();
 }
 
 /** CPU seconds (user + system) a process has used so far; NaN when it is gone. */
@@ -205,25 +195,14 @@ async function main(): Promise<number> {
     for (const c of Object.values(collectors)) await wds.call('DELETE', `${CONTROL}/statuscollectors/${c}`).catch(() => undefined);
     await wds.call('DELETE', `/api/v1/namespaces/${ns}`).catch(() => undefined);
     agent?.proc.kill();
-    await bounded(clusters.length, 32, async (i) => {
-      await its.call('DELETE', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${clusters[i]}`).catch(() => undefined);
-      await its.call('DELETE', `/api/v1/namespaces/${clusters[i]}`).catch(() => undefined);
-    });
+    await deleteSimulatedClusters(its, clusters);
   };
   try {
     progress.step(`making ${maxC} ManagedClusters (accepted, Available) and their namespaces in its1`);
-    const now = new Date().toISOString();
-    await bounded(maxC, 32, async (i) => {
-      const name = clusters[i]!;
+    await makeSimulatedClusters(its, clusters, (i) => {
       const labels: Record<string, string> = { fleet: r };
       for (const s of sizes) if (i < s) labels[`${prefix}${s}`] = 'in';
-      await its.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-      await its.call('POST', '/apis/cluster.open-cluster-management.io/v1/managedclusters', { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster',
-        metadata: { name, labels }, spec: { hubAcceptsClient: true, leaseDurationSeconds: 3600 } });
-      const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: 'simulated', lastTransitionTime: now });
-      await its.call('PATCH', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${name}/status`, { status: { conditions: [
-        cond('HubAcceptedManagedCluster', 'HubClusterAdminAccepted'), cond('ManagedClusterJoined', 'ManagedClusterJoined'),
-        cond('ManagedClusterConditionAvailable', 'ManagedClusterAvailable')] } }, 'application/merge-patch+json');
+      return labels;
     });
 
     progress.step(`making ${M} Deployments in wds1 namespace ${ns} and 3 StatusCollectors`);

@@ -16,9 +16,8 @@
 // 2 could not run.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Pool } from 'undici';
-import { jsonLines } from '../src/kube/json-lines.js';
 import { percentile } from './agent-common.js';
+import { call, waitFor, watch, type Obj } from './space-calls.js';
 import { progress, spacePools } from './view-bench.js';
 
 const WARMUP = 5;
@@ -26,40 +25,7 @@ const TARGET_P50 = 500;
 const TARGET_P99 = 1500;
 const TIMEOUT_MS = 30_000;
 
-type Obj = Record<string, any>;
-
-async function call(pool: Pool, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Obj> {
-  const res = await pool.request({ method: method as 'GET', path, headers: { accept: 'application/json', 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) as Obj : {};
-}
-
-/** A watch that calls `onObject(obj, at)` for each event's object; stop() ends it. */
-function watch(pool: Pool, path: string, onObject: (o: Obj, at: number) => void): { ready: Promise<void>; stop: () => void } {
-  const ac = new AbortController();
-  const ready = (async () => {
-    const res = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' }, signal: ac.signal });
-    if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode}`);
-    (async () => {
-      try {
-        for await (const e of jsonLines(res.body)) onObject((e as Obj).object ?? {}, performance.now());
-      } catch { /* stopped */ }
-    })();
-  })();
-  return { ready, stop: () => ac.abort() };
-}
-
 const ipOf = (o: Obj | undefined): string | undefined => o?.status?.loadBalancer?.ingress?.[0]?.ip;
-
-async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out: ${what}`);
-}
 
 async function main(): Promise<number> {
   const trials = Number(process.argv[process.argv.indexOf('--trials') + 1] || 200) || 200;

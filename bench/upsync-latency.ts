@@ -15,9 +15,8 @@
 // Exit: 0 targets met, 1 missed, 2 could not run.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Pool } from 'undici';
-import { jsonLines } from '../src/kube/json-lines.js';
 import { percentile } from './agent-common.js';
+import { call, waitFor, watch, type Obj } from './space-calls.js';
 import { progress, spacePools, VIEW_ROOT } from './view-bench.js';
 
 const WARMUP = 5;
@@ -25,38 +24,6 @@ const TARGET_P50 = 300;
 const TARGET_P99 = 1000;
 const TIMEOUT_MS = 30_000;
 
-type Obj = Record<string, any>;
-
-async function call(pool: Pool, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Obj> {
-  const res = await pool.request({ method: method as 'GET', path, headers: { accept: 'application/json', 'content-type': contentType }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.body.text();
-  if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) as Obj : {};
-}
-
-/** A watch that calls `onObject(obj, at)` for each event's object; stop() ends it. */
-function watch(pool: Pool, path: string, onObject: (o: Obj, at: number) => void): { ready: Promise<void>; stop: () => void } {
-  const ac = new AbortController();
-  const ready = (async () => {
-    const res = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' }, signal: ac.signal });
-    if (res.statusCode !== 200) throw new Error(`watch ${path}: ${res.statusCode} ${(await res.body.text()).slice(0, 200)}`);
-    (async () => {
-      try {
-        for await (const e of jsonLines(res.body)) onObject((e as Obj).object ?? {}, performance.now());
-      } catch { /* stopped */ }
-    })();
-  })();
-  return { ready, stop: () => ac.abort() };
-}
-
-async function waitFor(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out: ${what}`);
-}
 
 async function main(): Promise<number> {
   const trials = Number(process.argv[process.argv.indexOf('--trials') + 1] || 200) || 200;
@@ -74,7 +41,8 @@ async function main(): Promise<number> {
     await call(wec, 'POST', cmPath, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' }, data: { v: 'start' } });
     await call(wds, 'POST', '/apis/control.kubestellar.io/v1alpha1/bindingpolicies', { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy',
       metadata: { name: policy }, spec: { clusterSelectors: [{ matchLabels: { name: 'wec1' } }], upsync: [{ resources: ['configmaps'], namespaces: [ns], objectNames: ['probe'] }] } });
-    await waitFor(async () => (await call(wds, 'GET', `${viewCm}/probe`)).data?.v === 'start', 'the ConfigMap in the view of wec1');
+    // 404 until the agent's copy is in the view.
+    await waitFor(async () => (await call(wds, 'GET', `${viewCm}/probe`).catch(() => ({} as Obj))).data?.v === 'start', 'the ConfigMap in the view of wec1');
 
     const seen = { view: new Map<string, number>(), its: new Map<string, number>(), wec: new Map<string, number>() };
     const on = (m: Map<string, number>, pick: (o: Obj) => Obj | undefined) => (o: Obj, at: number) => { const v = pick(o)?.data?.v; if (typeof v === 'string' && !m.has(v)) m.set(v, at); };

@@ -34,27 +34,19 @@ import { spacesUp } from '../src/spaces/spaces.js';
 import { readState } from '../src/spaces/state.js';
 import { ensureViewServer, VIEW_SERVER_PROCESS } from '../src/spaces/view-server.js';
 import { bounded, client, percentile, progress, rssMb, type Obj } from './agent-common.js';
+import { deleteSimulatedClusters, makeSimulatedClusters, until } from './simulated-clusters.js';
 
 const RSS_GROWTH_TARGET_MB = 150;
 const LAG_P99_TARGET_MS = 1000;
 const STAGE_TIMEOUT_MS = 1_800_000;
+/** How often conditions are looked at: the time to all visible is taken to this. */
+const POLL_MS = 20;
 
 function num(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
   const n = Number(i >= 0 ? process.argv[i + 1] : dflt);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} needs a whole number ≥ 1`);
   return n;
-}
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, timeoutMs: number, report?: () => string): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let told = Date.now();
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${report ? ` (${report()})` : ''}`);
-    if (report && Date.now() - told > 10_000) { told = Date.now(); progress.step(`  … ${what}: ${report()}`); }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return performance.now();
 }
 
 async function main(): Promise<number> {
@@ -86,24 +78,12 @@ async function main(): Promise<number> {
     progress.step('cleaning up (the policy, the clusters and their mailboxes)');
     ac.abort();
     await wds.call('DELETE', `${CONTROL}/bindingpolicies/${policy}`).catch(() => undefined);
-    await bounded(clusters.length, 32, async (i) => {
-      await its.call('DELETE', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${clusters[i]}`).catch(() => undefined);
-      await its.call('DELETE', `/api/v1/namespaces/${clusters[i]}`).catch(() => undefined);
-    });
+    await deleteSimulatedClusters(its, clusters);
   };
   try {
     progress.step(`making ${C} ManagedClusters (accepted, Available) and their namespaces in its1`);
     const now = new Date().toISOString();
-    await bounded(C, 32, async (i) => {
-      const name = clusters[i]!;
-      await its.call('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-      await its.call('POST', '/apis/cluster.open-cluster-management.io/v1/managedclusters', { apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster',
-        metadata: { name, labels: { upsbench: r } }, spec: { hubAcceptsClient: true, leaseDurationSeconds: 3600 } });
-      const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: 'simulated', lastTransitionTime: now });
-      await its.call('PATCH', `/apis/cluster.open-cluster-management.io/v1/managedclusters/${name}/status`, { status: { conditions: [
-        cond('HubAcceptedManagedCluster', 'HubClusterAdminAccepted'), cond('ManagedClusterJoined', 'ManagedClusterJoined'),
-        cond('ManagedClusterConditionAvailable', 'ManagedClusterAvailable')] } }, 'application/merge-patch+json');
-    });
+    await makeSimulatedClusters(its, clusters, () => ({ upsbench: r }));
     progress.step(`a BindingPolicy upsyncing ConfigMaps of ${ns} from the ${C} clusters; waiting for its UpsyncRequests`);
     await wds.call('POST', `${CONTROL}/bindingpolicies`, { apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: policy },
       spec: { clusterSelectors: [{ matchLabels: { upsbench: r } }], upsync: [{ resources: ['configmaps'], namespaces: [ns] }] } });
@@ -113,7 +93,7 @@ async function main(): Promise<number> {
       const list = await its.call('GET', `${CONTROL}/upsyncrequests?labelSelector=${encodeURIComponent(`upsync.view.kubestellar.io/policy=${policy}`)}`);
       requests = ((list.items ?? []) as Obj[]).filter((x) => x.metadata.name === requestName).length;
       return requests === C;
-    }, 120_000, () => `${requests}/${C}`);
+    }, 120_000, () => `${requests}/${C}`, POLL_MS);
     await new Promise((res) => setTimeout(res, 2000));
     const rssBefore = rssMb(servePid);
     rssMax = rssBefore;
@@ -155,7 +135,7 @@ async function main(): Promise<number> {
     });
     const written = performance.now();
     const rows = Array.from({ length: N }, (_, i) => copyOf(i, 'v0', 1).row);
-    const visible = await until(`all ${N} in the view`, () => rows.every((row) => seen.has(row)), STAGE_TIMEOUT_MS, () => `${rows.filter((row) => seen.has(row)).length}/${N}`);
+    const visible = await until(`all ${N} in the view`, () => rows.every((row) => seen.has(row)), STAGE_TIMEOUT_MS, () => `${rows.filter((row) => seen.has(row)).length}/${N}`, POLL_MS);
     const listedAll = await wds.call('GET', VIEW);
     const inList = ((listedAll.items ?? []) as Obj[]).length;
     progress.step(`written in ${((written - t0) / 1000).toFixed(1)} s, all in the view ${((visible - t0) / 1000).toFixed(1)} s; a list shows ${inList}`);
@@ -179,9 +159,9 @@ async function main(): Promise<number> {
       void its.call('PUT', `${CONTROL}/namespaces/${c.cluster}/upsyncedobjects/${c.body.metadata.name}`, { ...c.body, metadata: { ...c.body.metadata, resourceVersion: stored.get(i) } })
         .then((o) => { stored.set(i, o.metadata.resourceVersion as string); }, () => undefined).finally(() => { inFlight--; });
     }
-    await until('churn writes answered', () => inFlight === 0, 120_000);
+    await until('churn writes answered', () => inFlight === 0, 120_000, undefined, POLL_MS);
     const settle = performance.now();
-    await until('churn shown', () => sent.every((s) => { const x = seen.get(s.row); return x !== undefined && x.at >= s.at; }) || performance.now() - settle > 30_000, 60_000);
+    await until('churn shown', () => sent.every((s) => { const x = seen.get(s.row); return x !== undefined && x.at >= s.at; }) || performance.now() - settle > 30_000, 60_000, undefined, POLL_MS);
     let unresolved = 0;
     // Rows changed are distinct (k × 7919 mod N, 7919 prime, fewer changes than rows): a row's latest event is its change's.
     for (const s of sent) {
