@@ -17,24 +17,14 @@
 // one is reported, not silently withheld. Pure functions; malformed selectors throw
 // LabelSelectorError.
 import { matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
-import { clauseMatches as objectTestMatches } from '../kube/object-selection.js';
+import { clauseMatches as objectTestMatches, type ObjectTest, type SelectedObjectRef } from '../kube/object-selection.js';
 import type { UpsyncClause } from '../kube/upsync-api.js';
 
-export interface WorkloadRef {
-  group: string;
-  resource: string;
-  namespace: string;
-  name: string;
-  labels: Labels;
-}
+/** What resolution reads of a workload object (the object test's view of it). */
+export type WorkloadRef = SelectedObjectRef;
 
-export interface DownsyncClause {
-  apiGroup?: string | null;
-  resources?: string[];
-  namespaces?: string[];
-  namespaceSelectors?: LabelSelector[];
-  objectNames?: string[];
-  objectSelectors?: LabelSelector[];
+/** KubeStellar's downsync clause: an object test plus its modulations. */
+export interface DownsyncClause extends ObjectTest {
   createOnly?: boolean;
   wantSingletonReportedState?: boolean;
   wantMultiWECReportedState?: boolean;

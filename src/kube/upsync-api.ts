@@ -12,7 +12,7 @@
 //   with its WDS): the agent's copy of one WEC object, managedFields stripped, with the object's
 //   own identity, resourceVersion and the time the agent last saw it. Written only by the agent.
 import { createHash } from 'node:crypto';
-import type { LabelSelector } from './label-selector.js';
+import type { ObjectTest } from './object-selection.js';
 import type { KubeObject, ObjectMeta } from './objects.js';
 
 export const UPSYNC_GROUP = 'control.kubestellar.io';
@@ -31,15 +31,11 @@ export const UPSYNC_POLICY_LABEL = 'upsync.view.kubestellar.io/policy';
 export const DEFAULT_UPSYNC_MAX_OBJECTS = 10_000;
 export const DEFAULT_UPSYNC_MAX_OBJECT_BYTES = 256 * 1024;
 
-/** One upsync clause of a BindingPolicy (spec.upsync[]), as its CRD validates it. */
-export interface UpsyncClause {
-  /** "" or absent: the core group. */
-  apiGroup?: string | null;
-  resources?: string[];
-  namespaces?: string[];
-  namespaceSelectors?: LabelSelector[];
-  objectSelectors?: LabelSelector[];
-  objectNames?: string[];
+/**
+ * One upsync clause of a BindingPolicy (spec.upsync[]), as its CRD validates it: the object test
+ * of a downsync clause (here an absent or "" apiGroup is the core group), and more.
+ */
+export interface UpsyncClause extends ObjectTest {
   associatedWith?: 'downsync';
   /** StatusCollectors combining the policy's upsynced objects (serve's, never sent to the agents). */
   statusCollectors?: string[];

@@ -11,10 +11,9 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import t from 'tap';
 import YAML from 'yaml';
-import { buildClientGo, runClientGo } from '../fixtures/clientgo.js';
+import { buildClientGo, followClientGo, runClientGo } from '../fixtures/clientgo.js';
 import { bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, kubeconfig, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { httpsJson, userKubeconfig, WDS1_VIEW_PATH } from '../fixtures/wds1-clients.js';
@@ -164,15 +163,6 @@ t.test('associatedWith: downsync — a placed Deployment\'s ReplicaSet and Pods 
     .some((c) => c.source.namespace === ns), WAIT, 250);
 });
 
-/** Every stdout line of a child, parsed, and a promise of its exit code. */
-function follow(child: ReturnType<typeof runClientGo>) {
-  const lines: Obj[] = [];
-  readline.createInterface({ input: child.stdout! }).on('line', (l) => lines.push(JSON.parse(l) as Obj));
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exit = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
-  return { lines, exit, stderr: () => stderr };
-}
 
 t.test('client-go\'s dynamic informer and client-node list and watch upsyncedobjects', async (t) => {
   const bin = await buildClientGo();
@@ -184,7 +174,7 @@ t.test('client-go\'s dynamic informer and client-node list and watch upsyncedobj
   await waitUntil('its row', () => rows(ns).includes(name), WAIT, 100);
 
   const common = ['--kubeconfig', kubeconfig, '--context', 'wds1', '--timeout', '120s'];
-  const informer = follow(runClientGo(bin, [...common, '--namespace', ns, 'informer', '--resource', 'view.kubestellar.io/v1alpha1/upsyncedobjects', '--wait-for', name]));
+  const informer = followClientGo(runClientGo(bin, [...common, '--namespace', ns, 'informer', '--resource', 'view.kubestellar.io/v1alpha1/upsyncedobjects', '--wait-for', name]));
   await waitUntil('the informer synced', () => informer.lines.find((l) => l.synced), 60_000, 100);
   t.same(informer.lines.find((l) => l.synced)!.names, [`${ns}/${name}`], 'its cache: the one row');
 

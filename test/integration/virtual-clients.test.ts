@@ -6,24 +6,14 @@
 // policy then adds wec2 (the Binding changes, the count goes to 2: both informers hear UPDATED);
 // the policy is deleted (client-node's watches get DELETED with the last state).
 import * as k8s from '@kubernetes/client-node';
-import readline from 'node:readline';
 import t from 'tap';
 import YAML from 'yaml';
-import { buildClientGo, runClientGo } from '../fixtures/clientgo.js';
+import { buildClientGo, followClientGo, runClientGo } from '../fixtures/clientgo.js';
 import { bindingPolicy, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, kubeconfig, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const WAIT = 120_000;
 
-/** Every stdout line of a child, parsed, and a promise of its exit code. */
-function follow(child: ReturnType<typeof runClientGo>) {
-  const lines: Obj[] = [];
-  readline.createInterface({ input: child.stdout! }).on('line', (l) => lines.push(JSON.parse(l) as Obj));
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exit = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)));
-  return { lines, exit, stderr: () => stderr };
-}
 
 t.test('client-go informers and client-node list and watch Bindings and CombinedStatuses', async (t) => {
   const bin = await buildClientGo();
@@ -45,9 +35,9 @@ t.test('client-go informers and client-node list and watch Bindings and Combined
 
   // client-go: two dynamic informers; each must hear UPDATED for its object.
   const common = ['--kubeconfig', kubeconfig, '--context', 'wds1', '--timeout', '120s'];
-  const bindings = follow(runClientGo(bin, [...common, '--namespace', '', 'informer', '--resource', 'view.kubestellar.io/v1alpha1/bindings', '--wait-for', run]));
-  const statuses = follow(runClientGo(bin, [...common, '--namespace', ns, 'informer', '--resource', 'view.kubestellar.io/v1alpha1/combinedstatuses', '--wait-for', csName]));
-  const synced = (f: ReturnType<typeof follow>) => f.lines.find((l) => l.synced);
+  const bindings = followClientGo(runClientGo(bin, [...common, '--namespace', '', 'informer', '--resource', 'view.kubestellar.io/v1alpha1/bindings', '--wait-for', run]));
+  const statuses = followClientGo(runClientGo(bin, [...common, '--namespace', ns, 'informer', '--resource', 'view.kubestellar.io/v1alpha1/combinedstatuses', '--wait-for', csName]));
+  const synced = (f: ReturnType<typeof followClientGo>) => f.lines.find((l) => l.synced);
   await waitUntil('both informers synced', () => synced(bindings) && synced(statuses), 60_000, 100);
   t.ok((synced(bindings)!.names as string[]).includes(run), 'the bindings informer\'s cache has the Binding');
   t.match(synced(bindings)!.resourceVersion, /^\d+$/, 'and the list\'s resourceVersion');
