@@ -6,7 +6,7 @@
 // the spaces' folder and ports of this test (test/fixtures/spaces-up.ts reads them from the
 // environment); each of their failing assertions is named here.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
@@ -29,7 +29,13 @@ t.test('the status tests pass with bundled works', async (t) => {
     KSVIEW_TEST_MAX_OBJECTS_PER_WORK: '8', CI: 'false',
   };
   // One file at a time (the suite runs two beside this one), no coverage (the suite's own report is the one kept).
-  const child = spawn(path.join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--disable-coverage', '--jobs=1', ...FILES], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a project root of its own (the repository's files linked into it): tap empties
+  // <project root>/.tap/processinfo and .tap/coverage when it starts, which in the repository
+  // would be the suite's own, still being written (a CI run failed on that race).
+  const project = path.join(parent, 'project');
+  mkdirSync(project);
+  for (const entry of readdirSync(root)) if (entry !== '.tap' && entry !== '.git') symlinkSync(path.join(root, entry), path.join(project, entry));
+  const child = spawn(path.join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', '--disable-coverage', '--jobs=1', ...FILES], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });

@@ -160,3 +160,23 @@ t.test('writes: 403 without the right, else 405; no source: empty; discovery', a
   const empty = await none.app.inject({ url: `${VIEW}/upsyncedobjects`, headers: ADMIN });
   t.same(empty.json().items, []);
 });
+
+t.test('a denatured kind is authorized where the view serves it, in both the fleet list and the cluster view', async (t) => {
+  // Roles are stored denatured in the WDS (served from denatured.kubestellar.io): a right there is
+  // what lets a reader see them through the view, so it is what lets them see upsynced Roles.
+  const ROLE = copy('wec1', ['rbac.authorization.k8s.io', 'v1', 'roles'], 'Role', 'ns1', 'reader');
+  const mayOn = (group: string) => (u: UserInfo, a: unknown) => {
+    const r = resourceOf(a);
+    if (u.username !== 'alice' || !r) return false;
+    if (r.resource === 'upsyncedobjects') return true;
+    return r.group === group && r.resource === 'roles' && r.namespace === 'ns1';
+  };
+  for (const [group, shown] of [['denatured.kubestellar.io', true], ['rbac.authorization.k8s.io', false]] as const) {
+    const { app, close } = await testApp({ upsynced: new FakeUpsyncedSource([ROLE]), allow: mayOn(group) });
+    t.teardown(close);
+    const fleet = await app.inject({ url: `${VIEW}/namespaces/ns1/upsyncedobjects`, headers: ALICE });
+    t.same(names(fleet.json()), shown ? ['ns1/wec1:roles.rbac.authorization.k8s.io:reader'] : [], `fleet list with roles granted in ${group}`);
+    const one = await app.inject({ url: `${ROOT}/clusters/wec1/apis/rbac.authorization.k8s.io/v1/namespaces/ns1/roles/reader`, headers: ALICE });
+    t.equal(one.statusCode, shown ? 200 : 403, `cluster view with roles granted in ${group}`);
+  }
+});
