@@ -1,10 +1,11 @@
 // The OpenAPI v2 and v3 documents of view.kubestellar.io/v1alpha1 that the aggregator merges (they
 // list this group only: the aggregator merges every key a backend lists, so the view's own OpenAPI
 // lives under the view root instead), and what the view adds of its own to the WDS's OpenAPI: the
-// virtual resources as control.kubestellar.io/v1alpha1 (./view-proxy.ts serves them). Paths and
+// virtual resources as control.kubestellar.io/v1alpha1 and the UpsyncedObjects in this group
+// (./view-proxy.ts serves them). Paths and
 // operation ids are those kube-apiserver gives a CRD of the same scope, so that clients generated
 // from them and `kubectl explain` find what they expect. Schemas: ./view-schemas.ts.
-import { CONTROL_GROUP, CONTROL_KINDS, GROUP, GROUP_VERSION, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
+import { CONTROL_GROUP, CONTROL_KINDS, GROUP, GROUP_VERSION, IN_VIEW_KINDS, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
 import { listMeta, objectMeta, schemaPrefix, spaceSchemas, virtualSchemas } from './view-schemas.js';
 
 type Ref = (n: string) => string;
@@ -109,25 +110,31 @@ export function openAPIV3Index(hash: string) {
   return { paths: { [`apis/${GROUP_VERSION}`]: { serverRelativeURL: `/openapi/v3/apis/${GROUP_VERSION}?hash=${hash}` } } };
 }
 
+/** The view's own groups inside the view, each with the virtual kinds it serves there. */
+const IN_VIEW_GROUPS: readonly (readonly [string, readonly VirtualKind[]])[] = [[CONTROL_GROUP, CONTROL_KINDS], [GROUP, IN_VIEW_KINDS]];
+
 /** What the view adds to the WDS's OpenAPI v2 document (ObjectMeta and ListMeta are the WDS's own). */
-export function controlOpenAPIV2() {
+export function inViewOpenAPIV2() {
   const ref = (n: string) => `#/definitions/${n}`;
-  return { paths: virtualPaths(ref, false, CONTROL_GROUP, CONTROL_KINDS), definitions: virtualSchemas(ref, CONTROL_GROUP, CONTROL_KINDS) };
+  return {
+    paths: Object.assign({}, ...IN_VIEW_GROUPS.map(([g, kinds]) => virtualPaths(ref, false, g, kinds))) as Record<string, unknown>,
+    definitions: Object.assign({}, ...IN_VIEW_GROUPS.map(([g, kinds]) => virtualSchemas(ref, g, kinds))) as Record<string, unknown>,
+  };
 }
 
-/** The OpenAPI v3 document of control.kubestellar.io/v1alpha1 as the view serves it. */
-export function controlOpenAPIV3() {
+/** The OpenAPI v3 documents the view serves of its own groups, by index path (`apis/<group>/<version>`). */
+export function inViewOpenAPIV3(): Map<string, object> {
   const ref = (n: string) => `#/components/schemas/${n}`;
-  return {
+  return new Map(IN_VIEW_GROUPS.map(([group, kinds]) => [`apis/${group}/${VERSION}`, {
     openapi: '3.0.0',
     info: { title: 'kubestellar-view', version: VERSION },
-    paths: virtualPaths(ref, true, CONTROL_GROUP, CONTROL_KINDS),
+    paths: virtualPaths(ref, true, group, kinds),
     components: {
       schemas: {
-        ...virtualSchemas(ref, CONTROL_GROUP, CONTROL_KINDS),
+        ...virtualSchemas(ref, group, kinds),
         'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta': objectMeta,
         'io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta': listMeta,
       },
     },
-  };
+  }]));
 }

@@ -35,9 +35,9 @@ import { registerClusterViews } from './upsynced-cluster-view.js';
 import { registerUpsyncedObjects } from './upsynced-objects.js';
 import type { UpsyncedSource } from './upsynced-source.js';
 import {
-  apiGroup as viewApiGroup, CONTROL_GROUP, CONTROL_GROUP_VERSION, controlAggregatedGroup, controlApiGroup, controlResourceList, GROUP, inViewAggregatedGroup, inViewResourceList, VERSION,
+  apiGroup as viewApiGroup, CONTROL_GROUP, controlAggregatedGroup, controlApiGroup, controlResourceList, GROUP, inViewAggregatedGroup, inViewResourceList, VERSION,
 } from './view-group.js';
-import { controlOpenAPIV2, controlOpenAPIV3 } from './view-openapi.js';
+import { inViewOpenAPIV2, inViewOpenAPIV3 } from './view-openapi.js';
 import type { Authorize, SubjectVisibility } from './virtual-resource.js';
 import { createHash } from 'node:crypto';
 
@@ -60,9 +60,8 @@ export interface ViewOptions {
 }
 
 /** The view's own OpenAPI v3 document of control.kubestellar.io/v1alpha1, and its hash for the index. */
-const CONTROL_V3 = controlOpenAPIV3();
-const CONTROL_V3_HASH = createHash('sha512').update(JSON.stringify(CONTROL_V3)).digest('hex').slice(0, 32).toUpperCase();
-const CONTROL_V3_PATH = `apis/${CONTROL_GROUP_VERSION}`;
+/** The view's own OpenAPI v3 documents, by index path, with their hashes. */
+const OWN_V3 = new Map([...inViewOpenAPIV3()].map(([p, doc]) => [p, { doc, hash: createHash('sha512').update(JSON.stringify(doc)).digest('hex').slice(0, 32).toUpperCase() }]));
 
 /** Validates a buffered body by its media type: JSON and YAML must parse; others pass as they are. */
 function checkBody(contentType: string, body: Buffer): void {
@@ -205,7 +204,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     const res = await fetchAsUser(req, '/openapi/v2');
     if (res.status !== 200) return sendAsIs(reply, res);
     const doc = filterOpenAPIDocument(JSON.parse(res.body.toString('utf8')), cats);
-    const own = controlOpenAPIV2();
+    const own = inViewOpenAPIV2();
     return reply.header('content-type', 'application/json')
       .send({ ...doc, paths: { ...doc.paths, ...own.paths }, definitions: { ...doc.definitions, ...own.definitions } });
   });
@@ -213,12 +212,13 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
     const res = await fetchAsUser(req, '/openapi/v3');
     if (res.status !== 200) return sendAsIs(reply, res);
     const index = filterOpenAPIV3Index(JSON.parse(res.body.toString('utf8')), await visible(), cats, root);
-    index.paths = { ...index.paths, [CONTROL_V3_PATH]: { serverRelativeURL: `${root}/openapi/v3/${CONTROL_V3_PATH}?hash=${CONTROL_V3_HASH}` } };
+    for (const [p, { hash }] of OWN_V3) index.paths = { ...index.paths, [p]: { serverRelativeURL: `${root}/openapi/v3/${p}?hash=${hash}` } };
     return reply.header('content-type', 'application/json').send(index);
   });
   view.get<{ Params: { '*': string } }>('/openapi/v3/*', async (req, reply) => {
     const sub = req.params['*'];
-    if (sub === CONTROL_V3_PATH) return reply.header('etag', `"${CONTROL_V3_HASH}"`).header('content-type', 'application/json').send(CONTROL_V3);
+    const own = OWN_V3.get(sub);
+    if (own) return reply.header('etag', `"${own.hash}"`).header('content-type', 'application/json').send(own.doc);
     const info = parseRequestInfo(`/${sub}`);
     if (info.group && cats.isHiddenGroup(info.group)) throw errors.pathNotFound();
     const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';

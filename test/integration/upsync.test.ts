@@ -69,6 +69,7 @@ t.test('ConfigMaps and Secrets born in wec1 and wec2, seen from the WDS', async 
   const table = kcOk('wds1-view', ['-n', ns, 'get', UO, '-l', 'view.kubestellar.io/cluster=wec1,view.kubestellar.io/kind=ConfigMap']);
   t.match(table.split('\n')[0], /^NAME\s+CLUSTER\s+KIND\s+AGE\s+LAST-SEEN/, 'upsyncedobjects columns');
   t.match(table, /wec1:configmaps:local\s+wec1\s+ConfigMap/);
+  t.match(kcOk('wds1-view', ['explain', 'upsyncedobjects.status.conditions']), /lastTransitionTime/, 'kubectl explain inside the view, from its OpenAPI');
   await waitUntil('the ConfigMaps the same through the view', () => JSON.stringify(cells('wds1-view-wec1', ns, 'configmaps')) === JSON.stringify(cells('wec1', ns, 'configmaps')), 10_000, 200).catch(() => undefined);
   t.same(cells('wds1-view-wec1', ns, 'configmaps'), cells('wec1', ns, 'configmaps'), 'the per-cluster context prints ConfigMaps as wec1 itself does (-o wide, AGE aside)');
 

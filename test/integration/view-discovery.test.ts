@@ -59,7 +59,12 @@ t.test('the view\'s discovery and OpenAPI are the WDS\'s minus hidden kinds', as
 
   const index = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/openapi/v3`]));
   t.notOk(index.paths['apis/coordination.k8s.io/v1'], 'a group with only hidden kinds is gone');
-  t.notOk(index.paths['apis/view.kubestellar.io/v1alpha1'], 'kubestellar groups are gone');
+  t.notOk(index.paths['apis/denatured.kubestellar.io/v1alpha1'], 'kubestellar groups of the WDS are gone');
+  // view.kubestellar.io is the view's own there (UpsyncedObjects only), not the WDS's aggregated group.
+  const ownView = index.paths['apis/view.kubestellar.io/v1alpha1'].serverRelativeURL as string;
+  t.match(ownView, new RegExp(`^${root}/openapi/v3/apis/view.kubestellar.io/v1alpha1\\?hash=`), 'view.kubestellar.io: the view\'s own document');
+  const resources = new Set(Object.keys(JSON.parse(kcOk(VIEW, ['get', '--raw', ownView])).paths).map((p) => p.split('/')[p.includes('{name}') ? p.split('/').length - 2 : p.split('/').length - 1]));
+  t.same([...resources], ['upsyncedobjects'], 'with the UpsyncedObjects only, none of the WDS\'s resources of that group');
   t.match(index.paths['apis/apps/v1'].serverRelativeURL, new RegExp(`^${root}/openapi/v3/apis/apps/v1\\?hash=`), 'URLs under the view root');
   const core = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/openapi/v3/api/v1`]));
   t.notOk(core.components.schemas['io.k8s.api.core.v1.Node']);

@@ -159,7 +159,7 @@ t.test('OpenAPI of the view: v3 lists control.kubestellar.io/v1alpha1 under the 
   upstream.pool.intercept({ path: '/apis', method: 'GET' }).reply(200, JSON.stringify({ kind: 'APIGroupDiscoveryList', items: [] }), { headers: JSON_HEADERS });
   const index = await app.inject({ url: `${ROOT}/openapi/v3`, headers });
   const paths = index.json().paths;
-  t.same(Object.keys(paths), ['api/v1', 'apis/control.kubestellar.io/v1alpha1']);
+  t.same(Object.keys(paths), ['api/v1', 'apis/control.kubestellar.io/v1alpha1', 'apis/view.kubestellar.io/v1alpha1']);
   const url = paths['apis/control.kubestellar.io/v1alpha1'].serverRelativeURL as string;
   t.match(url, new RegExp(`^${ROOT}/openapi/v3/apis/control.kubestellar.io/v1alpha1\\?hash=[0-9A-F]{32}$`), 'the view\'s own document, not the WDS\'s');
   const doc = await app.inject({ url: url.slice(0), headers });

@@ -180,3 +180,25 @@ t.test('a denatured kind is authorized where the view serves it, in both the fle
     t.equal(one.statusCode, shown ? 200 : 403, `cluster view with roles granted in ${group}`);
   }
 });
+
+t.test('OpenAPI inside the view: view.kubestellar.io/v1alpha1 with the UpsyncedObject only, v3 and v2', async (t) => {
+  const { app, upstream, close } = await testApp({ upsynced: source() });
+  t.teardown(close);
+  const json = { headers: { 'content-type': 'application/json' } };
+  upstream.pool.intercept({ path: '/openapi/v3', method: 'GET' }).reply(200, JSON.stringify({
+    paths: { 'api/v1': { serverRelativeURL: '/openapi/v3/api/v1?hash=A' }, 'apis/view.kubestellar.io/v1alpha1': { serverRelativeURL: '/openapi/v3/apis/view.kubestellar.io/v1alpha1?hash=B' } },
+  }), json);
+  upstream.pool.intercept({ path: '/api', method: 'GET' }).reply(200, JSON.stringify({ kind: 'APIGroupDiscoveryList', items: [{ metadata: { name: '' }, versions: [{ version: 'v1', resources: [{ resource: 'configmaps' }] }] }] }), json);
+  upstream.pool.intercept({ path: '/apis', method: 'GET' }).reply(200, JSON.stringify({ kind: 'APIGroupDiscoveryList', items: [] }), json);
+  const url = (await app.inject({ url: `${ROOT}/openapi/v3`, headers: ADMIN })).json().paths['apis/view.kubestellar.io/v1alpha1'].serverRelativeURL as string;
+  t.match(url, new RegExp(`^${ROOT}/openapi/v3/apis/view.kubestellar.io/v1alpha1\\?hash=[0-9A-F]{32}$`), 'the view\'s own document, not the aggregated one of the WDS');
+  const doc = (await app.inject({ url, headers: ADMIN })).json();
+  t.same(Object.keys(doc.paths), [`/apis/view.kubestellar.io/v1alpha1/upsyncedobjects`, `/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects`,
+    `/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects/{name}`], 'only what the group serves inside the view');
+  t.same(doc.components.schemas['io.kubestellar.view.v1alpha1.UpsyncedObject']['x-kubernetes-group-version-kind'], [{ group: 'view.kubestellar.io', version: 'v1alpha1', kind: 'UpsyncedObject' }]);
+  upstream.pool.intercept({ path: '/openapi/v2', method: 'GET' }).reply(200, JSON.stringify({ swagger: '2.0', paths: {}, definitions: {} }), json);
+  const v2 = (await app.inject({ url: `${ROOT}/openapi/v2`, headers: ADMIN })).json();
+  t.ok(v2.paths['/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects/{name}'], 'v2 too');
+  t.ok(v2.definitions['io.kubestellar.view.v1alpha1.UpsyncedObject']);
+  t.notOk(v2.paths['/apis/view.kubestellar.io/v1alpha1/spaces'], 'not the spaces, which the view does not serve');
+});
