@@ -147,6 +147,11 @@ export function controllerManagerArgs(space: SpaceLayout, kubeconfig: string): s
   if (space.role === 'wds') {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller'];
   }
+  if (space.role === 'its') {
+    // ResourceQuotas work in the ITS as in any hub: a mailbox's bounds what its agent may write
+    // there (docs/upsync.md, charts/kubestellar-view/files/its/mailbox-quota.yaml).
+    return [...common, '--controllers=namespace-controller,garbage-collector-controller,resourcequota-controller'];
+  }
   if (!runsScheduler(space)) {
     return [...common, '--controllers=namespace-controller,garbage-collector-controller'];
   }

@@ -8,11 +8,12 @@
 // Deployment's ReplicaSet and Pods (kwok runs them in wec1) and takes them away with the policy;
 // client-go's dynamic informer and client-node list and watch `upsyncedobjects`.
 import * as k8s from '@kubernetes/client-node';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
+import { chartFile } from '../../src/util/chart-files.js';
 import { buildClientGo, followClientGo, runClientGo } from '../fixtures/clientgo.js';
 import { bindingPolicy, policy, type Obj } from '../fixtures/placement.js';
 import { kc, kcOk, kubeconfig, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
@@ -198,4 +199,56 @@ t.test('client-go\'s dynamic informer and client-node list and watch upsyncedobj
   kcOk('wec1', ['-n', ns, 'delete', 'configmap', 'watched']);
   const gone = await waitUntil('client-node: DELETED', () => events.find((e) => e.type === 'DELETED'), WAIT, 100);
   t.equal(gone.obj.metadata.name, name, 'with its last state');
+});
+
+t.test('a mailbox\'s ResourceQuota bounds what an agent may write there: the honest one says so in the policy, a hostile one is refused by the ITS', async (t) => {
+  // The chart's quota (files/its/mailbox-quota.yaml) on wec2's mailbox, at 2 for this test: only
+  // this file upsyncs from wec2 (no other test file's copies count there).
+  const COUNT = 'count/upsyncedobjects.control.kubestellar.io';
+  const copies = () => (json(kcOk('its1', ['-n', 'wec2', 'get', 'upsyncedobjects', '-o', 'json'])).items as Obj[]);
+  const quota = () => json(kcOk('its1', ['-n', 'wec2', 'get', 'resourcequota', 'kubestellar-view-mailbox', '-o', 'json']));
+  const applyQuota = (max: number) => kcOk('its1', ['apply', '-f', '-'],
+    readFileSync(chartFile('its/mailbox-quota.yaml'), 'utf8').replaceAll('CLUSTER_NAME', 'wec2').replaceAll('MAX_UPSYNCED_OBJECTS', String(max)));
+  await waitUntil('the copies of the tests before gone from wec2\'s mailbox', () => copies().length === 0, WAIT, 250);
+  // kube-controller-manager's quota controller discovers new resources every 30 s; a quota made
+  // before it knows the CRD is counted only at its next full resync (5 min): made after, at once.
+  const crdAge = () => Date.now() - Date.parse(kcOk('its1', ['get', 'crd', 'upsyncedobjects.control.kubestellar.io', '-o', 'jsonpath={.metadata.creationTimestamp}']));
+  await waitUntil('the UpsyncedObject CRD known to the quota controller (31 s old)', () => crdAge() > 31_000, WAIT, 500);
+  applyQuota(2);
+  t.teardown(() => { kc('its1', ['-n', 'wec2', 'delete', 'resourcequota', 'kubestellar-view-mailbox', '--ignore-not-found']); });
+  await waitUntil('the quota counted', () => quota().status?.used?.[COUNT] === '0' && quota().status?.hard?.[COUNT] === '2', WAIT, 200);
+
+  const run = uniqueName('upq');
+  const ns = testNamespace(t, ['wds1', 'wec2'], 'upq');
+  bindingPolicy(t, run, { clusterSelectors: [{ matchLabels: { name: 'wec2' } }], upsync: [{ resources: ['configmaps'], namespaces: [ns], objectSelectors: [{ matchLabels: { quota: run } }] }] });
+  for (const n of ['q1', 'q2', 'q3', 'q4']) kcOk('wec2', ['-n', ns, 'create', 'configmap', n, '--from-literal=k=v']);
+  kcOk('wec2', ['-n', ns, 'label', 'configmap', 'q1', 'q2', 'q3', 'q4', `quota=${run}`]);
+  const entry = () => ((policy(run)?.status?.upsync ?? []) as Obj[]).find((e) => e.clusterId === 'wec2');
+  const refused = await waitUntil('status.upsync[wec2] says the quota refused 2', () => {
+    const e = entry();
+    return e?.objects === 2 && e.selected === 4 && /2 refused by the mailbox's ResourceQuota/.test(e.message ?? '') ? e : undefined;
+  }, WAIT, 250);
+  t.match(refused.message, /exceeded quota: kubestellar-view-mailbox/, `with kube's reason: ${refused.message}`);
+  t.equal(copies().length, 2, 'two copies in the mailbox');
+  t.equal(rows(ns).length, 2, 'two rows in the view');
+
+  // A hostile agent (the push agent's own identity, which may write into wec2's mailbox) gets no further.
+  const forged = structuredClone(copies()[0]!);
+  forged.metadata = { name: `${forged.metadata.name}-forged`, namespace: 'wec2', labels: forged.metadata.labels };
+  const hostile = kc('its1-agent-push', ['create', '-f', '-'], JSON.stringify(forged));
+  t.not(hostile.status, 0, 'a copy past the quota, written by hand as the agent, is refused');
+  t.match(hostile.stderr, /exceeded quota/, hostile.stderr.trim());
+
+  // The bound raised (the chart's default) and room made (a ConfigMap whose copy is there deleted
+  // in wec2): every selected object comes through without waiting for the refused copies' backoff,
+  // the message clears: the agent kept working all along.
+  applyQuota(50_000);
+  await waitUntil('the quota controller took the new bound', () => quota().status?.hard?.[COUNT] === '50k', WAIT, 200);
+  const written = copies()[0]!.source.name as string;
+  kcOk('wec2', ['-n', ns, 'delete', 'configmap', written]);
+  await waitUntil('the other three upsynced, the status clear', () => {
+    const e = entry();
+    return e?.objects === 3 && e.selected === 3 && !e.message && rows(ns).length === 3;
+  }, 30_000, 250);
+  t.pass(`${written} deleted: the other three upsynced within 30 s, status.upsync[wec2] without a message`);
 });

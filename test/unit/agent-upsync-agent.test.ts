@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeType } from '../../src/kube/informer.js';
 import { deepFreeze } from '../../src/kube/json.js';
 import type { KubeObject } from '../../src/kube/objects.js';
+import type { RateLimit } from '../../src/kube/work-queue.js';
 import {
   UPSYNC_WDS_LABEL, upsyncRequestsPath, upsyncedObjectName, upsyncedObjectsPath, type UpsyncRequest,
 } from '../../src/kube/upsync-api.js';
@@ -105,12 +106,12 @@ function sarWec(answer: (r: Review) => boolean | 'fail') {
   return { m, reviews };
 }
 
-function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}, o: { wec?: MockUpstream; readRightTtlMs?: number } = {}) {
+function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}, o: { wec?: MockUpstream; readRightTtlMs?: number; writeRetry?: RateLimit } = {}) {
   const its = fakeServer('https://its.test:6443');
   const informers = new Map<string, FakeInformer>();
   const log: string[] = [];
   const up = new UpsyncAgent({
-    cluster: 'wec1', its: its.m.up, wec: o.wec?.up ?? its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000, readRightTtlMs: o.readRightTtlMs,
+    cluster: 'wec1', its: its.m.up, wec: o.wec?.up ?? its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000, readRightTtlMs: o.readRightTtlMs, writeRetry: o.writeRetry,
     mapper: { byResource: (g, r) => MAPPINGS.find((m) => m.group === g && m.resource === r), refresh: async () => {} },
     informers: (_where, path, onChange, onRelisted) => {
       const inf = new FakeInformer(path, onChange, onRelisted, seedOf(seed, path));
@@ -378,4 +379,52 @@ t.test('CopyWriter: a create that finds the copy there (409) reads it and update
   t.same((its.objects.get(`${upsyncedObjectsPath('wec1')}/${name}`) as any).policies, ['p1']);
   await w.sync(name);
   t.equal(its.writes.length, 2, 'written once: the next sync finds our write current');
+});
+
+t.test('the mailbox\'s ResourceQuota refuses copies: the status counts them out and says so, the agent stays up; room made is used', async (t) => {
+  // Retries of a failed write 10 s apart: within this test, only room made in the mailbox (or a
+  // resync) writes a refused copy again.
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'], namespaces: ['demo'] }])],
+    [CM_PATH]: ['a', 'b', 'c', 'd'].map((n) => cm('demo', n)),
+  }, { writeRetry: { baseMs: 10_000, maxMs: 10_000 } });
+  h.its.quota = { collection: upsyncedObjectsPath('wec1'), max: 2 };
+  const status = () => (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
+  h.up.start();
+  await until(() => h.up.synced());
+  await until(() => status()?.objects === 2 && h.copies().length === 2);
+  t.match(status(), { objects: 2, selected: 4, message: /^2 refused by the mailbox's ResourceQuota \("[^"]+" is forbidden: exceeded quota: mailbox, .*limited: count\/upsyncedobjects=2\)$/ });
+  t.same(h.copies().map((c) => c.source.name), ['a', 'b'], 'the first two written');
+  t.equal(h.log.filter((l) => /ResourceQuota refuses copies/.test(l)).length, 1, 'said once in the log');
+
+  // A WEC object goes: its copy goes, and a refused one takes its room at once.
+  h.inf(DEMO_CM_PATH).del('demo', 'a');
+  await until(() => !h.copies().some((c) => c.source.name === 'a'));
+  // The mailbox informer sees the copy (it had not: this one is fed by the test) and then its deletion.
+  const gone = upsyncedObjectName('wds1', ref('demo', 'a'));
+  h.inf(upsyncedObjectsPath('wec1')).set({ metadata: { name: gone, namespace: 'wec1', resourceVersion: '1' } });
+  h.inf(upsyncedObjectsPath('wec1')).del('wec1', gone);
+  await until(() => h.copies().length === 2 && h.copies().some((c) => ['c', 'd'].includes(c.source.name)), 1000);
+  t.pass('a refused copy written within 1 s of the room made');
+  await until(() => status()?.objects === 2 && /^1 refused/.test(status()?.message ?? ''));
+  t.pass('one still refused, said');
+
+  // The quota raised: written by the next try (here the resync); the message clears.
+  h.its.quota = { collection: upsyncedObjectsPath('wec1'), max: 10 };
+  h.up.resync();
+  await until(() => h.copies().length === 3 && status()?.message === '');
+  t.match(status(), { objects: 3, selected: 3 });
+  t.same(h.up.writer.refused.size, 0);
+});
+
+t.test('quotaRefusal: kube\'s two quota refusals, nothing else', async (t) => {
+  const { quotaRefusal } = await import('../../src/agent/upsync/copy-writer.js');
+  const res = (status: number, body: unknown) => ({ status, body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)) });
+  const exceeded = 'upsyncedobjects.control.kubestellar.io "x" is forbidden: exceeded quota: kubestellar-view-mailbox, requested: count/upsyncedobjects.control.kubestellar.io=1, used: count/upsyncedobjects.control.kubestellar.io=2, limited: count/upsyncedobjects.control.kubestellar.io=2';
+  const unknown = 'upsyncedobjects.control.kubestellar.io "x" is forbidden: status unknown for quota: kubestellar-view-mailbox, resources: count/upsyncedobjects.control.kubestellar.io';
+  t.equal(quotaRefusal(res(403, { kind: 'Status', message: exceeded })), exceeded);
+  t.equal(quotaRefusal(res(403, { kind: 'Status', message: unknown })), unknown, 'not counted yet: refused too');
+  t.equal(quotaRefusal(res(403, { kind: 'Status', message: 'User "x" cannot create resource "upsyncedobjects"' })), undefined, 'RBAC is not a quota');
+  t.equal(quotaRefusal(res(500, { message: exceeded })), undefined, 'only a 403');
+  t.equal(quotaRefusal(res(403, 'not json')), undefined);
 });

@@ -86,7 +86,7 @@ t.test('each part renders only what belongs to its cluster', async (t) => {
   t.same(kinds('server-values.yaml'), ['Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount']);
   t.same(kinds('server-placement-values.yaml'), ['Certificate', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ServiceMonitor']);
   t.same(kinds('wds-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount']);
-  t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'ResourceQuota', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
   t.same(kinds('agent-pull-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'RoleBinding', 'ServiceAccount',
     'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   t.same(kinds('agent-push-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'RoleBinding', 'ServiceAccount']);
@@ -315,6 +315,13 @@ t.test('the ITS and agent parts render the files the local spaces bind their age
   for (const o of spacesPull) t.same(strip(its.find((x) => x.kind === o.kind && x.metadata.name === o.name && x.metadata.namespace === o.namespace)), o, `its part: ${o.kind} ${o.name}`);
   for (const o of pushMailboxRbac('wec2').map(strip)) t.same(strip(its.find((x) => x.kind === o.kind && x.metadata.name === o.name && x.metadata.namespace === o.namespace)), o, `its part: ${o.kind} ${o.name}`);
   t.same(one(its, 'RoleBinding', 'ksview-agent-push-kubeconfig').subjects, [{ kind: 'ServiceAccount', name: 'ksview-agent-push', namespace: 'ksview-agent' }]);
+  // Each mailbox's quota on upsynced copies (the file the upsync test applies), none at 0.
+  const quotas = its.filter((o) => o.kind === 'ResourceQuota');
+  t.same(quotas.map((q) => `${q.metadata.namespace}/${q.metadata.name}`), ['wec1/kubestellar-view-mailbox', 'wec2/kubestellar-view-mailbox'], 'one per mailbox of pullClusters and pushClusters');
+  for (const q of quotas) t.same(q.spec, { hard: { 'count/upsyncedobjects.control.kubestellar.io': '50000' } }, `${q.metadata.namespace}: the default bound`);
+  t.same(render(['its-values.yaml'], ['its.mailboxQuota.upsyncedObjects=7']).filter((o) => o.kind === 'ResourceQuota').map((q) => q.spec.hard['count/upsyncedobjects.control.kubestellar.io']), ['7', '7']);
+  t.same(render(['its-values.yaml'], ['its.mailboxQuota.upsyncedObjects=0']).filter((o) => o.kind === 'ResourceQuota'), [], 'none at 0');
+  t.match(refused(['its.mailboxQuota.upsyncedObjects=-1'], ['its-values.yaml']), /mailboxQuota\/upsyncedObjects/, 'a negative bound refused');
   const placementIts = one(its, 'ClusterRoleBinding', 'kubestellar-view:placement-its');
   t.same(placementIts.subjects, [{ kind: 'ServiceAccount', name: 'kubestellar-view-wds1', namespace: 'kubestellar-view' }], 'the server\'s ITS identity');
 

@@ -30,10 +30,10 @@ t.test('the aggregation layer is configured: front-proxy CA, allowed name, clien
   t.notOk(flag(args, 'enable-aggregator-routing'), 'aggregator routing stays off (ExternalName services work)');
 });
 
-t.test('WDS and ITS run only the namespace and garbage-collector controllers (a WDS also ClusterRole aggregation, as in a WEC); WECs run all', async (t) => {
+t.test('WDS and ITS run only the namespace and garbage-collector controllers (a WDS also ClusterRole aggregation, as in a WEC; an ITS ResourceQuotas, for its mailboxes); WECs run all', async (t) => {
   t.equal(flag(controllerManagerArgs(space('wds1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller',
     'admin, edit and view hold in the WDS the rules they hold in a WEC');
-  t.equal(flag(controllerManagerArgs(space('its1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller');
+  t.equal(flag(controllerManagerArgs(space('its1'), 'k'), 'controllers'), 'namespace-controller,garbage-collector-controller,resourcequota-controller');
   const wec = controllerManagerArgs(space('wec1'), 'k');
   t.equal(flag(wec, 'controllers'), '*');
   t.equal(flag(wec, 'service-account-private-key-file'), '/state/wec1/pki/sa.key');

@@ -7,11 +7,16 @@
 // (409: re-read, once), delete a DELETE (404: already gone). A copy is deleted only when
 // `mayDelete` says what would select it is fully known (informers listed), so a restart never
 // deletes what a slow list has not shown yet; and a copy the mailbox holds is left as it is while
-// `hold` says an answer about it is missing (an executor's read right being asked).
+// `hold` says an answer about it is missing (an executor's read right being asked). A create the
+// mailbox's ResourceQuota refuses (403 "exceeded quota", or "status unknown" before it is counted:
+// the ITS admin bounds each mailbox, since a malicious agent would ignore our own bounds) is kept
+// in `refused` with kube's message until the copy is written or no longer wanted, and retried with
+// the same backoff: the request's status says so (./upsync-agent.ts), and freed room is used when
+// a copy of the mailbox goes.
 import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
-import { WorkQueue, runWorkers } from '../../kube/work-queue.js';
+import { WorkQueue, runWorkers, type RateLimit } from '../../kube/work-queue.js';
 import type { DesiredCopy } from './plan.js';
 
 export const DEFAULT_UPSYNC_WRITERS = 8;
@@ -26,7 +31,25 @@ export interface CopyWriterOptions {
   /** Whether a held copy is to be left as it is for now (the planner lacks an answer about it). */
   hold?: (name: string) => boolean;
   onError: (name: string, err: unknown) => void;
+  /** The set of copies the mailbox's ResourceQuota refuses changed. */
+  onRefusedChange?: () => void;
   workers?: number;
+  /** Backoff of a failed write (default 0.5 s doubling to 60 s). */
+  retry?: RateLimit;
+}
+
+/**
+ * kube's message when a create was refused by a ResourceQuota (403: "exceeded quota", or "status
+ * unknown for quota" while the quota controller has not counted it yet), else undefined.
+ */
+export function quotaRefusal(res: { status: number; body: Buffer }): string | undefined {
+  if (res.status !== 403) return undefined;
+  try {
+    const message = (JSON.parse(res.body.toString('utf8')) as { message?: unknown }).message;
+    return typeof message === 'string' && /exceeded quota|status unknown for quota/.test(message) ? message : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What the view shows that a write must carry: identity, version and policies (not lastSeen). */
@@ -45,15 +68,19 @@ export function copyObject(cluster: string, d: DesiredCopy, resourceVersion?: st
 }
 
 export class CopyWriter {
-  private readonly queue = new WorkQueue({ baseMs: 500, maxMs: 60_000 });
+  private readonly queue: WorkQueue;
   /** Per name, what our last write stored: its signature and the resourceVersion it got. */
   private readonly written = new Map<string, { sig: string; rv: string }>();
   private loops: Promise<void> | undefined;
   private busy = 0;
   /** Counts of writes, for tests and logs. */
   readonly writes = { create: 0, update: 0, delete: 0 };
+  /** Copies whose create the mailbox's ResourceQuota refuses: name → kube's message. */
+  readonly refused = new Map<string, string>();
 
-  constructor(private readonly o: CopyWriterOptions) {}
+  constructor(private readonly o: CopyWriterOptions) {
+    this.queue = new WorkQueue(o.retry ?? { baseMs: 500, maxMs: 60_000 });
+  }
 
   start(): void {
     this.loops ??= runWorkers(this.queue, this.o.workers ?? DEFAULT_UPSYNC_WRITERS, async (k) => {
@@ -86,22 +113,32 @@ export class CopyWriter {
   }
 
   async sync(name: string): Promise<void> {
+    const refusal = await this.write(name);
+    const before = this.refused.get(name);
+    if (refusal === before) return;
+    if (refusal === undefined) this.refused.delete(name);
+    else this.refused.set(name, refusal);
+    this.o.onRefusedChange?.();
+  }
+
+  /** Brings one copy in line; a create the mailbox's quota refused throws (retried) after saying so. */
+  private async write(name: string): Promise<string | undefined> {
     const d = this.o.desired(name);
     const held = this.o.held(name);
-    if (held && this.o.hold?.(name)) return;
+    if (held && this.o.hold?.(name)) return this.refused.get(name);
     let mine = this.written.get(name);
     // A copy newer than our last write (someone else wrote it): only the copy says what is there.
     if (mine && held && newerResourceVersion(held.metadata.resourceVersion, mine.rv)) mine = undefined;
     const path = `${upsyncedObjectsPath(this.o.cluster)}/${encodeURIComponent(name)}`;
     if (!d) {
-      if ((!held && !mine) || !this.o.mayDelete(held)) return;
+      if ((!held && !mine) || !this.o.mayDelete(held)) return undefined;
       expectOk(await upstreamRequest(this.o.its, 'DELETE', path), `delete ${path}`, [404]);
       this.written.delete(name);
       this.writes.delete++;
-      return;
+      return undefined;
     }
     const sig = copySignature(d, d.wds);
-    if (mine?.sig === sig || (held && copySignature(held, held.metadata.labels?.[UPSYNC_WDS_LABEL]) === sig)) return;
+    if (mine?.sig === sig || (held && copySignature(held, held.metadata.labels?.[UPSYNC_WDS_LABEL]) === sig)) return undefined;
     // Our last write when the informer has not caught up with it, else the informer's copy.
     const rv = mine?.rv ?? held?.metadata.resourceVersion;
     let res = rv === undefined
@@ -115,9 +152,16 @@ export class CopyWriter {
         ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
         : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, fresh) });
     }
+    const refusal = quotaRefusal(res);
+    if (refusal !== undefined && this.refused.get(name) !== refusal) {
+      this.refused.set(name, refusal);
+      this.o.onRefusedChange?.();
+    }
+    // A refusal throws here: retried with backoff.
     const stored = JSON.parse(expectOk(res, `write ${path}`).body.toString('utf8')) as UpsyncedObject;
     if (res.status === 201) this.writes.create++;
     else this.writes.update++;
     this.written.set(name, { sig, rv: stored.metadata?.resourceVersion ?? '' });
+    return undefined;
   }
 }

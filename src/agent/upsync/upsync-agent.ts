@@ -12,12 +12,16 @@
 //   it is, so an agent restart or an expired answer deletes nothing);
 // - a backstop resync (every resyncMs, and once when everything has first listed) queues every
 //   name the plan or the mailbox knows: what changed while the agent was down converges, and
-//   copies no request selects any more (a request deleted meanwhile) are deleted.
+//   copies no request selects any more (a request deleted meanwhile) are deleted;
+// - copies the mailbox's ResourceQuota refuses are counted out of their requests' `objects` and
+//   named in their message (said once in the log while any are refused), and tried again as soon
+//   as a copy of the mailbox goes.
 import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
 import { jsonExtent } from '../../kube/json.js';
 import type { KubeObject } from '../../kube/objects.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type UpsyncedObject } from '../../kube/upsync-api.js';
+import type { RateLimit } from '../../kube/work-queue.js';
+import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedObject } from '../../kube/upsync-api.js';
 import { errorLine } from '../log.js';
 import { RestMapper } from '../rest-mapper.js';
 import { CopyWriter, copySignature } from './copy-writer.js';
@@ -44,6 +48,8 @@ export interface UpsyncAgentOptions {
   debounceMs?: number;
   /** UpsyncedObject writes in flight at most (default 8). */
   writers?: number;
+  /** Backoff of a failed UpsyncedObject write (tests; default 0.5 s doubling to 60 s). */
+  writeRetry?: RateLimit;
   /** Tests: informers (default: real informers, managedFields dropped). */
   informers?: UpsyncInformerFactory;
   /** How long an executor's read right is reused (default 30 s). */
@@ -53,6 +59,8 @@ export interface UpsyncAgentOptions {
 const EMPTY: Plan = { desired: new Map(), statuses: new Map(), undecided: new Set() };
 /** Deeper than this, an object is not copied (its JSON could not be written safely): counted too large. */
 const MAX_DEPTH = 1000;
+/** Of kube's quota message, what a request's status carries at most. */
+const MAX_REASON = 300;
 
 export class UpsyncAgent {
   private readonly requests: InformerLike<UpsyncRequest>;
@@ -70,6 +78,8 @@ export class UpsyncAgent {
   private stopped = false;
   private lastWatchError = '';
   private lastAuthorizeError = '';
+  /** Whether the log said the mailbox's quota refuses copies (again once none are refused, then some). */
+  private quotaSaid = false;
 
   constructor(private readonly o: UpsyncAgentOptions) {
     const factory: UpsyncInformerFactory = o.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? o.its : o.wec, {
@@ -87,15 +97,16 @@ export class UpsyncAgent {
       onError: (err) => this.authorizeError(err),
     });
     this.writer = new CopyWriter({
-      cluster: o.cluster, its: o.its, workers: o.writers,
+      cluster: o.cluster, its: o.its, workers: o.writers, retry: o.writeRetry,
       desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(o.cluster, n),
       hold: (n) => this.current.undecided.has(n),
       mayDelete: (held) => this.mayDelete(held),
-      onError: (n, err) => this.fail('upsync-write', `upsyncedobject ${n}: ${errorLine(err)}`, err),
+      onError: (n, err) => this.writeError(n, err),
+      onRefusedChange: () => this.refusedChanged(),
     });
     this.status = new RequestStatusWriter({
       cluster: o.cluster, its: o.its, debounceMs: o.debounceMs,
-      request: (n) => this.requests.get(o.cluster, n), status: (n) => this.current.statuses.get(n),
+      request: (n) => this.requests.get(o.cluster, n), status: (n) => this.statusOf(n),
       onError: (n, err) => this.fail('upsync-status', `upsyncrequest ${n} status: ${errorLine(err)}`, err),
     });
   }
@@ -157,7 +168,11 @@ export class UpsyncAgent {
   }
 
   private onCopy(type: ChangeType, copy: UpsyncedObject): void {
-    if (type === 'DELETED') this.writer.forget(copy.metadata.name);
+    if (type === 'DELETED') {
+      this.writer.forget(copy.metadata.name);
+      // Room in the mailbox's quota: the refused copies need not wait for their backoff.
+      for (const n of this.writer.refused.keys()) this.writer.enqueue(n);
+    }
     // Our own writes come back here too: sync finds them current and writes nothing.
     if (this.fullySynced()) this.writer.enqueue(copy.metadata.name);
   }
@@ -213,6 +228,44 @@ export class UpsyncAgent {
     if (!held?.source) return this.sources.allSynced();
     const gr = grKey(held.source.group, held.source.resource);
     return this.complete(this.requests.list().filter((r) => neededResources([r]).has(gr)));
+  }
+
+  /** A request's status as planned, less the copies of it the mailbox's quota refuses. */
+  private statusOf(name: string): UpsyncRequestStatus | undefined {
+    const planned = this.current.statuses.get(name);
+    const req = this.requests.get(this.o.cluster, name);
+    if (!planned || !req || this.writer.refused.size === 0) return planned;
+    let refused = 0;
+    let reason = '';
+    for (const [copy, message] of this.writer.refused) {
+      const d = this.current.desired.get(copy);
+      if (d?.wds !== req.spec.wds || !d.policies.includes(req.spec.policy)) continue;
+      refused++;
+      reason ||= message;
+    }
+    if (refused === 0) return planned;
+    const said = `${refused} refused by the mailbox's ResourceQuota (${reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason})`;
+    return { ...planned, objects: Math.max(0, planned.objects - refused), message: planned.message ? `${planned.message}; ${said}` : said };
+  }
+
+  private refusedChanged(): void {
+    if (this.writer.refused.size === 0) this.quotaSaid = false;
+    for (const r of this.requests.list()) if (this.complete([r])) this.status.mark(r.metadata.name);
+  }
+
+  private writeError(name: string, err: unknown): void {
+    const refusal = this.writer.refused.get(name);
+    if (refusal === undefined) {
+      this.fail('upsync-write', `upsyncedobject ${name}: ${errorLine(err)}`, err);
+      return;
+    }
+    // Every refused copy is retried alike: said once while any are refused, counted each time.
+    if (this.quotaSaid) {
+      this.o.onError?.('upsync-write', err);
+      return;
+    }
+    this.quotaSaid = true;
+    this.fail('upsync-write', `the mailbox's ResourceQuota refuses copies (retried with backoff): ${refusal}`, err);
   }
 
   private sizeOf(obj: KubeObject): number {
