@@ -8,7 +8,7 @@
 // ./combinedstatuses-resource.ts), in discovery (legacy and aggregated) and OpenAPI v2/v3, while
 // the WDS's own control.kubestellar.io stays hidden. The UpsyncedObjects (./upsynced-objects.ts)
 // are served as upsyncedobjects.view.kubestellar.io, the only resource of that group in the view
-// (in discovery too; no OpenAPI there yet), and each cluster's upsynced objects in their native
+// (in discovery and OpenAPI too), and each cluster's upsynced objects in their native
 // kinds below `clusters/<cluster>` (./upsynced-cluster-view.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
@@ -59,8 +59,7 @@ export interface ViewOptions {
   visibility: SubjectVisibility;
 }
 
-/** The view's own OpenAPI v3 document of control.kubestellar.io/v1alpha1, and its hash for the index. */
-/** The view's own OpenAPI v3 documents, by index path, with their hashes. */
+/** The view's own OpenAPI v3 documents, by index path, with their hashes for the index. */
 const OWN_V3 = new Map([...inViewOpenAPIV3()].map(([p, doc]) => [p, { doc, hash: createHash('sha512').update(JSON.stringify(doc)).digest('hex').slice(0, 32).toUpperCase() }]));
 
 /** Validates a buffered body by its media type: JSON and YAML must parse; others pass as they are. */

@@ -382,12 +382,12 @@ t.test('CopyWriter: a create that finds the copy there (409) reads it and update
 });
 
 t.test('the mailbox\'s ResourceQuota refuses copies: the status counts them out and says so, the agent stays up; room made is used', async (t) => {
-  // Retries of a failed write 10 s apart: within this test, only room made in the mailbox (or a
-  // resync) writes a refused copy again.
+  // The quota breaker's probe every 5 s: within this test's windows, only room made in the mailbox
+  // writes a waiting copy sooner.
   const h = harness(t, {
     [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'], namespaces: ['demo'] }])],
     [CM_PATH]: ['a', 'b', 'c', 'd'].map((n) => cm('demo', n)),
-  }, { writeRetry: { baseMs: 10_000, maxMs: 10_000 } });
+  }, { writeRetry: { baseMs: 5000, maxMs: 5000 } });
   h.its.quota = { collection: upsyncedObjectsPath('wec1'), max: 2 };
   const status = () => (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
   h.up.start();
@@ -397,24 +397,49 @@ t.test('the mailbox\'s ResourceQuota refuses copies: the status counts them out 
   t.same(h.copies().map((c) => c.source.name), ['a', 'b'], 'the first two written');
   t.equal(h.log.filter((l) => /ResourceQuota refuses copies/.test(l)).length, 1, 'said once in the log');
 
-  // A WEC object goes: its copy goes, and a refused one takes its room at once.
+  // A WEC object goes: its copy goes, and a waiting one takes its room about 1 s later (the quota
+  // controller's time to count the deletion), not at the next probe.
   h.inf(DEMO_CM_PATH).del('demo', 'a');
   await until(() => !h.copies().some((c) => c.source.name === 'a'));
   // The mailbox informer sees the copy (it had not: this one is fed by the test) and then its deletion.
   const gone = upsyncedObjectName('wds1', ref('demo', 'a'));
   h.inf(upsyncedObjectsPath('wec1')).set({ metadata: { name: gone, namespace: 'wec1', resourceVersion: '1' } });
   h.inf(upsyncedObjectsPath('wec1')).del('wec1', gone);
-  await until(() => h.copies().length === 2 && h.copies().some((c) => ['c', 'd'].includes(c.source.name)), 1000);
-  t.pass('a refused copy written within 1 s of the room made');
+  await until(() => h.copies().length === 2 && h.copies().some((c) => c.source.name === 'c'), 2500);
+  t.pass('the first waiting copy written within 2.5 s of the room made');
   await until(() => status()?.objects === 2 && /^1 refused/.test(status()?.message ?? ''));
   t.pass('one still refused, said');
 
-  // The quota raised: written by the next try (here the resync); the message clears.
+  // The quota raised: the next probe writes it; the message clears.
   h.its.quota = { collection: upsyncedObjectsPath('wec1'), max: 10 };
-  h.up.resync();
-  await until(() => h.copies().length === 3 && status()?.message === '');
+  await until(() => h.copies().length === 3 && status()?.message === '', 7000);
   t.match(status(), { objects: 3, selected: 3 });
   t.same(h.up.writer.refused.size, 0);
+});
+
+t.test('a full quota costs the ITS one create per probe, not one per waiting copy; a copy no longer wanted stops waiting', async (t) => {
+  const names = Array.from({ length: 50 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+  const h = harness(t, {
+    [upsyncRequestsPath('wec1')]: [request('p1', [{ resources: ['configmaps'], namespaces: ['demo'] }])],
+    [CM_PATH]: names.map((n) => cm('demo', n)),
+  }, { writeRetry: { baseMs: 200, maxMs: 200 } });
+  h.its.quota = { collection: upsyncedObjectsPath('wec1'), max: 2 };
+  const status = () => (h.its.objects.get(`${upsyncRequestsPath('wec1')}/wds1.p1`) as UpsyncRequest).status;
+  h.up.start();
+  await until(() => h.up.synced());
+  await until(() => status()?.objects === 2 && /^48 refused/.test(status()?.message ?? ''));
+  const before = h.writesOf('POST').length;
+  await sleep(2000);
+  const probes = h.writesOf('POST').length - before;
+  t.ok(probes >= 3 && probes <= 15, `${probes} creates in 2 s with 48 copies waiting and a 200 ms backoff (one per waiting copy would be ~480)`);
+  h.up.resync();
+  await sleep(300);
+  t.ok(h.writesOf('POST').length - before - probes <= 3, 'a resync sends no create of the waiting copies');
+
+  // The waiting copies' objects go from the WEC: they stop waiting, the status clears.
+  for (const n of names.slice(2)) h.inf(DEMO_CM_PATH).del('demo', n);
+  await until(() => h.up.writer.refused.size === 0 && status()?.message === '' && status()?.selected === 2);
+  t.match(status(), { objects: 2, selected: 2 });
 });
 
 t.test('quotaRefusal: kube\'s two quota refusals, nothing else', async (t) => {
@@ -422,9 +447,14 @@ t.test('quotaRefusal: kube\'s two quota refusals, nothing else', async (t) => {
   const res = (status: number, body: unknown) => ({ status, body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)) });
   const exceeded = 'upsyncedobjects.control.kubestellar.io "x" is forbidden: exceeded quota: kubestellar-view-mailbox, requested: count/upsyncedobjects.control.kubestellar.io=1, used: count/upsyncedobjects.control.kubestellar.io=2, limited: count/upsyncedobjects.control.kubestellar.io=2';
   const unknown = 'upsyncedobjects.control.kubestellar.io "x" is forbidden: status unknown for quota: kubestellar-view-mailbox, resources: count/upsyncedobjects.control.kubestellar.io';
-  t.equal(quotaRefusal(res(403, { kind: 'Status', message: exceeded })), exceeded);
-  t.equal(quotaRefusal(res(403, { kind: 'Status', message: unknown })), unknown, 'not counted yet: refused too');
-  t.equal(quotaRefusal(res(403, { kind: 'Status', message: 'User "x" cannot create resource "upsyncedobjects"' })), undefined, 'RBAC is not a quota');
-  t.equal(quotaRefusal(res(500, { message: exceeded })), undefined, 'only a 403');
+  const forbidden = (message: string, kind = 'upsyncedobjects') => ({ kind: 'Status', code: 403, reason: 'Forbidden', details: { name: 'x', group: 'control.kubestellar.io', kind }, message });
+  t.equal(quotaRefusal(res(403, forbidden(exceeded))), exceeded);
+  t.equal(quotaRefusal(res(403, forbidden(unknown))), unknown, 'not counted yet: refused too');
+  t.equal(quotaRefusal(res(403, forbidden('User "x" cannot create resource "upsyncedobjects"'))), undefined, 'RBAC is not a quota');
+  t.equal(quotaRefusal(res(403, forbidden(exceeded, 'configmaps'))), undefined, 'another resource\'s');
+  t.equal(quotaRefusal(res(403, { ...forbidden(exceeded), reason: 'Invalid' })), undefined, 'only Forbidden');
+  t.equal(quotaRefusal(res(500, forbidden(exceeded))), undefined, 'only a 403');
   t.equal(quotaRefusal(res(403, 'not json')), undefined);
+  const long = quotaRefusal(res(403, forbidden(`${exceeded}${'x'.repeat(1000)}\nforged: log line`)))!;
+  t.ok(long.length <= 301 && !long.includes('\n'), 'one line, at most 300 characters');
 });

@@ -196,9 +196,19 @@ t.test('OpenAPI inside the view: view.kubestellar.io/v1alpha1 with the UpsyncedO
   t.same(Object.keys(doc.paths), [`/apis/view.kubestellar.io/v1alpha1/upsyncedobjects`, `/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects`,
     `/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects/{name}`], 'only what the group serves inside the view');
   t.same(doc.components.schemas['io.kubestellar.view.v1alpha1.UpsyncedObject']['x-kubernetes-group-version-kind'], [{ group: 'view.kubestellar.io', version: 'v1alpha1', kind: 'UpsyncedObject' }]);
-  upstream.pool.intercept({ path: '/openapi/v2', method: 'GET' }).reply(200, JSON.stringify({ swagger: '2.0', paths: {}, definitions: {} }), json);
+  // The WDS's document has the aggregated view.kubestellar.io (the Spaces) and a ConfigMap.
+  upstream.pool.intercept({ path: '/openapi/v2', method: 'GET' }).reply(200, JSON.stringify({
+    swagger: '2.0',
+    paths: {
+      '/apis/view.kubestellar.io/v1alpha1/spaces': { get: { responses: { 200: { schema: { $ref: '#/definitions/io.kubestellar.view.v1alpha1.Space' } } } } },
+      '/api/v1/namespaces/{namespace}/configmaps': { get: { responses: { 200: { schema: { $ref: '#/definitions/io.k8s.api.core.v1.ConfigMap' } } } } },
+    },
+    definitions: { 'io.kubestellar.view.v1alpha1.Space': { type: 'object' }, 'io.k8s.api.core.v1.ConfigMap': { type: 'object' } },
+  }), json);
   const v2 = (await app.inject({ url: `${ROOT}/openapi/v2`, headers: ADMIN })).json();
   t.ok(v2.paths['/apis/view.kubestellar.io/v1alpha1/namespaces/{namespace}/upsyncedobjects/{name}'], 'v2 too');
   t.ok(v2.definitions['io.kubestellar.view.v1alpha1.UpsyncedObject']);
-  t.notOk(v2.paths['/apis/view.kubestellar.io/v1alpha1/spaces'], 'not the spaces, which the view does not serve');
+  t.notOk(v2.paths['/apis/view.kubestellar.io/v1alpha1/spaces'], 'not the WDS\'s Spaces, which the view does not serve');
+  t.notOk(v2.definitions['io.kubestellar.view.v1alpha1.Space']);
+  t.ok(v2.paths['/api/v1/namespaces/{namespace}/configmaps'], 'the WDS\'s own kinds stay');
 });

@@ -8,16 +8,15 @@
 // `mayDelete` says what would select it is fully known (informers listed), so a restart never
 // deletes what a slow list has not shown yet; and a copy the mailbox holds is left as it is while
 // `hold` says an answer about it is missing (an executor's read right being asked). A create the
-// mailbox's ResourceQuota refuses (403 "exceeded quota", or "status unknown" before it is counted:
-// the ITS admin bounds each mailbox, since a malicious agent would ignore our own bounds) is kept
-// in `refused` with kube's message until the copy is written or no longer wanted, and retried with
-// the same backoff: the request's status says so (./upsync-agent.ts), and freed room is used when
-// a copy of the mailbox goes.
+// mailbox's ResourceQuota refuses (the ITS admin bounds each mailbox, since a malicious agent would
+// ignore our own bounds) is not an error retried per copy: the copy waits in ./quota-breaker.ts,
+// which tries one at a time until there is room; `refused` says which wait, and why.
 import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
 import { WorkQueue, runWorkers, type RateLimit } from '../../kube/work-queue.js';
 import type { DesiredCopy } from './plan.js';
+import { QuotaBreaker } from './quota-breaker.js';
 
 export const DEFAULT_UPSYNC_WRITERS = 8;
 
@@ -31,25 +30,36 @@ export interface CopyWriterOptions {
   /** Whether a held copy is to be left as it is for now (the planner lacks an answer about it). */
   hold?: (name: string) => boolean;
   onError: (name: string, err: unknown) => void;
-  /** The set of copies the mailbox's ResourceQuota refuses changed. */
+  /** The set of copies waiting for room in the mailbox's ResourceQuota changed. */
   onRefusedChange?: () => void;
+  /** The quota refused a create (kube's message, one line): logs and metrics. */
+  onRefused?: (name: string, message: string) => void;
   workers?: number;
   /** Backoff of a failed write (default 0.5 s doubling to 60 s). */
   retry?: RateLimit;
 }
 
+/** Of kube's message of a quota refusal, what is kept (statuses and logs). */
+const MAX_REFUSAL = 300;
+
 /**
- * kube's message when a create was refused by a ResourceQuota (403: "exceeded quota", or "status
+ * kube's message (its first line, at most MAX_REFUSAL characters) when a create of an
+ * UpsyncedObject was refused by a ResourceQuota (403 Forbidden: "exceeded quota", or "status
  * unknown for quota" while the quota controller has not counted it yet), else undefined.
  */
 export function quotaRefusal(res: { status: number; body: Buffer }): string | undefined {
   if (res.status !== 403) return undefined;
+  let st: { reason?: unknown; message?: unknown; details?: { kind?: unknown } };
   try {
-    const message = (JSON.parse(res.body.toString('utf8')) as { message?: unknown }).message;
-    return typeof message === 'string' && /exceeded quota|status unknown for quota/.test(message) ? message : undefined;
+    st = JSON.parse(res.body.toString('utf8')) as typeof st;
   } catch {
     return undefined;
   }
+  const { message } = st;
+  if (st.reason !== 'Forbidden' || st.details?.kind !== 'upsyncedobjects' || typeof message !== 'string') return undefined;
+  if (!/exceeded quota|status unknown for quota/.test(message)) return undefined;
+  const line = message.split('\n')[0]!;
+  return line.length > MAX_REFUSAL ? `${line.slice(0, MAX_REFUSAL)}…` : line;
 }
 
 /** What the view shows that a write must carry: identity, version and policies (not lastSeen). */
@@ -75,11 +85,24 @@ export class CopyWriter {
   private busy = 0;
   /** Counts of writes, for tests and logs. */
   readonly writes = { create: 0, update: 0, delete: 0 };
-  /** Copies whose create the mailbox's ResourceQuota refuses: name → kube's message. */
-  readonly refused = new Map<string, string>();
+  private readonly quota: QuotaBreaker;
 
   constructor(private readonly o: CopyWriterOptions) {
-    this.queue = new WorkQueue(o.retry ?? { baseMs: 500, maxMs: 60_000 });
+    const limit = o.retry ?? { baseMs: 500, maxMs: 60_000 };
+    this.queue = new WorkQueue(limit);
+    this.quota = new QuotaBreaker({
+      limit, batch: o.workers ?? DEFAULT_UPSYNC_WRITERS, release: (n) => this.queue.add(n), onChange: () => this.o.onRefusedChange?.(),
+    });
+  }
+
+  /** Copies waiting for room in the mailbox's ResourceQuota: name → kube's message. */
+  get refused(): ReadonlyMap<string, string> {
+    return this.quota.refused;
+  }
+
+  /** A copy left the mailbox: a waiting one may fit now. */
+  roomMade(): void {
+    this.quota.roomMade();
   }
 
   start(): void {
@@ -108,39 +131,48 @@ export class CopyWriter {
   }
 
   async stop(): Promise<void> {
+    this.quota.stop();
     this.queue.shutDown();
     await this.loops;
   }
 
   async sync(name: string): Promise<void> {
-    const refusal = await this.write(name);
-    const before = this.refused.get(name);
-    if (refusal === before) return;
-    if (refusal === undefined) this.refused.delete(name);
-    else this.refused.set(name, refusal);
-    this.o.onRefusedChange?.();
+    try {
+      await this.write(name);
+    } finally {
+      this.quota.settled(name);
+    }
   }
 
-  /** Brings one copy in line; a create the mailbox's quota refused throws (retried) after saying so. */
-  private async write(name: string): Promise<string | undefined> {
+  /** Brings one copy in line (a failure throws: retried with backoff; a quota's refusal does not). */
+  private async write(name: string): Promise<void> {
     const d = this.o.desired(name);
     const held = this.o.held(name);
-    if (held && this.o.hold?.(name)) return this.refused.get(name);
+    if (held && this.o.hold?.(name)) return;
     let mine = this.written.get(name);
     // A copy newer than our last write (someone else wrote it): only the copy says what is there.
     if (mine && held && newerResourceVersion(held.metadata.resourceVersion, mine.rv)) mine = undefined;
     const path = `${upsyncedObjectsPath(this.o.cluster)}/${encodeURIComponent(name)}`;
     if (!d) {
-      if ((!held && !mine) || !this.o.mayDelete(held)) return undefined;
+      this.quota.dropped(name);
+      if ((!held && !mine) || !this.o.mayDelete(held)) return;
       expectOk(await upstreamRequest(this.o.its, 'DELETE', path), `delete ${path}`, [404]);
       this.written.delete(name);
       this.writes.delete++;
-      return undefined;
+      return;
     }
     const sig = copySignature(d, d.wds);
-    if (mine?.sig === sig || (held && copySignature(held, held.metadata.labels?.[UPSYNC_WDS_LABEL]) === sig)) return undefined;
+    if (mine?.sig === sig || (held && copySignature(held, held.metadata.labels?.[UPSYNC_WDS_LABEL]) === sig)) {
+      this.quota.dropped(name);
+      return;
+    }
     // Our last write when the informer has not caught up with it, else the informer's copy.
     const rv = mine?.rv ?? held?.metadata.resourceVersion;
+    // A create while copies wait for room in the quota: this one waits too, unless released.
+    if (rv === undefined && !this.quota.mayCreate(name)) {
+      this.quota.wait(name);
+      return;
+    }
     let res = rv === undefined
       ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
       : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, rv) });
@@ -153,15 +185,16 @@ export class CopyWriter {
         : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, fresh) });
     }
     const refusal = quotaRefusal(res);
-    if (refusal !== undefined && this.refused.get(name) !== refusal) {
-      this.refused.set(name, refusal);
-      this.o.onRefusedChange?.();
+    if (refusal !== undefined) {
+      this.quota.refusedBy(name, refusal);
+      this.o.onRefused?.(name, refusal);
+      return;
     }
-    // A refusal throws here: retried with backoff.
+    if (res.status >= 300) this.quota.dropped(name);
     const stored = JSON.parse(expectOk(res, `write ${path}`).body.toString('utf8')) as UpsyncedObject;
     if (res.status === 201) this.writes.create++;
     else this.writes.update++;
     this.written.set(name, { sig, rv: stored.metadata?.resourceVersion ?? '' });
-    return undefined;
+    this.quota.written(name);
   }
 }

@@ -13,9 +13,9 @@
 // - a backstop resync (every resyncMs, and once when everything has first listed) queues every
 //   name the plan or the mailbox knows: what changed while the agent was down converges, and
 //   copies no request selects any more (a request deleted meanwhile) are deleted;
-// - copies the mailbox's ResourceQuota refuses are counted out of their requests' `objects` and
-//   named in their message (said once in the log while any are refused), and tried again as soon
-//   as a copy of the mailbox goes.
+// - copies the mailbox's ResourceQuota refuses wait (./quota-breaker.ts: one probe at a time, and
+//   one soon after a copy of the mailbox goes); they are counted out of their requests' `objects`
+//   and said first in their message, and in the log at most once a minute.
 import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
 import { jsonExtent } from '../../kube/json.js';
 import type { KubeObject } from '../../kube/objects.js';
@@ -59,8 +59,8 @@ export interface UpsyncAgentOptions {
 const EMPTY: Plan = { desired: new Map(), statuses: new Map(), undecided: new Set() };
 /** Deeper than this, an object is not copied (its JSON could not be written safely): counted too large. */
 const MAX_DEPTH = 1000;
-/** Of kube's quota message, what a request's status carries at most. */
-const MAX_REASON = 300;
+/** The log says the quota refuses copies at most this often. */
+const QUOTA_LOG_MS = 60_000;
 
 export class UpsyncAgent {
   private readonly requests: InformerLike<UpsyncRequest>;
@@ -78,8 +78,8 @@ export class UpsyncAgent {
   private stopped = false;
   private lastWatchError = '';
   private lastAuthorizeError = '';
-  /** Whether the log said the mailbox's quota refuses copies (again once none are refused, then some). */
-  private quotaSaid = false;
+  /** When the log last said the mailbox's quota refuses copies. */
+  private quotaSaidAt = -Infinity;
 
   constructor(private readonly o: UpsyncAgentOptions) {
     const factory: UpsyncInformerFactory = o.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? o.its : o.wec, {
@@ -101,7 +101,8 @@ export class UpsyncAgent {
       desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(o.cluster, n),
       hold: (n) => this.current.undecided.has(n),
       mayDelete: (held) => this.mayDelete(held),
-      onError: (n, err) => this.writeError(n, err),
+      onError: (n, err) => this.fail('upsync-write', `upsyncedobject ${n}: ${errorLine(err)}`, err),
+      onRefused: (_n, message) => this.quotaRefused(message),
       onRefusedChange: () => this.refusedChanged(),
     });
     this.status = new RequestStatusWriter({
@@ -170,8 +171,8 @@ export class UpsyncAgent {
   private onCopy(type: ChangeType, copy: UpsyncedObject): void {
     if (type === 'DELETED') {
       this.writer.forget(copy.metadata.name);
-      // Room in the mailbox's quota: the refused copies need not wait for their backoff.
-      for (const n of this.writer.refused.keys()) this.writer.enqueue(n);
+      // Room in the mailbox's quota: a waiting copy need not wait for the probe's backoff.
+      this.writer.roomMade();
     }
     // Our own writes come back here too: sync finds them current and writes nothing.
     if (this.fullySynced()) this.writer.enqueue(copy.metadata.name);
@@ -244,28 +245,23 @@ export class UpsyncAgent {
       reason ||= message;
     }
     if (refused === 0) return planned;
-    const said = `${refused} refused by the mailbox's ResourceQuota (${reason.length > MAX_REASON ? `${reason.slice(0, MAX_REASON)}…` : reason})`;
-    return { ...planned, objects: Math.max(0, planned.objects - refused), message: planned.message ? `${planned.message}; ${said}` : said };
+    // First: serve clips a long message at its end.
+    const said = `${refused} refused by the mailbox's ResourceQuota (${reason})`;
+    return { ...planned, objects: Math.max(0, planned.objects - refused), message: planned.message ? `${said}; ${planned.message}` : said };
   }
 
   private refusedChanged(): void {
-    if (this.writer.refused.size === 0) this.quotaSaid = false;
     for (const r of this.requests.list()) if (this.complete([r])) this.status.mark(r.metadata.name);
   }
 
-  private writeError(name: string, err: unknown): void {
-    const refusal = this.writer.refused.get(name);
-    if (refusal === undefined) {
-      this.fail('upsync-write', `upsyncedobject ${name}: ${errorLine(err)}`, err);
-      return;
-    }
-    // Every refused copy is retried alike: said once while any are refused, counted each time.
-    if (this.quotaSaid) {
+  private quotaRefused(message: string): void {
+    const err = new Error(message);
+    if (Date.now() - this.quotaSaidAt < QUOTA_LOG_MS) {
       this.o.onError?.('upsync-write', err);
       return;
     }
-    this.quotaSaid = true;
-    this.fail('upsync-write', `the mailbox's ResourceQuota refuses copies (retried with backoff): ${refusal}`, err);
+    this.quotaSaidAt = Date.now();
+    this.fail('upsync-write', `the mailbox's ResourceQuota refuses copies (${this.writer.refused.size} waiting, tried one at a time): ${message}`, err);
   }
 
   private sizeOf(obj: KubeObject): number {
