@@ -62,8 +62,11 @@ export class QuotaBreaker {
   written(name: string): void {
     this.released.delete(name);
     if (!this.refused.delete(name)) return;
-    this.failures = 0;
-    this.releaseNext(this.o.batch);
+    if (this.refused.size === 0) this.reset();
+    else {
+      this.failures = 0;
+      this.releaseNext(this.o.batch);
+    }
     this.o.onChange();
   }
 
