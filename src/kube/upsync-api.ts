@@ -27,6 +27,13 @@ export const UPSYNC_WDS_LABEL = 'upsync.view.kubestellar.io/wds';
 /** On an UpsyncRequest: its policy (when the name fits a label value; the spec always has it). */
 export const UPSYNC_POLICY_LABEL = 'upsync.view.kubestellar.io/policy';
 
+/**
+ * What `associatedWith: downsync` follows owners through, besides the downsynced objects' own
+ * kinds (`group|resource`): what the agent watches and copies for it, and what serve accepts a
+ * copy of under such a clause.
+ */
+export const ASSOCIATED_RESOURCES: readonly string[] = ['apps|replicasets', '|pods', 'batch|jobs', '|persistentvolumeclaims'];
+
 /** Default bounds (issue 28): objects per (cluster, policy), bytes per object (its JSON). */
 export const DEFAULT_UPSYNC_MAX_OBJECTS = 10_000;
 export const DEFAULT_UPSYNC_MAX_OBJECT_BYTES = 256 * 1024;

@@ -15,6 +15,11 @@ export interface RateLimit {
 
 export const DEFAULT_RATE_LIMIT: RateLimit = { baseMs: 5, maxMs: 60_000 };
 
+/** The wait after `failures` failures before this one: base·2^failures, capped at max. */
+export function backoffMs(limit: RateLimit, failures: number): number {
+  return Math.min(limit.maxMs, limit.baseMs * 2 ** Math.min(failures, 40));
+}
+
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
@@ -86,7 +91,7 @@ export class WorkQueue {
   }
 
   backoff(failures: number): number {
-    return Math.min(this.limit.maxMs, this.limit.baseMs * 2 ** Math.min(failures, 40));
+    return backoffMs(this.limit, failures);
   }
 
   numRequeues(key: string): number {

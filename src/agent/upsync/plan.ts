@@ -8,12 +8,12 @@
 // (watchScopes: which resources, in which namespaces).
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
-import { upsyncedObjectName, type UpsyncClause, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedSourceRef } from '../../kube/upsync-api.js';
+import { ASSOCIATED_RESOURCES, upsyncedObjectName, type UpsyncClause, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedSourceRef } from '../../kube/upsync-api.js';
 import type { Mapping } from '../rest-mapper.js';
 import { authorize } from './authorize.js';
 import type { ReadAccess } from './read-rights.js';
 import {
-  ASSOCIATED_RESOURCES, associatedClauseKeeps, clauseResources, grKey, isClaimOf, nameOf, nsOf, ownedBy, resourceClauseSelects,
+  associatedClauseKeeps, clauseResources, grKey, isClaimOf, nameOf, nsOf, ownedBy, resourceClauseSelects,
   statefulSetClaims, type Candidate, type Owner,
 } from './select.js';
 

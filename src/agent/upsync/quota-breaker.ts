@@ -6,7 +6,7 @@
 // doubling to max, from the copy writer's retry limits); a copy written releases the next `batch`;
 // a copy deleted from the mailbox releases one after `roomDelayMs` (kube-controller-manager's quota
 // controller frees the room only once it has seen the deletion). Copies no longer wanted leave.
-import type { RateLimit } from '../../kube/work-queue.js';
+import { backoffMs, type RateLimit } from '../../kube/work-queue.js';
 
 export interface QuotaBreakerOptions {
   limit: RateLimit;
@@ -100,7 +100,7 @@ export class QuotaBreaker {
   }
 
   private backoff(): number {
-    return Math.min(this.o.limit.maxMs, this.o.limit.baseMs * 2 ** Math.min(Math.max(0, this.failures - 1), 40));
+    return backoffMs(this.o.limit, Math.max(0, this.failures - 1));
   }
 
   private arm(ms: number): void {

@@ -23,9 +23,6 @@ import type { UpsyncClause } from '../../kube/upsync-api.js';
 /** How far up ownerReferences a chain is followed (Pod → ReplicaSet → Deployment is 2). */
 export const MAX_OWNER_DEPTH = 5;
 
-/** What `associatedWith: downsync` watches besides the downsynced objects themselves: group|resource. */
-export const ASSOCIATED_RESOURCES: readonly string[] = ['apps|replicasets', '|pods', 'batch|jobs', '|persistentvolumeclaims'];
-
 /** One WEC object as selection sees it. */
 export interface Candidate {
   group: string;

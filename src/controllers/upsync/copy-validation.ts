@@ -12,18 +12,15 @@
 //   passing the clause (namespaceSelectors need the WEC's Namespace labels, which only the agent
 //   has: not checked here), and Secrets only by name, never a service-account or bootstrap token.
 // `policiesSelecting` returns the copy's policies that pass; none: not shown.
+import { isDNS1123Label, isDNS1123Subdomain } from '../../kube/names.js';
 import { clauseMatches } from '../../kube/object-selection.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { isNeverSentSecret } from '../../kube/system-secrets.js';
-import type { UpsyncClause, UpsyncedObject, UpsyncRequestSpec } from '../../kube/upsync-api.js';
+import { ASSOCIATED_RESOURCES, type UpsyncClause, type UpsyncedObject, type UpsyncRequestSpec } from '../../kube/upsync-api.js';
+import { HIDDEN_GROUPS } from '../../storage/kind-categories.js';
 
-/** Groups the view never serves upsynced objects of. */
-const HIDDEN_GROUPS = new Set(['control.kubestellar.io', 'denatured.kubestellar.io', 'view.kubestellar.io']);
-/** What `associatedWith: downsync` follows owners through (the agent's ASSOCIATED_RESOURCES). */
-const ASSOCIATED = new Set(['apps/replicasets', '/pods', 'batch/jobs', '/persistentvolumeclaims']);
+const ASSOCIATED: ReadonlySet<string> = new Set(ASSOCIATED_RESOURCES);
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const VERSION = /^v[0-9]+((alpha|beta)[0-9]+)?$/;
 
 /** Whether a copy is well formed and says what it holds (see the header). */
@@ -31,11 +28,11 @@ export function wellFormed(c: UpsyncedObject): boolean {
   const s = c.source as Partial<UpsyncedObject['source']> | undefined;
   if (!s || typeof s !== 'object') return false;
   const { group, version, resource, kind, namespace, name } = s;
-  if (typeof group !== 'string' || (group !== '' && (group.length > 253 || !DNS_SUBDOMAIN.test(group))) || HIDDEN_GROUPS.has(group)) return false;
+  if (typeof group !== 'string' || (group !== '' && !isDNS1123Subdomain(group)) || HIDDEN_GROUPS.has(group)) return false;
   if (typeof version !== 'string' || !VERSION.test(version)) return false;
-  if (typeof resource !== 'string' || resource.length > 63 || !DNS_LABEL.test(resource)) return false;
+  if (typeof resource !== 'string' || !isDNS1123Label(resource)) return false;
   if (typeof kind !== 'string' || !/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(kind)) return false;
-  if (typeof namespace !== 'string' || (namespace !== '' && !DNS_LABEL.test(namespace))) return false;
+  if (typeof namespace !== 'string' || (namespace !== '' && !isDNS1123Label(namespace))) return false;
   if (typeof name !== 'string' || name === '' || name.length > 253) return false;
   const o = c.object as KubeObject | undefined;
   if (!o || typeof o !== 'object' || Array.isArray(o)) return false;
@@ -56,7 +53,7 @@ export function clauseSelects(clause: UpsyncClause, spec: UpsyncRequestSpec, c: 
   if ((clause.resources?.length ?? 0) > 0) {
     selected = !clause.resources!.includes('*') && clauseMatches({ ...test, apiGroup: clause.apiGroup ?? '' }, ref, undefined);
   }
-  if (!selected && clause.associatedWith === 'downsync' && ASSOCIATED.has(`${s.group}/${s.resource}`)) {
+  if (!selected && clause.associatedWith === 'downsync' && ASSOCIATED.has(`${s.group}|${s.resource}`)) {
     const namespaces = new Set((spec.downsynced ?? []).map((d) => d.namespace));
     selected = namespaces.has(s.namespace) && clauseMatches({ ...test, apiGroup: null, resources: undefined }, ref, undefined);
   }
