@@ -24,7 +24,9 @@ export function ownerOf(amw: AppliedManifestWork): OwnerReference {
   return { apiVersion: `${WORK_GROUP}/v1`, kind: 'AppliedManifestWork', name: amw.metadata.name, uid: amw.metadata.uid ?? '' };
 }
 
-const sameResource = (a: AppliedManifestResourceMeta, b: AppliedManifestResourceMeta): boolean =>
+type ResourceKey = Pick<AppliedManifestResourceMeta, 'group' | 'resource' | 'namespace' | 'name'>;
+
+const sameResource = (a: ResourceKey, b: ResourceKey): boolean =>
   a.group === b.group && a.resource === b.resource && a.namespace === b.namespace && a.name === b.name;
 
 /** OCM's FindUntrackedResources: what `before` holds and `after` does not (by group, resource, namespace, name). */
@@ -56,11 +58,16 @@ export class AppliedWorks {
 
   /** Whether an AppliedManifestWork of ours other than `except` records the resource. */
   carriedElsewhere(r: AppliedManifestResourceMeta, except: string): boolean {
+    return this.recordedBy(r, except) !== undefined;
+  }
+
+  /** The ManifestWork whose AppliedManifestWork (of ours, other than `except`) records the resource. */
+  recordedBy(r: ResourceKey, except: string): string | undefined {
     for (const a of this.byName.values()) {
       if (a.metadata.name === except) continue;
-      if ((a.status?.appliedResources ?? []).some((x) => sameResource(x, r))) return true;
+      if ((a.status?.appliedResources ?? []).some((x) => sameResource(x, r))) return a.spec.manifestWorkName;
     }
-    return false;
+    return undefined;
   }
 
   /** The AppliedManifestWork of `workName`, created (or its spec put right) when needed. */

@@ -93,7 +93,11 @@ export class ClusterAgent implements ClusterWorker {
     this.works = new Informer<ManifestWork>(o.its, {
       path: manifestWorksPath(cluster),
       onChange: (t, w, old) => {
-        if (t !== 'MODIFIED' || needsReconcile(w, old)) this.queue.add(w.metadata.name);
+        if (t !== 'MODIFIED' || needsReconcile(w, old)) {
+          this.queue.add(w.metadata.name);
+          // A work added, changed or gone may be (or stop being) the carrier a handover waits for.
+          this.reconciler.retryAwaiting(w.metadata.name);
+        }
         else if (sourceGenerationsOf(w) !== sourceGenerationsOf(old)) this.status.refresh(w.metadata.name);
         metrics.works.set({ cluster }, this.works.store.size);
       },

@@ -6,7 +6,9 @@
 // - an object already being deleted (deletionTimestamp) is still pending;
 // - otherwise DELETE with a uid precondition, Background propagation: pending until gone.
 // Protected objects (manifest-order.ts: system Namespaces, the fleet lease) are never deleted,
-// whatever a work says.
+// whatever a work says. An object handed over to another work of ours (./handover.ts) only loses
+// our reference once that work's AppliedManifestWork records it; while a live work carries it
+// without having applied it, it is neither touched nor read: it stays ours, awaiting.
 // Deletion is done with the agent's own identity, whatever the work's executor, as OCM's agent does
 // (its appliedmanifestwork finalizer and garbage collection use the agent's client): the work may be
 // gone, and with it its executor; what is deleted is only what the work itself applied (recorded
@@ -17,6 +19,7 @@ import type { KubeObject } from '../kube/objects.js';
 import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../kube/ocm-api.js';
 import type { OwnerReference } from './applied-works.js';
 import { isProtected } from './manifest-order.js';
+import type { Handover } from './handover.js';
 import { objectPath, type ResourceRef } from '../kube/resource-path.js';
 
 /** OCM's OwnedByTheWork: whether the work's deleteOption lets it own (and so delete) this resource. */
@@ -57,23 +60,30 @@ const otherAppliedOwners = (owner: OwnerReference, owners: Owners): boolean =>
 export interface GcResult {
   /** Deleted or being deleted: not gone yet. */
   pending: AppliedManifestResourceMeta[];
+  /** Kept: a live work of ours carries them and has not applied them yet (./handover.ts). */
+  awaiting: AppliedManifestResourceMeta[];
   errors: Error[];
 }
 
-/** Deletes `resources` per OCM's rules (see the header); `carriedElsewhere` spares what another work of ours holds. */
+/** Deletes `resources` per OCM's rules (see the header); `handover` says what another work of ours does with each. */
 export async function deleteAppliedResources(wec: Upstream, resources: readonly AppliedManifestResourceMeta[], owner: OwnerReference,
-  carriedElsewhere: (r: AppliedManifestResourceMeta) => boolean = () => false): Promise<GcResult> {
-  const out: GcResult = { pending: [], errors: [] };
+  handover: (r: AppliedManifestResourceMeta) => Handover = () => undefined): Promise<GcResult> {
+  const out: GcResult = { pending: [], awaiting: [], errors: [] };
   await Promise.all(resources.map(async (r) => {
     try {
       if (isProtected(r)) return;
+      const next = handover(r);
+      if (next === 'awaiting') {
+        out.awaiting.push(r);
+        return;
+      }
       const ref: ResourceRef = r;
       const got = await upstreamRequest(wec, 'GET', objectPath(ref));
       if (got.status === 404) return;
       const live = JSON.parse(expectOk(got, `get ${objectPath(ref)}`).body.toString('utf8')) as KubeObject;
       const owners = ownersOf(live);
       if (!owners.some((o) => o.uid === owner.uid)) return;
-      if (otherAppliedOwners(owner, owners) || carriedElsewhere(r)) {
+      if (otherAppliedOwners(owner, owners) || next === 'applied') {
         await patchOwners(wec, ref, live, owners.filter((o) => o.uid !== owner.uid));
         return;
       }

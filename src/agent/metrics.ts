@@ -1,5 +1,5 @@
 // Prometheus metrics of `ksview agent` (prom-client), served on /metrics: works held, applies and
-// their latency, errors, and work-queue depth, by cluster. One registry per agent process.
+// their latency, errors, work-queue depth, and objects kept awaiting a handover, by cluster. One registry per agent process.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export function createAgentMetrics() {
@@ -23,7 +23,12 @@ export function createAgentMetrics() {
   const queueDepth = new Gauge({
     name: 'ksview_agent_queue_depth', help: 'Keys waiting in a cluster\'s work queue.', labelNames: ['cluster'], registers: [registry],
   });
-  return { registry, works, applies, applyDuration, errors, queueDepth };
+  const handoverAwaiting = new Gauge({
+    name: 'ksview_agent_handover_awaiting_objects',
+    help: 'Objects a released or deleted work keeps in a cluster until the work that carries them now has applied them (a receiver refused keeps them there).',
+    labelNames: ['cluster'], registers: [registry],
+  });
+  return { registry, works, applies, applyDuration, errors, queueDepth, handoverAwaiting };
 }
 
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;

@@ -5,8 +5,11 @@
 //   owner references set per deleteOption (ours when the work owns the object, removed otherwise),
 //   as the work's executor when it names one (a refusal fails that manifest alone);
 //   resources dropped since the last apply collected (uid and other-owner rules; a manifest still
-//   in the work whose apply failed is not dropped: it stays recorded); appliedResources recorded;
-//   the applied objects watched; results handed to the status writer.
+//   in the work whose apply failed is not dropped: it stays recorded; one handed over to another
+//   work of ours stays owned and recorded until that work has applied it, ./handover.ts);
+//   appliedResources recorded; the applied objects watched; results handed to the status writer.
+//   A manifest that failed while another work still holds its object says so in its message (the
+//   object lives on in the WEC as that work applied it), so the policy's status and the Binding tell.
 // - a work being deleted (Foreground/Orphan/SelectivelyOrphan all go through owner references):
 //   its resources deleted and waited for, then its AppliedManifestWork deleted, then the finalizer
 //   removed so the ManifestWork goes.
@@ -18,6 +21,8 @@
 //   a failed work rate-limited; and every such work at once when a work of the cluster released
 //   its objects (deleted, or its resources collected), since that is when a conflict usually ends —
 //   the other WDS's object went.
+// - a work keeping objects for a handover is looked at again with the failure backoff, and at once
+//   when a work of the cluster records what it applied or changes (awaitingHandover, retryAwaiting).
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
@@ -32,6 +37,7 @@ import { executorHeaders, executorOf } from './executor.js';
 import { appliedCondition } from './manifest-conditions.js';
 import { setCondition } from '../kube/conditions.js';
 import { AppliedAs } from './applied-as.js';
+import { handoverOf, type Handover } from './handover.js';
 
 const nowTime = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -69,12 +75,19 @@ export class WorkReconciler {
   private readonly failing = new Map<string, number>();
   /** What each work's last apply applied: a changed work applies again only what changed in it (./applied-as.ts). */
   private readonly appliedAs = new AppliedAs();
+  /** Works keeping released objects for a handover (./handover.ts) → how many, and attempts in a row. */
+  private readonly awaiting = new Map<string, { objects: number; attempts: number }>();
 
   constructor(private readonly d: WorkReconcilerDeps) {}
 
   /** The works with a manifest that failed to apply, waiting for their next try (tests). */
   failingWorks(): string[] {
     return [...this.failing.keys()].sort();
+  }
+
+  /** The works keeping released objects until the work that carries them now has applied them. */
+  awaitingHandover(): string[] {
+    return [...this.awaiting.keys()].sort();
   }
 
   async reconcile(name: string): Promise<void> {
@@ -149,18 +162,11 @@ export class WorkReconciler {
       && r.resourceMeta.namespace === e.namespace && r.resourceMeta.name === e.name && (r.resourceMeta.resource === '' || r.resourceMeta.resource === e.resource));
     for (const e of untracked(amw.status?.appliedResources ?? [], now)) if (stillInWork(e)) now.push(e);
     const dropped = untracked(amw.status?.appliedResources ?? [], now);
-    let pending: AppliedManifestResourceMeta[] = [];
-    if (dropped.length) {
-      const gc = await deleteAppliedResources(this.d.wec, dropped, owner, (r) => this.carriedElsewhere(r, name, amw.metadata.name));
-      pending = gc.pending;
-      for (const e of gc.errors) {
-        metrics.errors.inc({ cluster, where: 'gc' });
-        this.d.log(`${cluster}/${name}: ${e.message}`);
-      }
-      if (gc.errors.length) pending = dropped; // keep them recorded; try again
-      else if (pending.length < dropped.length) this.retryFailing(name);
-    }
+    const { pending, awaitMs } = await this.collectDropped(name, amw, dropped);
+    const before = amw;
     amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
+    if (amw !== before) this.retryAwaiting(name);
+    this.heldElsewhere(finalResults, amw.metadata.name);
     this.appliedAs.record(work, finalResults);
     this.d.watcher.setWork(name, refs);
     this.d.status.setResults(name, finalResults, work);
@@ -171,8 +177,62 @@ export class WorkReconciler {
       const had = finalResults.find((r) => r.ordinal === ref.ordinal)?.live;
       if (seen && newerResourceVersion(seen.metadata?.resourceVersion, had?.metadata?.resourceVersion)) this.d.status.observe(name, ref.ordinal, seen);
     }
-    if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, PENDING_REQUEUE_MS);
+    if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, awaitMs ?? PENDING_REQUEUE_MS);
     if (retryAfter !== undefined) this.d.enqueueAfter(name, retryAfter);
+  }
+
+  /**
+   * Collects what left the work: the objects still going (deleted, not gone yet) or kept for a
+   * handover stay recorded (`pending`); `awaitMs` is set when all of them are kept for a handover.
+   */
+  private async collectDropped(name: string, amw: AppliedManifestWork, dropped: AppliedManifestResourceMeta[]):
+    Promise<{ pending: AppliedManifestResourceMeta[]; awaitMs?: number }> {
+    if (!dropped.length) {
+      this.noteAwaiting(name, 0);
+      return { pending: [] };
+    }
+    const gc = await deleteAppliedResources(this.d.wec, dropped, ownerOf(amw), (r) => this.handover(r, name, amw.metadata.name));
+    for (const e of gc.errors) {
+      this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
+      this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
+    }
+    const awaitMs = this.noteAwaiting(name, gc.awaiting.length);
+    if (gc.errors.length) return { pending: dropped }; // keep them recorded; try again
+    const pending = [...gc.pending, ...gc.awaiting];
+    if (pending.length < dropped.length) this.retryFailing(name);
+    return { pending, ...(gc.pending.length === 0 && awaitMs !== undefined ? { awaitMs } : {}) };
+  }
+
+  /**
+   * Records that `work` keeps `objects` objects for a handover (0: none); returns when to look at it
+   * again (the failure backoff: the receiver may be refused for long; retryAwaiting comes sooner).
+   */
+  private noteAwaiting(work: string, objects: number): number | undefined {
+    const prior = this.awaiting.get(work);
+    if (objects === 0) this.awaiting.delete(work);
+    else this.awaiting.set(work, { objects, attempts: (prior?.attempts ?? 0) + 1 });
+    if (prior || objects) this.d.metrics.handoverAwaiting.set({ cluster: this.d.cluster }, [...this.awaiting.values()].reduce((n, a) => n + a.objects, 0));
+    return objects ? failureRetryMs(prior?.attempts ?? 0) : undefined;
+  }
+
+  /** A work recorded what it applied, or the mailbox changed: the works keeping objects for a handover look again now. */
+  retryAwaiting(except?: string): void {
+    for (const w of this.awaiting.keys()) if (w !== except) this.d.enqueueAfter(w, 0);
+  }
+
+  /**
+   * A failed manifest whose object another work of ours still records (it keeps it for this one, or
+   * owns it too) says so: the object lives on in the WEC as that work applied it.
+   */
+  private heldElsewhere(results: ManifestApplyResult[], ownAmw: string): void {
+    results.forEach((r, i) => {
+      const applied = r.conditions.find((c) => c.type === 'Applied');
+      if (applied?.status !== 'False' || !r.resourceMeta.resource) return;
+      const holder = this.d.applied.recordedBy(r.resourceMeta, ownAmw);
+      if (!holder) return;
+      const message = `${applied.message}; the object stays in the cluster as ManifestWork ${holder} applied it, until this work applies it or no work selects it`;
+      results[i] = { ...r, conditions: r.conditions.map((c) => (c === applied ? { ...c, message } : c)) };
+    });
   }
 
   /** Foreground deletion: objects gone, then the AppliedManifestWork, then the finalizer. */
@@ -194,14 +254,15 @@ export class WorkReconciler {
     this.d.watcher.removeWork(name);
     if (amw) {
       const gc = await deleteAppliedResources(this.d.wec, amw.status?.appliedResources ?? [], ownerOf(amw),
-        (r) => this.carriedElsewhere(r, name, amw.metadata.name));
+        (r) => this.handover(r, name, amw.metadata.name));
       for (const e of gc.errors) {
         this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
         this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
       }
+      const awaitMs = this.noteAwaiting(name, gc.awaiting.length);
       if (gc.errors.length) throw gc.errors[0]!;
-      if (gc.pending.length) {
-        this.d.enqueueAfter(name, PENDING_REQUEUE_MS);
+      if (gc.pending.length || gc.awaiting.length) {
+        this.d.enqueueAfter(name, gc.pending.length ? PENDING_REQUEUE_MS : awaitMs!);
         return false;
       }
       await this.d.applied.delete(amw);
@@ -215,11 +276,11 @@ export class WorkReconciler {
   }
 
   /**
-   * Whether another work of ours holds the object: applied already (its AppliedManifestWork records
-   * it) or not yet (a live work carries it, ./handover.ts) — it is handed over, not deleted.
+   * What another work of ours does with an object `work` releases: records it already (released
+   * to it), or carries it without having applied it (kept, awaiting), or nothing (./handover.ts).
    */
-  private carriedElsewhere(r: AppliedManifestResourceMeta, work: string, amw: string): boolean {
-    return this.d.applied.carriedElsewhere(r, amw) || (this.d.carriedByWork?.(r, this.d.work(work)) ?? false);
+  private handover(r: AppliedManifestResourceMeta, work: string, amw: string): Handover {
+    return handoverOf(this.d.applied.carriedElsewhere(r, amw), () => this.d.carriedByWork?.(r, this.d.work(work)) ?? false);
   }
 
   /** A watch event of an object the work applied (./applied-as.ts): a drift or deletion, or not. */

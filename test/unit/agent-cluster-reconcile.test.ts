@@ -165,12 +165,19 @@ t.test('an object moved to a work not applied yet (a bundle repacked) is handed 
   h.setWork(work('w1', [cm('app', 'a')], { manifestConfigs: [config('a')] }, ours));
   h.wec.writes.length = 0;
   await h.rec.reconcile('w1');
+  const amw1 = h.wecObj(amwPath('w1'))!.metadata!.uid!;
   t.notOk(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_B), 'b not deleted: w2 carries it');
-  t.same(ownerUids(h.wecObj(CM_B)), [], 'w1\'s owner reference gone');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw1], 'w1 keeps owning b until w2 has applied it');
+  t.same((h.wecObj(amwPath('w1')) as AppliedManifestWork).status!.appliedResources!.map((r) => r.name), ['a', 'b'], 'and keeps it recorded');
+  t.same(h.rec.awaitingHandover(), ['w1'], 'w1 awaits the handover');
+  h.requeued.length = 0;
   await h.rec.reconcile('w2');
   const amw2 = h.wecObj(amwPath('w2'))!.metadata!.uid!;
+  t.same(h.requeued, [{ name: 'w1', ms: 0 }], 'w2 recorded b: w1 is looked at again at once');
+  await h.rec.reconcile('w1');
   t.equal(h.wecObj(CM_B)!.metadata!.uid, uid, 'the same object (uid unchanged)');
-  t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'owned by w2');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'owned by w2 only, once w2 applied it');
+  t.same(h.rec.awaitingHandover(), [], 'nothing awaited any more');
   // A live work carrying another kind of that name does not count.
   h.its.put(`${worksPath}/w3`, work('w3', [{ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'app', name: 'a' } }], { manifestConfigs: [config('a', 'secrets')] }, ours));
   // Nor does another WDS's work (a conflict, not a handover), nor a ReadOnly manifest.
@@ -181,14 +188,14 @@ t.test('an object moved to a work not applied yet (a bundle repacked) is handed 
   t.ok(h.wec.writes.some((w) => w.method === 'DELETE' && w.path === CM_A), 'a (a ConfigMap) deleted: w3 carries a Secret a, w4 is wds2\'s, w5 only reads it');
 });
 
-t.test('workCarries: by the manifestConfig naming the resource, else by what the agent applied of that work; never a work being deleted, nor one that failed to apply it', async (t) => {
+t.test('workCarries: by the manifestConfig naming the resource, else by what the agent made of that work; never a work being deleted', async (t) => {
   const b = { group: '', resource: 'configmaps', namespace: 'app', name: 'b' };
   const plain = work('w', [cm('app', 'b')]);
   t.notOk(workCarries(plain, b, undefined), 'no config, nothing applied: unknown, does not count');
   const result = (status: 'True' | 'False') => [{ ordinal: 0, resourceMeta: { ordinal: 0, group: '', version: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'app', name: 'b' }, owned: true,
     conditions: [{ type: 'Applied', status, reason: 'r', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }], feedback: [] }];
   t.ok(workCarries(plain, b, result('True')), 'what was applied of it names it');
-  t.notOk(workCarries(plain, b, result('False')), 'tried and refused (a conflict): no handover');
+  t.ok(workCarries(plain, b, result('False')), 'tried and refused: it still carries it (the releasing work keeps the object meanwhile)');
   const configured = work('w', [cm('app', 'b')], { manifestConfigs: [{ resourceIdentifier: b }] });
   t.ok(workCarries(configured, b, undefined));
   t.notOk(workCarries(configured, { ...b, namespace: 'other' }, undefined), 'another namespace');
@@ -199,6 +206,78 @@ t.test('workCarries: by the manifestConfig naming the resource, else by what the
   t.ok(carriedByLiveWork([other], labelled(work('w', []), 'wds1'), b, () => undefined), 'a work of the same WDS carries it');
   t.notOk(carriedByLiveWork([other], labelled(work('w', []), 'wds2'), b, () => undefined), 'not for another WDS\'s releasing work');
   t.notOk(carriedByLiveWork([other], undefined, b, () => undefined), 'the releasing work gone: nothing handed over');
+});
+
+t.test('a receiver refused (e.g. by its executor): the releasing work keeps the object, owned and recorded, deleting or not, until no work carries it', async (t) => {
+  const config = (name: string) => ({ resourceIdentifier: { group: '', resource: 'configmaps', namespace: 'app', name } });
+  const ours = { labels: { 'view.kubestellar.io/wds': 'wds1' } };
+  const h = await harness([work('w1', [cm('app', 'a'), cm('app', 'b')], { manifestConfigs: [config('a'), config('b')] }, ours)]);
+  await h.rec.reconcile('w1');
+  const amw1 = h.wecObj(amwPath('w1'))!.metadata!.uid!;
+  // b moves to w2, whose apply of it is refused.
+  h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }, ours));
+  h.applier.conflictOn.add(`w2|${CM_B}`);
+  await h.rec.reconcile('w2');
+  const refused = h.status.resultsOf('w2')![0]!.conditions.find((c) => c.type === 'Applied')!;
+  t.equal(refused.status, 'False');
+  t.match(refused.message, /the object stays in the cluster as ManifestWork w1 applied it, until this work applies it or no work selects it$/, 'the refusal says who still holds the object');
+  // The releasing work drops b, then is deleted: b stays, owned by w1, and w1 keeps its finalizer.
+  h.setWork(work('w1', [cm('app', 'a')], { manifestConfigs: [config('a')] }, ours));
+  await h.rec.reconcile('w1');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw1], 'dropped: b still owned by w1');
+  t.same(h.rec.awaitingHandover(), ['w1']);
+  const w1 = h.getWork('w1')!;
+  h.its.put(`${worksPath}/w1`, { ...w1, metadata: { ...w1.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  h.requeued.length = 0;
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(CM_A), 'a (carried by nobody else) deleted with w1');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw1], 'deleting: b still owned by w1');
+  t.ok(h.wecObj(amwPath('w1')), 'w1\'s AppliedManifestWork kept');
+  t.same(h.getWork('w1')!.metadata.finalizers, [MANIFEST_WORK_FINALIZER], 'w1 keeps its finalizer');
+  t.ok(h.requeued.some((r) => r.name === 'w1' && r.ms >= FAILURE_RETRY_BASE_MS), 'looked at again with the failure backoff');
+  // Still refused on later tries: still kept, the backoff grows.
+  h.requeued.length = 0;
+  await h.rec.reconcile('w1');
+  t.ok(h.wecObj(CM_B), 'still there');
+  t.ok(h.requeued.some((r) => r.name === 'w1' && r.ms > FAILURE_RETRY_BASE_MS), 'a longer wait the next time');
+  // The object is no longer selected: w2 drops it, and w1 removes it as any unselected object.
+  h.setWork(work('w2', [], { manifestConfigs: [] }, ours));
+  await h.rec.reconcile('w2');
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(CM_B), 'b deleted once no live work carries it');
+  await h.rec.reconcile('w1');
+  t.notOk(h.wecObj(amwPath('w1')), 'w1\'s AppliedManifestWork gone');
+  t.same(h.getWork('w1')!.metadata.finalizers ?? [], [], 'w1\'s finalizer removed');
+  t.same(h.rec.awaitingHandover(), []);
+});
+
+t.test('the agent restarted between the two writes of a handover: the object is released only once the receiver recorded it', async (t) => {
+  const config = (name: string) => ({ resourceIdentifier: { group: '', resource: 'configmaps', namespace: 'app', name } });
+  const ours = { labels: { 'view.kubestellar.io/wds': 'wds1' } };
+  const h = await harness([work('w1', [cm('app', 'b')], { manifestConfigs: [config('b')] }, ours)]);
+  await h.rec.reconcile('w1');
+  const amw1 = h.wecObj(amwPath('w1'))!.metadata!.uid!;
+  h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }, ours));
+  h.setWork(work('w1', [], { manifestConfigs: [] }, ours));
+  // A new agent process: its own copy of the AppliedManifestWorks, nothing applied of w2 yet.
+  const applied = new AppliedWorks(h.wec.m.up, HASH, 'agent1');
+  await applied.load();
+  const status = new StatusWriter({ cluster: 'wec1', its: h.its.m.up, applier: h.applier, work: h.getWork, onError: () => {}, debounceMs: 5 });
+  t.teardown(() => status.stop());
+  const requeued: string[] = [];
+  const rec = new WorkReconciler({
+    cluster: 'wec1', its: h.its.m.up, wec: h.wec.m.up, applier: h.applier, applied, status,
+    watcher: { setWork: () => {}, removeWork: () => {} }, work: h.getWork, enqueueAfter: (n) => requeued.push(n),
+    metrics: createAgentMetrics(), log: () => {},
+    carriedByWork: (r, releasing) => carriedByLiveWork([h.getWork('w1')!, h.getWork('w2')!], releasing, r, (n) => status.resultsOf(n)),
+  });
+  await rec.reconcile('w1');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw1], 'w1 first: b kept, owned by w1');
+  await rec.reconcile('w2');
+  const amw2 = h.wecObj(amwPath('w2'))!.metadata!.uid!;
+  t.ok(requeued.includes('w1'), 'w1 looked at again once w2 recorded b');
+  await rec.reconcile('w1');
+  t.same(ownerUids(h.wecObj(CM_B)), [amw2], 'then released to w2');
 });
 
 t.test('a changed work applies again only what changed in it; a drifted or deleted object, or a changed config, is applied again', async (t) => {
