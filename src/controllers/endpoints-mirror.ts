@@ -15,13 +15,17 @@
 // endpointslice.kubernetes.io/skip-mirror (the WDS's endpointslicemirroring controller, when it
 // runs, must not make a second slice of them), one EndpointSlice per address family, managed-by
 // ours, both families always (an empty one says "none"). Only the slices of the hosting cluster's
-// EndpointSlice controller are read (managed-by), at most MAX_ADDRESSES per family. Endpoints: ready addresses in `addresses`, not-ready ones that are not terminating in
+// EndpointSlice controller are read: labelled managed-by it, and owned by the Service as that
+// controller owns them (a controller owner reference naming the Service's current uid; a label
+// anyone who may write slices in the namespace can set, that reference only with the Service's
+// uid, and the garbage collector deletes a slice whose owner's uid is not the live one's), at most
+// MAX_ADDRESSES per family. Endpoints: ready addresses in `addresses`, not-ready ones that are not terminating in
 // `notReadyAddresses`, terminating ones left out (the endpoints controller's rule). Slices: the
 // conditions as the hosting cluster says them. Node names and targetRefs name the hosting
 // cluster's objects and are not copied.
 //
-// Contract: setLeading(true) starts a watch (./informer) of the hosting slices and writes after
-// its first list and after every change (coalesced); setLeading(false) stops the watch and no write
+// Contract: setLeading(true) starts a watch (./informer) of the hosting slices and of the Service
+// (by name) and writes after both are listed and after every change (coalesced); setLeading(false) stops the watch and no write
 // starts afterwards. A write equal to the last one written in this term is skipped (idempotent);
 // a failed write is retried with backoff (1 s doubling to 30 s) for as long as it leads.
 import { Informer } from '../kube/informer.js';
@@ -43,6 +47,7 @@ export interface SourceEndpoint {
 }
 
 export interface SourceSlice extends KubeObject {
+  metadata?: KubeObject['metadata'] & { ownerReferences?: Array<{ apiVersion?: string; kind?: string; name?: string; uid?: string; controller?: boolean }> };
   addressType?: string;
   endpoints?: SourceEndpoint[] | null;
   ports?: Array<{ name?: string; port?: number; protocol?: string }> | null;
@@ -79,10 +84,22 @@ function portOf(slice: SourceSlice, serverPort: number): { port: number; protoco
 }
 
 /**
- * What the WDS must hold for the hosting slices given (the Endpoints and one EndpointSlice per
- * family): a pure function, so every write is decided here and tested without a cluster.
+ * Whether the slice is the hosting EndpointSlice controller's for the Service of uid `serviceUid`
+ * (undefined: there is no such Service): its managed-by label, and the controller owner reference
+ * that controller sets (pkg/controller/endpointslice: metav1.NewControllerRef(service)).
  */
-export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTarget, serverPort: number): MirrorWrite[] {
+export function isControllerSlice(s: SourceSlice, serviceUid: string | undefined): boolean {
+  if (s.metadata?.labels?.[SOURCE_MANAGED_BY_LABEL] !== SOURCE_MANAGER || !serviceUid) return false;
+  const owner = s.metadata.ownerReferences?.find((r) => r.controller === true);
+  return owner?.apiVersion === 'v1' && owner.kind === 'Service' && owner.uid === serviceUid;
+}
+
+/**
+ * What the WDS must hold for the hosting slices given (the Endpoints and one EndpointSlice per
+ * family) when the hosting Service's uid is `serviceUid`: a pure function, so every write is
+ * decided here and tested without a cluster.
+ */
+export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTarget, serverPort: number, serviceUid: string | undefined): MirrorWrite[] {
   const byFamily = new Map<string, Map<string, Address>>(FAMILIES.map((f) => [f, new Map()]));
   let port: { port: number; protocol: string } | undefined;
   for (const s of slices) {
@@ -90,7 +107,7 @@ export function mirroredObjects(slices: readonly SourceSlice[], target: MirrorTa
     if (family !== 'IPv4' && family !== 'IPv6') continue; // FQDN slices: nothing the aggregator dials
     // Only what the hosting cluster's own controller computed from the pods' readiness: a slice
     // someone wrote by hand with the service-name label would otherwise steer the WDS's aggregator.
-    if (s.metadata?.labels?.[SOURCE_MANAGED_BY_LABEL] !== SOURCE_MANAGER) continue;
+    if (!isControllerSlice(s, serviceUid)) continue;
     const p = portOf(s, serverPort);
     if (!p) continue;
     port ??= p;
@@ -154,15 +171,18 @@ export interface EndpointsMirrorOptions {
   log: (msg: string) => void;
   /** How the WDS is written (default: server-side apply); tests record instead. */
   write?: (w: MirrorWrite) => Promise<void>;
-  /** The watch of the hosting slices (default: an Informer); tests give a fake. */
+  /** The watch of the hosting slices and Service (default: Informers); tests give a fake. */
   watch?: (onChange: () => void) => SliceWatch;
 }
 
-/** The part of an Informer the mirror uses. */
+/** What the mirror reads of the hosting cluster: its slices of the Service, and the Service's uid. */
 export interface SliceWatch {
   start(): void;
   stop(): void;
   list(): SourceSlice[];
+  /** The Service's uid; undefined when there is no such Service. */
+  serviceUid(): string | undefined;
+  /** Both listed. */
   readonly hasSynced: boolean;
 }
 
@@ -211,16 +231,24 @@ export class EndpointsMirror {
 
   private readonly informer = (onChange: () => void): SliceWatch => {
     const { namespace, service } = this.o.source;
+    const onError = (what: string) => (err: Error) => this.o.log(`endpoints mirror: hosting ${what} of ${namespace}/${service}: ${err.message.split('\n')[0]}`);
     const inf = new Informer<SourceSlice>(this.o.hosting, {
       path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
       labelSelector: `kubernetes.io/service-name=${service}`,
-      onChange, onRelisted: onChange,
-      onError: (err) => this.o.log(`endpoints mirror: hosting EndpointSlices of ${namespace}/${service}: ${err.message.split('\n')[0]}`),
+      onChange, onRelisted: onChange, onError: onError('EndpointSlices'),
+    });
+    // The Service by name (its uid only), which RBAC can grant by name.
+    const svc = new Informer<KubeObject>(this.o.hosting, {
+      path: `/api/v1/namespaces/${namespace}/services`, fieldSelector: `metadata.name=${service}`, metadataOnly: true,
+      onChange, onRelisted: onChange, onError: onError('Service'),
     });
     // The first list's events and onRelisted come before hasSynced is set: the first sync follows `synced`.
     return {
-      start: () => { inf.start(); void inf.synced.then(onChange); },
-      stop: () => inf.stop(), list: () => inf.list(), get hasSynced() { return inf.hasSynced; },
+      start: () => { inf.start(); svc.start(); void Promise.all([inf.synced, svc.synced]).then(onChange); },
+      stop: () => { inf.stop(); svc.stop(); },
+      list: () => inf.list(),
+      serviceUid: () => svc.list().find((x) => x.metadata?.name === service)?.metadata?.uid,
+      get hasSynced() { return inf.hasSynced && svc.hasSynced; },
     };
   };
 
@@ -254,7 +282,7 @@ export class EndpointsMirror {
   }
 
   private async sync(term: number): Promise<void> {
-    const writes = mirroredObjects(this.watch!.list(), this.o.target, this.o.serverPort);
+    const writes = mirroredObjects(this.watch!.list(), this.o.target, this.o.serverPort, this.watch!.serviceUid());
     for (const w of writes) {
       if (term !== this.term) return; // leadership lost: no write starts
       const body = JSON.stringify(w.object);

@@ -154,13 +154,40 @@ export function applyRemovals(obj: JsonObject, paths: readonly string[]): JsonOb
 /** Names computed: status readers ask an object's work name once per cluster (1,000 times an object). */
 const workNames = new LRUCache<string, string>({ max: 200_000 });
 
-/** The ManifestWork name for an object of a WDS: stable, unique per (WDS, object), a DNS label. */
+/** Kubernetes' bound of a DNS label, which a work name keeps (OCM's tooling uses it as a label value). */
+const MAX_NAME = 63;
+/** Hex digits of an object's hash when its WDS name is whole in the work name. */
+const OBJECT_HASH = 20;
+/** Hex digits of the hash of the WDS name and what the work carries, when the WDS name is too long to be whole: 128 bits. */
+const WDS_HASH = 32;
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/**
+ * `<wds>-<plain>` when that fits in a DNS label, else `<start of wds>-<hashed(h)>` where h is
+ * WDS_HASH hex digits of the whole WDS name and `seed`: two WDSs get one name only if their names
+ * are equal, or a 128-bit hash collides. The first form is what names were before, kept so that an
+ * upgrade renames nothing; the WDS name is whole in it, the tail of a fixed shape. The two forms
+ * never give one name: where the first has the '-' before its tail's hash, the second has a hex digit.
+ */
+function wdsScopedName(wds: string, plain: string, seed: string, hashed: (h: string) => string): string {
+  const whole = `${wds}-${plain}`;
+  if (whole.length <= MAX_NAME) return whole;
+  const tail = hashed(sha256(`${wds}\u0000${seed}`).slice(0, WDS_HASH));
+  // A WDS name is a DNS label: its first characters are one too once trailing '-' are cut.
+  return `${wds.slice(0, Math.max(1, MAX_NAME - 1 - tail.length)).replace(/-+$/, '')}-${tail}`;
+}
+
+/**
+ * The ManifestWork name for an object of a WDS: stable, unique per (WDS, object), a DNS label:
+ * `<wds>-<20 hex>`, or `<start of wds>-<32 hex>` for a WDS name longer than 42 (wdsScopedName).
+ */
 export function manifestWorkName(wds: string, id: ObjectIdentity): string {
   const seed = `${id.group}/${id.resource}/${id.namespace}/${id.name}`;
   const k = `${wds}\u0000${seed}`;
   let name = workNames.get(k);
   if (name === undefined) {
-    name = `${wds}-${createHash('sha256').update(seed).digest('hex').slice(0, 20)}`.slice(0, 63);
+    name = wdsScopedName(wds, sha256(seed).slice(0, OBJECT_HASH), seed, (h) => h);
     workNames.set(k, name);
   }
   return name;
@@ -181,9 +208,13 @@ export function bundleGroup(labels: Readonly<Record<string, string>>, executor: 
   return createHash('sha256').update(JSON.stringify([policies, executor ?? null])).digest('hex').slice(0, 16);
 }
 
-/** The name of slot `slot` of a bundle group's works in a cluster: stable, a DNS label. */
+/**
+ * The name of slot `slot` of a bundle group's works in a cluster: stable, unique per (WDS, group,
+ * slot), a DNS label: `<wds>-b<group>-<slot>`, or `<start of wds>-b<32 hex>-<slot>` when that is
+ * too long (wdsScopedName). It ends in `-<digits>`, a work of one object's in 20 or 32 hex digits.
+ */
 export function bundleWorkName(wds: string, group: string, slot: number): string {
-  return `${wds.slice(0, 40)}-b${group}-${slot}`;
+  return wdsScopedName(wds, `b${group}-${slot}`, group, (h) => `b${h}-${slot}`);
 }
 
 export interface WorkOptions {

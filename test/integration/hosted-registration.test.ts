@@ -23,17 +23,23 @@ t.test('the WDS holds the hosting endpoints as they change: ready, not ready, te
   const wdsNs = testNamespace(t, ['wds1'], 'reg');
   const svc = uniqueName('ksview');
   // The hosting side: a Service whose slice the test writes as the EndpointSlice controller would
-  // (labelled as its own, the only slices mirrored). No selector, so wec1's real controller leaves
-  // the slice to the test instead of replacing it with the (no) pods it selects.
+  // (labelled as its own and owned by the Service as its controller: the only slices mirrored). No
+  // selector, so wec1's real controller leaves the slice to the test instead of replacing it with
+  // the (no) pods it selects.
   kcOk('wec1', ['apply', '-f', '-'], YAML.stringify({
     apiVersion: 'v1', kind: 'Service', metadata: { name: svc, namespace: hostingNs },
     spec: { ports: [{ port: 443, targetPort: 8443, protocol: 'TCP' }] },
   }));
-  const hostingSlice = (endpoints: object[]) => YAML.stringify({
+  const uid = kcOk('wec1', ['-n', hostingNs, 'get', 'service', svc, '-o', 'jsonpath={.metadata.uid}']);
+  const sliceOf = (name: string, endpoints: object[], owned: boolean) => YAML.stringify({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
-    metadata: { name: `${svc}-x1`, namespace: hostingNs, labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+    metadata: {
+      name, namespace: hostingNs, labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+      ...(owned ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: svc, uid, controller: true, blockOwnerDeletion: true }] } : {}),
+    },
     ports: [{ name: '', port: 8443, protocol: 'TCP' }], endpoints,
   });
+  const hostingSlice = (endpoints: object[]) => sliceOf(`${svc}-x1`, endpoints, true);
   const ep = (ip: string, ready: boolean, terminating = false) => ({ addresses: [ip], conditions: { ready, serving: ready || terminating, terminating } });
   kcOk('wec1', ['apply', '-f', '-'], hostingSlice([ep('10.244.0.5', false)]));
   // The WDS side: the Service as hosted registration writes it.
@@ -73,8 +79,14 @@ t.test('the WDS holds the hosting endpoints as they change: ready, not ready, te
   t.same(slices.map((s) => s.addressType).sort(), ['IPv4', 'IPv6'], 'one EndpointSlice of ours per family, IPv6 empty (the WDS does not mirror our Endpoints into another)');
   t.ok(slices.every((s) => s.metadata.labels['endpointslice.kubernetes.io/managed-by'] === 'endpoints-mirror.view.kubestellar.io'), 'both managed by the mirror');
 
+  // A slice made by hand, labelled as the EndpointSlice controller's, but not owned by the Service as
+  // that controller owns it; then a change of the controller's slice, synced after it.
+  kcOk('wec1', ['apply', '-f', '-'], sliceOf(`${svc}-forged`, [ep('10.66.6.6', true)], false));
   kcOk('wec1', ['apply', '-f', '-'], hostingSlice([ep('10.244.0.5', false, true), ep('10.244.0.6', true)]));
-  await waitUntil('the terminating pod out of the Endpoints', () => (ready().join() === '10.244.0.6' && notReady().length === 0) || undefined, 30_000);
+  await waitUntil('the terminating pod out of the Endpoints', () => (!ready().includes('10.244.0.5') && ready().includes('10.244.0.6') && notReady().length === 0) || undefined, 30_000);
+  t.notOk(wdsSlice().some((x) => (x.endpoints ?? []).some((e) => e.addresses.includes('10.66.6.6'))), 'the hand-made slice\'s 10.66.6.6 is in no EndpointSlice of the WDS');
+  t.same(ready(), ['10.244.0.6'], 'nor in its Endpoints');
+  kcOk('wec1', ['-n', hostingNs, 'delete', 'endpointslice', `${svc}-forged`]);
   t.match(wdsSlice().find((x) => x.addressType === 'IPv4')!.endpoints?.find((e) => e.addresses[0] === '10.244.0.5')?.conditions, { ready: false, serving: true, terminating: true },
     'the slice says it is terminating, still serving');
 
@@ -108,7 +120,7 @@ t.test('the chart\'s wds/registration-rbac.yaml: exactly the hosted registration
   await waitUntil('the grants to be in effect', () => can('patch', 'endpoints/ksview', 'kubestellar-view') === 'yes' || undefined, 30_000);
   const o = { namespace: 'kubestellar-view', service: 'ksview', externalName: '', port: 443, hosted: true, caBundlePem: 'x' };
   const objects = [registeredService(o), apiService(o), webhookConfiguration(o), policyWebhookConfiguration(o), denaturedWebhookConfiguration(o),
-    ...mirroredObjects([], { namespace: 'kubestellar-view', service: 'ksview', portName: 'https' }, 8443).map((w) => w.object)];
+    ...mirroredObjects([], { namespace: 'kubestellar-view', service: 'ksview', portName: 'https' }, 8443, undefined).map((w) => w.object)];
   for (const obj of objects) {
     const o2 = obj as { kind: string; metadata: { name: string } };
     // A server-side apply as the server would send it, dry run: authorized (create and patch by name) and admitted.

@@ -10,10 +10,15 @@ const ENDPOINTS = '/api/v1/namespaces/kubestellar-view/endpoints/ksview';
 const SLICE4 = '/apis/discovery.k8s.io/v1/namespaces/kubestellar-view/endpointslices/ksview-ipv4';
 const SLICE6 = '/apis/discovery.k8s.io/v1/namespaces/kubestellar-view/endpointslices/ksview-ipv6';
 
+/** The hosting Service's uid, which the EndpointSlice controller's owner reference names. */
+const SERVICE_UID = '6f1c2a4e-0d3b-4c55-9a1e-5e0b7f0c1d2a';
+const controllerRef = { apiVersion: 'v1', kind: 'Service', name: 'ksview', uid: SERVICE_UID, controller: true, blockOwnerDeletion: true };
+
 interface Pod { ip: string; ready?: boolean; serving?: boolean; terminating?: boolean }
 const slice = (pods: Pod[], o: { name?: string; addressType?: string; port?: number } = {}): SourceSlice => ({
   apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
-  metadata: { name: o.name ?? 'ksview-abcde', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+  metadata: { name: o.name ?? 'ksview-abcde', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+    ownerReferences: [controllerRef] },
   addressType: o.addressType ?? 'IPv4',
   ports: [{ name: 'https', port: o.port ?? 8443, protocol: 'TCP' }],
   endpoints: pods.map((p) => ({
@@ -25,6 +30,7 @@ const slice = (pods: Pod[], o: { name?: string; addressType?: string; port?: num
 /** A fake watch: the test sets the slices and fires a change, as the informer would. */
 class FakeWatch implements SliceWatch {
   slices: SourceSlice[] = [];
+  uid: string | undefined = SERVICE_UID;
   hasSynced = false;
   started = 0;
   stopped = 0;
@@ -32,6 +38,7 @@ class FakeWatch implements SliceWatch {
   start() { this.started++; }
   stop() { this.stopped++; }
   list() { return this.slices; }
+  serviceUid() { return this.uid; }
   /** The informer's list completed / an event arrived. */
   set(slices: SourceSlice[]) { this.slices = slices; this.hasSynced = true; this.onChange(); }
 }
@@ -169,15 +176,15 @@ t.test('a failed write is retried', async (t) => {
 
 t.test('ports: the server\'s own port, named as the WDS Service\'s; slices of other families and kinds', async (t) => {
   const two: SourceSlice = { ...slice([{ ip: '10.88.0.5' }]), ports: [{ name: 'metrics', port: 9090, protocol: 'TCP' }, { name: 'web', port: 8443, protocol: 'TCP' }] };
-  const [ep] = mirroredObjects([two], target, 8443);
+  const [ep] = mirroredObjects([two], target, 8443, SERVICE_UID);
   t.same((ep!.object.subsets as Array<{ ports: unknown }>)[0]!.ports, [{ name: 'https', port: 8443, protocol: 'TCP' }], 'the port numbered as the server listens, renamed https');
-  const none = mirroredObjects([{ ...two, ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] }], target, 8443);
+  const none = mirroredObjects([{ ...two, ports: [{ name: 'a', port: 1 }, { name: 'b', port: 2 }] }], target, 8443, SERVICE_UID);
   t.same(none[0]!.object.subsets, [], 'no port leads to the server: no endpoints rather than a wrong one');
   const dual = mirroredObjects([slice([{ ip: '10.88.0.5' }]), slice([{ ip: 'fd00::5' }], { name: 'ksview-v6', addressType: 'IPv6' }),
-    { ...slice([]), addressType: 'FQDN', endpoints: [{ addresses: ['x.example'] }] }], target, 8443);
+    { ...slice([]), addressType: 'FQDN', endpoints: [{ addresses: ['x.example'] }] }], target, 8443, SERVICE_UID);
   t.same(dual.map((w) => w.path.split('/').pop()), ['ksview', 'ksview-ipv4', 'ksview-ipv6'], 'one slice per IP family; FQDN ignored');
   t.same((dual[0]!.object.subsets as Array<{ addresses: unknown }>)[0]!.addresses, [{ ip: '10.88.0.5' }, { ip: 'fd00::5' }]);
-  const unset = mirroredObjects([{ ...slice([]), endpoints: [{ addresses: ['10.88.0.9'] }] }], target, 8443);
+  const unset = mirroredObjects([{ ...slice([]), endpoints: [{ addresses: ['10.88.0.9'] }] }], target, 8443, SERVICE_UID);
   t.same((unset[1]!.object.endpoints as unknown[])[0], { addresses: ['10.88.0.9'], conditions: { ready: true, serving: true, terminating: false } },
     'unset conditions read as the API says: ready');
 });
@@ -209,11 +216,39 @@ t.test('the default writer: server-side apply by name into the WDS, as ksview-se
 t.test('what the WDS is told comes from the hosting cluster\'s EndpointSlice controller only, bounded, and a family gone is emptied', async (t) => {
   // Anyone who may create EndpointSlices in the release namespace can label one with the Service's name.
   const forged: SourceSlice = { ...slice([{ ip: '10.99.0.66' }], { name: 'forged' }), metadata: { name: 'forged', namespace: 'ksview-system', labels: { 'kubernetes.io/service-name': 'ksview' } } };
-  const [ep] = mirroredObjects([slice([{ ip: '10.88.0.5' }]), forged], target, 8443);
+  const [ep] = mirroredObjects([slice([{ ip: '10.88.0.5' }]), forged], target, 8443, SERVICE_UID);
   t.same((ep!.object.subsets as Array<{ addresses: unknown }>)[0]!.addresses, [{ ip: '10.88.0.5' }], 'a slice not managed by endpointslice-controller.k8s.io is not mirrored');
   const many = slice(Array.from({ length: 1200 }, (_, i) => ({ ip: `10.88.${Math.floor(i / 250)}.${(i % 250) + 1}` })));
-  const bounded = mirroredObjects([many], target, 8443);
+  const bounded = mirroredObjects([many], target, 8443, SERVICE_UID);
   t.equal((bounded[1]!.object.endpoints as unknown[]).length, MAX_ADDRESSES, `at most ${MAX_ADDRESSES} addresses per slice, what the API accepts`);
-  const v4only = mirroredObjects([slice([{ ip: '10.88.0.5' }])], target, 8443);
+  const v4only = mirroredObjects([slice([{ ip: '10.88.0.5' }])], target, 8443, SERVICE_UID);
   t.same(v4only[2]!.object.endpoints, [], 'the IPv6 slice is written empty when the hosting cluster has none (no stale addresses stay)');
+});
+
+t.test('a slice labelled as the EndpointSlice controller\'s is mirrored only if the Service owns it as that controller does', async (t) => {
+  const labelled = (ip: string, ownerReferences?: object[]): SourceSlice => {
+    const s = slice([{ ip }], { name: `hand-${ip}` });
+    return { ...s, metadata: { ...s.metadata, ownerReferences } as SourceSlice['metadata'] };
+  };
+  const ready = (slices: SourceSlice[], uid: string | undefined) =>
+    ((mirroredObjects(slices, target, 8443, uid)[0]!.object.subsets as Array<{ addresses?: Array<{ ip: string }> }>)[0]?.addresses ?? []).map((a) => a.ip);
+  const real = slice([{ ip: '10.88.0.5' }]);
+  t.same(ready([real, labelled('10.66.6.6')], SERVICE_UID), ['10.88.0.5'], 'managed-by endpointslice-controller.k8s.io set by hand, no owner: not mirrored');
+  t.same(ready([real, labelled('10.66.6.6', [{ ...controllerRef, uid: 'a-deleted-service' }])], SERVICE_UID), ['10.88.0.5'], 'the owner reference of another Service (another uid): not mirrored');
+  t.same(ready([real, labelled('10.66.6.6', [{ ...controllerRef, controller: false }])], SERVICE_UID), ['10.88.0.5'], 'the Service as an owner, but not as the controller: not mirrored');
+  t.same(ready([real, labelled('10.66.6.6', [{ ...controllerRef, kind: 'Pod' }])], SERVICE_UID), ['10.88.0.5'], 'a controller of that uid that is no Service: not mirrored');
+  t.same(ready([real], SERVICE_UID), ['10.88.0.5'], 'the controller\'s own slice (its controller reference to the Service\'s uid): mirrored');
+  t.same(ready([real], undefined), [], 'no such Service: no slice is its controller\'s');
+
+  // Through the controller: the Service deleted and made again (a new uid) — the old Service's slices are no longer mirrored.
+  const h = harness();
+  h.mirror.setLeading(true);
+  h.watch().set([real, labelled('10.66.6.6')]);
+  await h.mirror.idle();
+  t.same(endpointsOf(h.writes).at(-1), [{ addresses: [{ ip: '10.88.0.5' }], ports: [{ name: 'https', port: 8443, protocol: 'TCP' }] }], 'only the controller\'s slice reaches the WDS');
+  h.watch().uid = 'the-new-service';
+  h.watch().set([real]);
+  await h.mirror.idle();
+  t.same(endpointsOf(h.writes).at(-1), [], 'slices owned by the Service that is gone: no endpoints');
+  h.mirror.stop();
 });

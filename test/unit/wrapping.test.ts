@@ -1,6 +1,7 @@
 import t from 'tap';
+import { isDNS1123Label } from '../../src/kube/names.js';
 import {
-  applyRemovals, feedbackRules, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
+  applyRemovals, bundleGroup, bundleWorkName, feedbackRules, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
 } from '../../src/controllers/wrapping.js';
 
 t.test('stripServerFields keeps what the author wrote', async (t) => {
@@ -113,4 +114,42 @@ t.test('a Namespace: selected → SSA, deleted with its work; implied → Create
   const cm = manifestWork({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'demo' } },
     { wds: 'wds1', cluster: 'wec1', id: { group: '', version: 'v1', resource: 'configmaps', namespace: 'demo', name: 'c' }, policies: [], createOnly: false, impliedNamespace: true });
   t.equal(cm.spec?.deleteOption, undefined, 'only a Namespace is ever implied');
+});
+
+t.test('work names: a valid DNS label for any WDS name, never the same for two WDSs or two objects', async (t) => {
+  const id = (name: string) => ({ group: 'apps', version: 'v1', resource: 'deployments', namespace: 'demo', name });
+  const group = bundleGroup({ [policyLabel('edge')]: '' }, undefined);
+  // The review's pair (42 characters, differing at the end), longer pairs, and the longest WDS names a DNS label allows.
+  const pairs: [string, string][] = [
+    ['tenant-payments-production-eu-west-1-wds-a', 'tenant-payments-production-eu-west-1-wds-b'],
+    ['tenant-payments-production-eu-west-1-cluster-pool-wds-a', 'tenant-payments-production-eu-west-1-cluster-pool-wds-b'],
+    [`${'w'.repeat(61)}a`, `${'w'.repeat(61)}b`],
+    [`${'w'.repeat(62)}a`, `${'w'.repeat(62)}b`],
+    [`${'w'.repeat(61)}-a`, `${'w'.repeat(61)}-b`],
+    ['w'.repeat(62), 'w'.repeat(63)],
+  ];
+  for (const [a, b] of pairs) {
+    t.not(manifestWorkName(a, id('web')), manifestWorkName(b, id('web')), `${a.length}/${b.length} characters: one object's works differ`);
+    for (const slot of [0, 7, 12345]) t.not(bundleWorkName(a, group, slot), bundleWorkName(b, group, slot), `${a.length}/${b.length} characters: bundle slot ${slot} differs`);
+  }
+  // Every length of WDS name (two names of each, one of them hyphenated), two objects, a few slots: all valid, all different.
+  const names = new Map<string, string>();
+  const invalid: string[] = [];
+  const twice: string[] = [];
+  const seen = (name: string, what: string) => {
+    if (!isDNS1123Label(name)) invalid.push(`${what}: ${name}`);
+    if (names.has(name)) twice.push(`${what} and ${names.get(name)}: ${name}`);
+    names.set(name, what);
+  };
+  const wdsNames = new Set<string>();
+  for (let n = 1; n <= 63; n++) wdsNames.add('w'.repeat(n)).add(`a${'-0'.repeat(32)}`.slice(0, n).replace(/-$/, '0'));
+  for (const wds of wdsNames) {
+    seen(manifestWorkName(wds, id('web')), `${wds} web`);
+    seen(manifestWorkName(wds, id('api')), `${wds} api`);
+    for (const slot of [0, 1, 99999]) seen(bundleWorkName(wds, group, slot), `${wds} bundle ${slot}`);
+  }
+  t.same(invalid, [], `${names.size} names, each a DNS label (at most 63 characters)`);
+  t.same(twice, [], 'no name given twice');
+  t.equal(manifestWorkName('w'.repeat(42), id('web')).startsWith(`${'w'.repeat(42)}-`), true, 'a WDS name that fits is whole in its works\' names (and they stay as they were)');
+  t.match(bundleWorkName('wds1', group, 3), `wds1-b${group}-3`, 'a bundle of a short WDS name: named as before');
 });

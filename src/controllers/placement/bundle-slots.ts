@@ -128,10 +128,19 @@ export function bundledWork(wds: string, cluster: string, name: string, works: r
   const members = works.map((w) => memberOf(w));
   const first = works[0]!;
   const slot: Slot = {
-    cluster, name, index: 0, group: members[0]!.group, executor: first.spec?.executor, leaving: new Map(), version: 0, written: 0, known: true,
-    labels: Object.fromEntries(Object.entries(first.metadata.labels ?? {}).filter(([l]) => l !== WDS_LABEL)),
+    cluster, name, index: 0, group: members[0]!.group, ...shapeOf(first), leaving: new Map(), version: 0, written: 0, known: true,
     members: new Map(members.map(({ member }) => [member.key, member])),
   };
   return slotWork(wds, slot);
 }
 
+/** What a member writes (a change of it is a change of its slot's work). */
+export function fingerprint(m: Member | undefined): string {
+  return m ? JSON.stringify([m.source, m.generation ?? null, m.config, m.orphan ?? null, m.manifest]) : '';
+}
+
+/** What a new slot's work is labelled and executed with: that of the work of the object that opens it. */
+export type SlotShape = Pick<Slot, 'labels' | 'executor'>;
+export function shapeOf(work: ManifestWork): SlotShape {
+  return { labels: Object.fromEntries(Object.entries(work.metadata.labels ?? {}).filter(([l]) => l !== WDS_LABEL)), executor: work.spec?.executor };
+}

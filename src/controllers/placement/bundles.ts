@@ -19,6 +19,9 @@
 // carries is kept until each object says otherwise — nothing is dropped from a work because this
 // process has not reconciled that object yet; an object found in two slots (a move cut short by a
 // crash or a failed write) stays in the other as leaving and goes once its own slot is written.
+// A name the ITS holds for a work not this WDS's (label view.kubestellar.io/wds) is never adopted,
+// written nor deleted: skipped, or (found at a slot's first write) its objects go to another slot.
+// A slot of an earlier release's name (../wrapping.ts) takes no object; it empties as they move.
 // Decisions are made synchronously once the slots are read. Writes are this class's: a slot's
 // changes gather for WRITE_DELAY_MS, then its work is written with its content as it is when the
 // write starts, one write per slot at a time (../../util/latest-runs.ts), a failed one tried again
@@ -26,11 +29,10 @@
 // slot, and a reconcile never waits for them (except to delete an object's own work after its
 // bundle took it over).
 import { LatestRuns } from '../../util/latest-runs.js';
-import { bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { memberOf, membersOfStored, slotWork, type Member, type Slot } from './bundle-slots.js';
-import { BUNDLE_ANNOTATION } from '../wrapping.js';
+import { BUNDLE_ANNOTATION, bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../wrapping.js';
+import { fingerprint, memberOf, membersOfStored, shapeOf, slotWork, type Member, type Slot, type SlotShape } from './bundle-slots.js';
 import { workKey } from './keys.js';
-import { isBundle, type Works } from './works.js';
+import { isBundle, notOwnWork, type Works } from './works.js';
 
 export interface BundleLimits {
   /** Manifests per work (N). */
@@ -64,6 +66,8 @@ export class Bundles {
   private readonly waiting = new Map<string, { version: number; then: (written: boolean) => void }[]>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly failures = new Map<string, number>();
+  /** Work keys of slot names whose work in the ITS is not this WDS's. */
+  private readonly taken = new Set<string>();
   /** Bumped by forget(): what an older leadership scheduled does nothing. */
   private epoch = 0;
 
@@ -80,7 +84,7 @@ export class Bundles {
     this.epoch++;
     for (const t of this.timers.values()) clearTimeout(t);
     for (const list of this.waiting.values()) for (const w of list) w.then(false);
-    for (const m of [this.slots, this.byGroup, this.where, this.held, this.waiting, this.timers, this.failures]) m.clear();
+    for (const m of [this.slots, this.byGroup, this.where, this.held, this.waiting, this.timers, this.failures, this.taken]) m.clear();
   }
 
   /** The clusters where a bundle of this process holds the object (written or about to be). */
@@ -111,10 +115,10 @@ export class Bundles {
     // From here on nothing is awaited: the decisions see one state.
     const received: Promise<void>[] = [];
     for (const p of placing) {
-      const to = this.place(p.cluster, p.member, p.group, p.work);
+      const to = this.place(p.cluster, p.member, p.group, shapeOf(p.work));
       for (const other of this.holders(p.cluster, key)) if (other !== to) this.releaseAfter(other, key, to);
       if (waitFor) received.push(new Promise((resolve, reject) => this.whenWritten(to, this.slots.get(to)?.version ?? 0,
-        (written) => (written ? resolve() : reject(new Error('leadership changed before the bundle was written'))))));
+        (written) => (written ? resolve() : reject(new Error('the bundle was not written (leadership changed, or its name is not this WDS\'s)'))))));
     }
     for (const cluster of releasing) for (const k of this.holders(cluster, key)) this.drop(k, key);
     const all = Promise.all(received).then(() => undefined);
@@ -145,6 +149,10 @@ export class Bundles {
       const epoch = this.epoch;
       p = this.works.read(cluster, name).then((w) => {
         if (this.slots.has(k) || epoch !== this.epoch) return;
+        if (w && w.metadata.labels?.[WDS_LABEL] !== this.wds) {
+          this.taken.add(k);
+          return;
+        }
         const group = w?.metadata.annotations?.[BUNDLE_ANNOTATION];
         const index = Number(/-(\d+)$/.exec(name)?.[1]);
         // A work of that name that is no bundle (or gone): nothing to keep of it.
@@ -180,17 +188,17 @@ export class Bundles {
   }
 
   /** Puts the member in its slot (kept while it fits) or the first of its group with room; the slot's work key. */
-  private place(cluster: string, m: Member, group: string, work: ManifestWork): string {
+  private place(cluster: string, m: Member, group: string, shape: SlotShape): string {
     const fromKey = this.where.get(m.key)?.get(cluster);
     const from = fromKey !== undefined ? this.slots.get(fromKey) : undefined;
-    if (from && from.group === group && this.fits(from, m)) {
+    if (from && from.group === group && this.current(from) && this.fits(from, m)) {
       if (fingerprint(from.members.get(m.key)) !== fingerprint(m)) {
         from.members.set(m.key, m);
         this.changed(fromKey!);
       }
       return fromKey!;
     }
-    const target = this.slotWithRoom(cluster, group, m, fromKey) ?? this.newSlot(cluster, group, work);
+    const target = this.slotWithRoom(cluster, group, m, fromKey) ?? this.newSlot(cluster, group, shape);
     const to = workKey(cluster, target.name);
     target.members.set(m.key, m);
     target.leaving.delete(m.key);
@@ -249,7 +257,7 @@ export class Bundles {
     let best: Slot | undefined;
     for (const k of this.byGroup.get(`${cluster}|${group}`) ?? []) {
       const s = this.slots.get(k);
-      if (!s || k === except) continue;
+      if (!s || k === except || !this.current(s)) continue;
       let bytes = m.bytes;
       for (const x of s.members.values()) bytes += x.bytes;
       for (const x of s.leaving.values()) bytes += x.bytes;
@@ -259,15 +267,40 @@ export class Bundles {
     return best;
   }
 
-  private newSlot(cluster: string, group: string, work: ManifestWork): Slot {
-    const used = new Set([...this.byGroup.get(`${cluster}|${group}`) ?? []].map((k) => this.slots.get(k)?.index));
-    // A slot of the ITS this process has not read (the cache behind the last leader's writes) is read before its first write (write()).
-    for (const w of this.works.store.byIndex('bundle', `${cluster}|${group}`)) used.add(Number(/-(\d+)$/.exec(w.metadata.name)?.[1]));
+  /** Whether the slot has this release's name (not an earlier one's: it then only empties). */
+  private current(slot: Slot): boolean {
+    return slot.name === bundleWorkName(this.wds, slot.group, slot.index);
+  }
+
+  private newSlot(cluster: string, group: string, shape: SlotShape): Slot {
+    // Names of slots in memory, and of the ITS this process has not read (the cache behind the last leader's writes: read before its first write, write()).
+    const used = new Set(this.byGroup.get(`${cluster}|${group}`));
+    for (const w of this.works.store.byIndex('bundle', `${cluster}|${group}`)) used.add(workKey(cluster, w.metadata.name));
     let index = 0;
-    while (used.has(index)) index++;
-    const labels = Object.fromEntries(Object.entries(work.metadata.labels ?? {}).filter(([l]) => l !== WDS_LABEL));
-    return this.addSlot({ cluster, name: bundleWorkName(this.wds, group, index), index, group, labels, executor: work.spec?.executor,
+    const k = () => workKey(cluster, bundleWorkName(this.wds, group, index));
+    while (used.has(k()) || this.taken.has(k()) || this.works.ownerElsewhere(cluster, bundleWorkName(this.wds, group, index)) !== undefined) index++;
+    return this.addSlot({ cluster, name: bundleWorkName(this.wds, group, index), index, group, labels: { ...shape.labels }, executor: shape.executor,
       members: new Map(), leaving: new Map(), version: 0, written: 0, known: false });
+  }
+
+  /**
+   * A slot whose name a work that is not this WDS's holds: never written; its objects go to other
+   * slots of their group, and what they were leaving is released once those are written.
+   */
+  private rehome(k: string, slot: Slot, owner: string): void {
+    this.log(`placement: ${notOwnWork(slot.cluster, slot.name, owner)}: not written; its objects go to another bundled work`);
+    this.taken.add(k);
+    this.removeSlot(k, slot);
+    for (const w of this.waiting.get(k) ?? []) w.then(false);
+    this.waiting.delete(k);
+    for (const m of [...slot.members.values(), ...slot.leaving.values()]) {
+      this.held.get(m.key)?.get(slot.cluster)?.delete(k);
+      if (this.where.get(m.key)?.get(slot.cluster) === k) this.where.get(m.key)!.delete(slot.cluster);
+    }
+    for (const m of slot.members.values()) {
+      const to = this.place(slot.cluster, m, slot.group, slot);
+      for (const other of this.holders(slot.cluster, m.key)) if (other !== to) this.releaseAfter(other, m.key, to);
+    }
   }
 
   private addSlot(slot: Slot): Slot {
@@ -337,12 +370,18 @@ export class Bundles {
   private async write(k: string, epoch: number): Promise<void> {
     const slot = this.slots.get(k);
     if (!slot || epoch !== this.epoch) return;
-    if (!slot.known) {
-      // A slot this process made: the ITS may hold a work of that name the cache had not shown yet (the last leader's).
+    let owner = this.works.ownerElsewhere(slot.cluster, slot.name);
+    if (!slot.known && owner === undefined) {
+      // A slot this process made: the ITS may hold a work of that name the cache had not shown yet (the last leader's, or another's).
       const stored = await this.works.read(slot.cluster, slot.name);
-      if (epoch !== this.epoch) return;
-      if (stored && isBundle(stored)) this.adopt(slot, membersOfStored(stored));
+      if (epoch !== this.epoch || this.slots.get(k) !== slot) return;
+      if (stored && stored.metadata.labels?.[WDS_LABEL] !== this.wds) owner = stored.metadata.labels?.[WDS_LABEL] ?? '';
+      else if (stored && isBundle(stored)) this.adopt(slot, membersOfStored(stored));
       slot.known = true;
+    }
+    if (owner !== undefined) {
+      this.rehome(k, slot, owner);
+      return;
     }
     const version = slot.version;
     if (slot.written >= version) return;
@@ -358,9 +397,4 @@ export class Bundles {
     if (slot.version > slot.written) this.schedule(k);
     else if (slot.members.size + slot.leaving.size === 0 && (this.waiting.get(k)?.length ?? 0) === 0) this.removeSlot(k, slot);
   }
-}
-
-/** What a member writes (a change of it is a change of its slot's work). */
-function fingerprint(m: Member | undefined): string {
-  return m ? JSON.stringify([m.source, m.generation ?? null, m.config, m.orphan ?? null, m.manifest]) : '';
 }

@@ -10,16 +10,18 @@
 // validation never ran on it in the WDS: stored around the view, say before its admission webhook)
 // is held back like a frozen work — its works stay as they are, none is created — and its
 // policies say why; record its placement for the Bindings;
+// a cluster where its work's name is held by a work that is not this WDS's is not written either,
+// and its policies say why (./object-works.ts);
 // then — the leader only — apply the works that differ from what was last written and delete this
-// object's works in the clusters it no longer goes to (frozen ones stay).
+// object's works in the clusters it no longer goes to (frozen ones stay) and under other names
+// (./object-works.ts).
 // A policy: its finalizer and status (./policy-status.ts), the leader only. Standbys resolve too,
 // so their Bindings are current and a new leader starts from warm caches.
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { eachSettled } from '../../util/each-settled.js';
 import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
 import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
-import { manifestWorkName, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
+import { policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
 import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from './api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
@@ -32,7 +34,8 @@ import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
 import type { SentObject, WorkloadCaches } from './workload.js';
-import { isBundle, objectIndexKey, Works } from './works.js';
+import { Works } from './works.js';
+import { refuseTakenNames, writeObjectWorks } from './object-works.js';
 import { Bundles, DEFAULT_BUNDLE_LIMITS, type BundleLimits } from './bundles.js';
 import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from './executor.js';
 
@@ -74,8 +77,7 @@ export interface ReconcilerOptions {
 
 const describe = describeObject;
 
-/** One object's work writes in flight at once (its ITS upstream's connections: ../../kube/upstream.ts ownPool). */
-export const WRITES_PER_OBJECT = 64;
+export { WRITES_PER_OBJECT } from './object-works.js';
 
 export class Reconciler {
   readonly works: Works;
@@ -95,9 +97,9 @@ export class Reconciler {
   constructor(private readonly o: ReconcilerOptions) {
     const c = o.caches;
     const limits = o.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
-    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1);
-    this.bundles = new Bundles(o.wdsName, this.works, limits, o.log);
     this.conflicts = new Conflicts();
+    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1, (cluster, name) => this.conflicts.ownerOf(cluster, name));
+    this.bundles = new Bundles(o.wdsName, this.works, limits, o.log);
     this.events = new ObjectEvents(o.wds, o.wdsName, o.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
       outcome: (cluster, id) => objectOutcome(this.works.carrying(cluster, id), clusterReadiness(c.clusters.get('', cluster))),
@@ -157,7 +159,7 @@ export class Reconciler {
   }
 
   private async reconcileObject(k: ObjectKey): Promise<void> {
-    const { caches, wdsName } = this.o;
+    const { caches } = this.o;
     const source = encodeKey(k);
     const found = caches.workload.find(k);
     if (found && encodeKey(found.key) !== source) {
@@ -173,7 +175,6 @@ export class Reconciler {
     const resolution = found ? resolveRef(found.ref) : undefined;
     const selecting = resolution?.policies ?? [];
     const id = found?.id ?? { ...k.resource, namespace: k.namespace, name: k.name, group: caches.workload.nativeGroupOf(k.resource) };
-    const workName = manifestWorkName(wdsName, id);
     const errors = new Map<string, string[]>();
     const addError = (policy: string, message: string) => errors.set(policy, [...(errors.get(policy) ?? []), message]);
     let desired = new Map<string, ManifestWork>();
@@ -206,6 +207,9 @@ export class Reconciler {
         for (const cluster of this.works.clustersOf(id)) if (clusters.has(cluster)) kept.add(cluster);
       }
       this.applyExecutors(found, desired, kept, resolution, policyNames, addError);
+      refuseTakenNames(this.works, found.id, desired, kept, (cluster, why) => {
+        for (const p of sendersTo(resolution, cluster, policyNames)) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${why}`);
+      });
       await this.report(found, resolution, desired, addError);
       this.reportApplyFailures(found, desired, kept, resolution, policyNames, addError);
     } else {
@@ -222,34 +226,7 @@ export class Reconciler {
     const annotations = { [SOURCE_ANNOTATION]: source, ...(generation !== undefined ? { [SOURCE_GENERATION_ANNOTATION]: String(generation) } : {}) };
     for (const work of desired.values()) work.metadata.annotations = { ...annotations };
     if (!this.leader) return;
-    await this.write(id, workName, desired, kept);
-  }
-
-  /**
-   * Writes the object's works: in its own works (a work per object), or in bundles (./bundles.ts);
-   * and takes it out of the works of the other layout (the flags changed) and of the clusters it no
-   * longer goes to. What receives the object is written before what releases it (an agent hands it
-   * over in place: src/agent/handover.ts). One object's works in all its clusters at once (bounded
-   * here; the whole controller's writes by the ITS's limiter, --its-max-in-flight): written one
-   * after another, a policy of few objects on many clusters had as many writes in flight as objects.
-   */
-  private async write(id: ObjectIdentity, workName: string, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>): Promise<void> {
-    const key = objectIndexKey(id);
-    const stays = (cluster: string) => desired.has(cluster) || kept.has(cluster);
-    const own = this.works.clustersOfName(workName).filter((c) => !kept.has(c));
-    const bundled = [...new Set([...this.works.clustersOf(id).filter((c) => this.works.carriers(c, key).some((x) => isBundle(x.work))), ...this.bundles.clustersOf(key)])]
-      .filter((c) => !kept.has(c));
-    if (this.bundles.enabled) {
-      // The bundles are written shortly, by Bundles; only an object's own works wait for them.
-      const { received } = await this.bundles.update(key, desired, bundled.filter((c) => !stays(c)), own.length > 0);
-      if (own.length === 0) return;
-      await received;
-      await eachSettled(own, WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
-      return;
-    }
-    await eachSettled(desired, WRITES_PER_OBJECT, ([cluster, work]) => this.works.apply(cluster, work));
-    await eachSettled(own.filter((c) => !desired.has(c)), WRITES_PER_OBJECT, (cluster) => this.works.delete(cluster, workName));
-    if (bundled.length > 0) await this.bundles.update(key, new Map(), bundled);
+    await writeObjectWorks(this.works, this.bundles, id, desired, kept);
   }
 
   /**
@@ -415,7 +392,7 @@ export class Reconciler {
       const stored = this.works.carrying(cluster, found.id);
       const failures = applyFailures(stored);
       if (failures.length === 0) continue;
-      let senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
+      let senders = sendersTo(resolution, cluster, []);
       if (senders.length === 0) {
         const labels = desired.get(cluster)?.metadata.labels ?? stored?.metadata.labels ?? {};
         senders = [...policies].filter((p) => labels[policyLabel(p)] !== undefined);
@@ -436,4 +413,10 @@ export class Reconciler {
     const clusters = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
     return (ref) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusters);
   }
+}
+
+/** The policies sending the object to the cluster as resolved now; `otherwise` when none does (a Namespace sent for its objects). */
+function sendersTo(resolution: Resolution, cluster: string, otherwise: Iterable<string>): string[] {
+  const senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
+  return senders.length > 0 ? senders : [...otherwise];
 }

@@ -2,7 +2,9 @@
 // policies their labels name) and the writes. A work is server-side applied (forced, under the
 // WDS's field manager) only when its content differs from what this controller last wrote, or it
 // is gone; the resourceVersion of each write is remembered, so the echo of that write coming back
-// through the informer is recognised and not reconciled a second time.
+// through the informer is recognised and not reconciled a second time. A work of one of this WDS's
+// names that the ITS holds for another WDS, or for none (label view.kubestellar.io/wds), is never
+// written nor deleted: the write throws (placement reports it before: ./reconcile.ts, ./bundles.ts).
 import { createHash } from 'node:crypto';
 import { Store } from '../../kube/informer.js';
 import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../../kube/upstream.js';
@@ -10,7 +12,7 @@ import { Interner } from '../../kube/interner.js';
 import type { Condition, FeedbackValue, ManifestCondition } from '../../kube/ocm-api.js';
 import { lastStatusUpdate } from '../../kube/objects.js';
 import { isStatusValue, MAX_FIELDS, MAX_JSON_RAW } from '../../kube/status-in-work.js';
-import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
+import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, WDS_LABEL, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
 import { workPath } from './api.js';
 import { statusOnlyChange } from './apply-failures.js';
 import { identityKey, SOURCE_ANNOTATION, workKey } from './keys.js';
@@ -218,6 +220,11 @@ function manifestIndex(w: ManifestWork, key: string): number {
   return memo.get(key) ?? -1;
 }
 
+/** Why a work of this WDS's name is not its own, as a policy's status says it. */
+export function notOwnWork(cluster: string, name: string, owner: string): string {
+  return `ManifestWork ${name} in cluster ${cluster} belongs to ${owner ? `WDS ${owner}` : `no WDS (no ${WDS_LABEL} label)`}`;
+}
+
 export class Works {
   /** work key → hash of what this controller last applied. */
   private readonly written = new Map<string, string>();
@@ -231,8 +238,12 @@ export class Works {
    *   object is carried both by its own work and by a bundle (the layout is changing), the bundle
    *   is the one that counts then, its own work otherwise.
    */
+  /**
+   * @param ownerElsewhere whose the cluster's work of that name is when it is not this WDS's (another
+   *   WDS's name, '' for none), as the cache of the others' works says (./conflicts.ts ownerOf).
+   */
   constructor(private readonly its: Upstream, readonly store: Store<ManifestWork>, private readonly fieldManager: string,
-    private readonly wds = '', readonly bundled = false) {}
+    readonly wds = '', readonly bundled = false, readonly ownerElsewhere: (cluster: string, name: string) => string | undefined = () => undefined) {}
 
   static newStore(works: readonly ManifestWork[] = []): Store<ManifestWork> {
     return new Store<ManifestWork>(WORK_INDEXERS, works);
@@ -246,6 +257,22 @@ export class Works {
   /** The clusters (namespaces) holding a work of that name. */
   clustersOfName(name: string): string[] {
     return this.store.byIndex('name', name).map((w) => w.metadata.namespace);
+  }
+
+  /**
+   * The works of one object of this WDS (not bundles) that carry it or have its name: an object's
+   * work under another name is one an earlier release named (its WDS name was cut short), to go.
+   */
+  ownWorksOf(id: ObjectIdentity): { cluster: string; name: string }[] {
+    const named = this.store.byIndex('name', manifestWorkName(this.wds, id));
+    return [...new Set([...named, ...this.store.byIndex('object', objectIndexKey(id)).filter((w) => !isBundle(w))])]
+      .map((w) => ({ cluster: w.metadata.namespace, name: w.metadata.name }));
+  }
+
+  /** Refuses to touch a work of that name that is not this WDS's (see ownerElsewhere). */
+  private ensureOwn(verb: string, cluster: string, name: string): void {
+    const owner = this.ownerElsewhere(cluster, name);
+    if (owner !== undefined) throw new Error(`not ${verb}: ${notOwnWork(cluster, name, owner)}`);
   }
 
   /** The clusters where a work (its own, or a bundle) carries the object. */
@@ -276,10 +303,16 @@ export class Works {
     return chosen && chosen.index >= 0 && isBundle(chosen.work) ? chosen : undefined;
   }
 
-  /** Where the object is carried in the cluster: a bundle when bundled, its own work otherwise, whichever there is. */
+  /**
+   * Where the object is carried in the cluster: a live work before one being deleted (a work that
+   * released it may hold it until the new one has applied it: the new one's state is the object's),
+   * then a bundle when bundled, its own work otherwise, whichever there is.
+   */
   private chosenCarrier(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined {
     const found = this.carriers(cluster, objectIndexKey(id));
-    return found.find((c) => isBundle(c.work) === this.bundled) ?? found[0];
+    const live = found.filter((c) => !c.work.metadata.deletionTimestamp);
+    const among = live.length > 0 ? live : found;
+    return among.find((c) => isBundle(c.work) === this.bundled) ?? among[0];
   }
 
   /** A work as the ITS holds it now, whole (the cache keeps only a sliver); undefined when there is none. */
@@ -313,6 +346,8 @@ export class Works {
     const hash = createHash('sha256').update(JSON.stringify(work)).digest('hex');
     const k = workKey(cluster, name);
     if (this.written.get(k) === hash && this.store.get(cluster, name)) return; // nothing would change
+    // A forced apply would take another's work over (and empty it): never.
+    this.ensureOwn('written', cluster, name);
     const write = serverSideApply<ManifestWork>(this.its, workPath(cluster, name), work, this.fieldManager).then((stored) => {
       this.written.set(k, hash);
       if (stored.metadata?.resourceVersion) this.ownWrites.set(k, stored.metadata.resourceVersion);
@@ -333,6 +368,7 @@ export class Works {
   }
 
   async delete(cluster: string, name: string): Promise<void> {
+    this.ensureOwn('deleted', cluster, name);
     expectOk(await upstreamRequest(this.its, 'DELETE', workPath(cluster, name)), `delete ManifestWork ${workKey(cluster, name)}`, [404]);
     this.written.delete(workKey(cluster, name));
     this.ownWrites.delete(workKey(cluster, name));
