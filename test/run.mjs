@@ -12,7 +12,8 @@ const LINE_COVERAGE_THRESHOLD = 80;
 const root = path.resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const unitOnly = args.length > 0 && args.every((a) => a.startsWith('test/unit'));
-const env = { ...process.env, ...(unitOnly ? { KSVIEW_TEST_NO_SPACES: '1' } : {}) };
+// A full run builds every Go program the tests use before the first file (test/fixtures/spaces-up.ts).
+const env = { ...process.env, ...(unitOnly ? { KSVIEW_TEST_NO_SPACES: '1' } : {}), ...(args.length === 0 ? { KSVIEW_TEST_FULL_RUN: '1' } : {}) };
 
 const child = spawn(path.join(root, 'node_modules', '.bin', 'tap'), ['--reporter=tap', ...args], {
   cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'],

@@ -71,6 +71,8 @@ export interface AppOptions {
   /** What users may hold open at once (default: DEFAULT_REQUEST_LIMITS); shared with the upgrade passthrough. */
   limits?: RequestLimits;
   startedAt?: Date;
+  /** The time the UpsyncedObjects Table's ages count to (default: the system clock's; tests fix it). */
+  now?: () => Date;
   /** Where the server's own log lines go (default: nowhere). */
   log?: (msg: string) => void;
 }
@@ -261,7 +263,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
   registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
-  registerUpsyncedObjects(app, opts.upsynced, authorizeOn('upsyncedobjects'), GROUP, visibility);
+  registerUpsyncedObjects(app, opts.upsynced, authorizeOn('upsyncedobjects'), GROUP, visibility, opts.now);
   registerAdmission(app, opts.validateCollector);
   registerPolicyAdmission(app, opts.authorizer, opts.log ?? (() => undefined));
   registerDenaturedWebhook(app, opts.denatured, opts.log ?? (() => undefined));
@@ -269,7 +271,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
   await registerView(app, {
     root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
-    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, upsynced: opts.upsynced, authorizeOn, visibility,
+    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, upsynced: opts.upsynced, authorizeOn, visibility, now: opts.now,
   });
   return app;
 }

@@ -149,11 +149,12 @@ const UPSYNCED_PRINTER: KindPrinter<ServedUpsynced> = {
  * Registers GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/upsyncedobjects`
  * and `/apis/<group>/v1alpha1/namespaces/<namespace>/upsyncedobjects` on `app` (or a plugin under a
  * prefix). `authorize` checks `upsyncedobjects` in `group`, in the path's namespace; `visibility`
- * which source objects the reader may get.
+ * which source objects the reader may get; `now` the time the Table's Age and Last-Seen count to
+ * (default: the system clock's).
  */
-export function registerUpsyncedObjects(app: FastifyInstance, source: UpsyncedSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility): void {
+export function registerUpsyncedObjects(app: FastifyInstance, source: UpsyncedSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility, now?: () => Date): void {
   registerVirtualResource(app, {
-    kind: UPSYNCED_OBJECTS, group, feed: upsyncedFeed(source), printer: UPSYNCED_PRINTER, labelSelectors: true, authorize,
+    kind: UPSYNCED_OBJECTS, group, feed: upsyncedFeed(source), printer: UPSYNCED_PRINTER, labelSelectors: true, authorize, now,
     reader: (req) => async (items) => {
       const vis = await visibility(req).resolve(items.map(subjectOf));
       return { visible: (o) => vis.may(subjectOf(o)), show: (o) => o, leftOut: vis.leftOut };

@@ -57,6 +57,8 @@ export interface ViewOptions {
   authorizeOn: (resource: string, group: string) => Authorize;
   /** What the user may get of the objects the Bindings and CombinedStatuses speak of. */
   visibility: SubjectVisibility;
+  /** The time the UpsyncedObjects Table's ages count to (default: the system clock's). */
+  now?: () => Date;
 }
 
 /** The view's own OpenAPI v3 documents, by index path, with their hashes for the index. */
@@ -94,7 +96,7 @@ function viewRoutes(view: FastifyInstance, opts: ViewOptions): void {
   // combinedstatuses are these, never the WDS's (a KubeStellar install's real CRDs are shadowed).
   registerBindings(view, opts.bindings, opts.authorizeOn('bindings', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
   registerCombinedStatuses(view, opts.combinedStatuses, opts.authorizeOn('combinedstatuses', CONTROL_GROUP), CONTROL_GROUP, opts.visibility);
-  registerUpsyncedObjects(view, opts.upsynced, opts.authorizeOn('upsyncedobjects', GROUP), GROUP, opts.visibility);
+  registerUpsyncedObjects(view, opts.upsynced, opts.authorizeOn('upsyncedobjects', GROUP), GROUP, opts.visibility, opts.now);
   // Each cluster's upsynced objects as their native kinds; /version there is the WDS's, as in the view.
   registerClusterViews(view, {
     root, source: opts.upsynced, cats, authorizeOn: opts.authorizeOn,

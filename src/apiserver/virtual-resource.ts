@@ -45,6 +45,8 @@ export interface VirtualResource<T extends ServedObject> {
   authorize: Authorize;
   /** What the request's reader may see of each object (./subject-access.ts). */
   reader: (req: FastifyRequest) => ReaderView<T>;
+  /** The time the ages in Tables are counted to (default: the system clock's). */
+  now?: () => Date;
 }
 
 interface Query extends CollectionQuery { watch?: string; fieldSelector?: string; labelSelector?: string; includeObject?: string }
@@ -72,7 +74,7 @@ export function registerVirtualResource<T extends ServedObject>(app: FastifyInst
   const fields = namespaced ? ['metadata.name', 'metadata.namespace'] : ['metadata.name'];
   const asServed = (o: T): T => (o.apiVersion === groupVersion ? o : { ...o, apiVersion: groupVersion });
   const table = (items: T[], version: TableVersion, includeObject: string | undefined, resourceVersion: string | undefined) =>
-    objectsTable(items, r.printer, { version, includeObject }, { resourceVersion });
+    objectsTable(items, r.printer, { version, includeObject }, { resourceVersion }, r.now?.());
 
   const list = async (req: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply) => {
     const { namespace } = req.params;

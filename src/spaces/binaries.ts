@@ -2,7 +2,9 @@
 // built from their Go modules (wrapper modules under build/), and etcd from Debian's etcd-server.
 // Built binaries are cached outside the repo, keyed by module version and a digest of the
 // wrapper module's own files, so only the first run (and a change to our Go helpers) builds; a
-// build shows its progress, and a missing toolchain is one clear error.
+// build shows its progress, and a missing toolchain is one clear error. The Go tests of our
+// helpers are compiled the same way (`go test -c`, for the test suite only), so running them
+// compiles nothing.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -32,6 +34,8 @@ export interface GoBuild {
   requires: string;
   packages: Record<string, string>;
   ldflags: (version: string) => string[];
+  /** The packages' test binaries (`go test -c`, each named `<last path element>.test`) instead of their commands. */
+  tests?: boolean;
 }
 
 const KUBERNETES: GoBuild = {
@@ -79,6 +83,20 @@ const KUBERNETES_NODE: GoBuild = {
     'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
   },
   ldflags: KUBERNETES.ldflags,
+};
+
+/**
+ * The compiled Go tests of ksview-native (Kubernetes' escalation checks with a fake WDS): the
+ * same module, version and sources as the helper, a cache entry of their own, built for the test
+ * suite only. Compiling them needs client-go's fake clientsets, minutes on a cold Go cache.
+ */
+const KUBERNETES_TESTS: GoBuild = {
+  module: 'kubernetes',
+  cacheName: 'kubernetes-tests',
+  requires: 'k8s.io/kubernetes',
+  packages: { 'ksview-native.test': 'kubestellar-view/build/kubernetes/ksview-native' },
+  ldflags: KUBERNETES.ldflags,
+  tests: true,
 };
 
 const KWOK: GoBuild = {
@@ -165,43 +183,17 @@ export async function goBuild(build: GoBuild, cacheDir: string, progress: Progre
   mkdirSync(tmpDir, { recursive: true });
   progress.step(`building ${names.join(', ')} ${version} from Go modules (first run only; minutes)`);
 
-  const moduleDir = path.join(repoRoot(), 'build', build.module);
+  // A test binary's build says nothing per package unless asked for its commands (-x): a compile
+  // is then a line naming the package (-p); `go build -v` names each package it compiles.
   const args = [
-    'build', '-v', '-trimpath', '-buildvcs=false',
+    ...(build.tests ? ['test', '-c', '-x'] : ['build', '-v']), '-trimpath', '-buildvcs=false',
     '-ldflags', ['-s', '-w', ...build.ldflags(version)].join(' '),
     '-o', tmpDir + path.sep, ...Object.values(build.packages),
   ];
+  const compiledPackage = build.tests ? (line: string) => /\/compile .*?-p (\S+)/.exec(line)?.[1] : (line: string) => line;
   const started = Date.now();
-  let compiled = 0;
-  let lastLine = '';
-  const tail: string[] = [];
-  const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn(go, args, {
-      cwd: moduleDir,
-      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const timer = setInterval(() => {
-      const secs = Math.round((Date.now() - started) / 1000);
-      progress.step(`  ${build.module}: ${compiled} packages compiled after ${secs}s (last: ${lastLine})`);
-    }, 15_000);
-    child.stderr.setEncoding('utf8');
-    let buffered = '';
-    child.stderr.on('data', (chunk: string) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line) continue;
-        compiled++;
-        lastLine = line;
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-      }
-    });
-    child.on('error', (err) => { clearInterval(timer); reject(err); });
-    child.on('close', (c) => { clearInterval(timer); resolve(c ?? 1); });
-  });
+  const { code, tail } = await runGo(go, args, path.join(repoRoot(), 'build', build.module), compiledPackage,
+    (compiled, last) => progress.step(`  ${build.cacheName ?? build.module}: ${compiled} packages compiled after ${Math.round((Date.now() - started) / 1000)}s (last: ${last})`));
   if (code !== 0) {
     rmSync(tmpDir, { recursive: true, force: true });
     throw new UserError(`go build of ${names.join(', ')} ${version} failed: ${tail.slice(-3).join(' | ')}`);
@@ -210,6 +202,46 @@ export async function goBuild(build: GoBuild, cacheDir: string, progress: Progre
   renameSync(tmpDir, outDir);
   progress.step(`built ${names.join(', ')} ${version} in ${Math.round((Date.now() - started) / 1000)}s`);
   return outDir;
+}
+
+/**
+ * Runs go in `moduleDir`, counting the packages it compiles (`compiledPackage` of each line of its
+ * stderr, undefined for other lines) and reporting the count every 15 s; the exit code and the
+ * last lines of stderr (the error, on failure).
+ */
+async function runGo(go: string, args: string[], moduleDir: string, compiledPackage: (line: string) => string | undefined,
+  report: (compiled: number, last: string) => void): Promise<{ code: number; tail: string[] }> {
+  let compiled = 0;
+  let last = '';
+  const tail: string[] = [];
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn(go, args, {
+      cwd: moduleDir,
+      env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=readonly' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const timer = setInterval(() => report(compiled, last), 15_000);
+    child.stderr.setEncoding('utf8');
+    let buffered = '';
+    child.stderr.on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line) continue;
+        const pkg = compiledPackage(line);
+        if (pkg !== undefined) {
+          compiled++;
+          last = pkg;
+        }
+        tail.push(line.slice(0, 500));
+        if (tail.length > 20) tail.shift();
+      }
+    });
+    child.on('error', (err) => { clearInterval(timer); reject(err); });
+    child.on('close', (c) => { clearInterval(timer); resolve(c ?? 1); });
+  });
+  return { code, tail };
 }
 
 /** etcd from Debian's etcd-server package, installed with apt-get when missing and we are root. */
@@ -260,6 +292,17 @@ export async function ensureBinaries(cacheDir: string, progress: Progress): Prom
     native: path.join(kubeDir, 'ksview-native'),
   };
 }
+
+/**
+ * ksview-native's compiled Go tests (the test suite's: KUBERNETES_TESTS above), built when
+ * missing. Run the binary in build/kubernetes/ksview-native, as `go test` would.
+ */
+export async function ensureGoHelperTests(cacheDir: string, progress: Progress): Promise<{ native: string }> {
+  return { native: path.join(await goBuild(KUBERNETES_TESTS, cacheDir, progress), 'ksview-native.test') };
+}
+
+/** Where ensureGoHelperTests puts ksview-native's compiled tests (they may not be built yet). */
+export const nativeCodeTestsPath = (cacheDir: string): string => path.join(buildDir(KUBERNETES_TESTS, cacheDir), 'ksview-native.test');
 
 export interface NodeBinaries {
   kubelet: string;
