@@ -2,8 +2,11 @@
 // wec2 pushed): 20 objects sent to wec1 and wec2 travel in 3 works per cluster; an object's change
 // rewrites only its work; an object added or removed touches nothing else; createOnly and a
 // conflict are said of the right manifest; status comes back (singleton, CombinedStatus, the
-// policy's Ready); N changed (serve restarted with 5, then 1) repacks the works and every object in
-// the WECs keeps its uid — nothing still selected is deleted. Checked with kubectl, as a user would.
+// policy's Ready); a grant moved to a work whose executor may not apply it stays owned by the work
+// that applied it, said in the policy's status, and goes when the WDS deletes it (a revoked grant
+// never outlives its revocation); N changed (serve restarted with 5, then 1) repacks the works and
+// every object in the WECs keeps its uid — nothing still selected is deleted. Checked with kubectl,
+// as a user would.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -11,6 +14,7 @@ import YAML from 'yaml';
 import { ksview } from '../fixtures/ksview.js';
 import { ownSpaces } from '../fixtures/own-spaces.js';
 import { waitUntil } from '../fixtures/spaces.js';
+import { ADMIN_EXECUTOR, DEFAULT_EXECUTOR } from '../../src/spaces/wec-executors.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = Record<string, any>;
@@ -150,6 +154,53 @@ t.test('bundled works: packing, one work per change, createOnly and conflicts pe
   kcOk('wds1', ['-n', NS, 'scale', 'deployment', 'single', '--replicas', '3']);
   await waitUntil('single scaled: readyReplicas 3 returned', () => json('wds1', ['-n', NS, 'get', 'deployment', 'single'])?.status?.readyReplicas === 3, WAIT, 300);
   for (const p of ['single', 'summed', 'multi']) await waitUntil(`${p} Ready`, () => ready(p)?.status === 'True', WAIT, 300);
+
+  // A revoked grant in bundled mode: a ClusterRoleBinding and a PriorityClass placed in wec1 by the
+  // admin executor; the policy switched to the default executor, which may write neither, moves them
+  // to a work of another executor group whose apply is refused. The work that applied them keeps
+  // them (owned, said in the policy's status) until the WDS deletes them; then they go from wec1.
+  const viewKubeconfig = path.join(dir, 'kubeconfig-view');
+  t.equal(ksview(['kubeconfig', '--dir', dir, '--view', '-o', viewKubeconfig]).status, 0, 'ksview kubeconfig --view');
+  const view = (args: string[], input?: string) => {
+    const r = spawnSync('kubectl', ['--kubeconfig', viewKubeconfig, '--context', 'wds1-view', ...args], { encoding: 'utf8', input });
+    if (r.status !== 0) throw new Error(`kubectl --context wds1-view ${args.join(' ')}: ${r.stderr.trim()}`);
+    return r.stdout;
+  };
+  const contractorIsAdmin = () => kc('wec1', ['auth', 'can-i', '*', '*', '--as', 'contractor']).stdout.trim() === 'yes';
+  const grantOwners = () => (json('wec1', ['get', 'clusterrolebinding', 'contractor-admin'])?.metadata?.ownerReferences ?? []) as Obj[];
+  view(['apply', '-f', '-'], [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'contractor-admin', labels: { grant: 'temp' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'contractor' }] },
+    { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'contractor-priority', labels: { grant: 'temp' } }, value: 1000 },
+  ].map((o) => YAML.stringify(o)).join('---\n'));
+  apply('wds1', [{ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name: 'grants' }, spec: {
+    clusterSelectors: [{ matchLabels: { name: 'wec1' } }],
+    downsync: [{ apiGroup: 'rbac.authorization.k8s.io', resources: ['clusterrolebindings'], objectSelectors: [{ matchLabels: { grant: 'temp' } }] },
+      { apiGroup: 'scheduling.k8s.io', resources: ['priorityclasses'], objectSelectors: [{ matchLabels: { grant: 'temp' } }] }],
+    executor: { serviceAccount: ADMIN_EXECUTOR } } }]);
+  await waitUntil('wec1: contractor is cluster-admin (the grant applied by the admin executor)', contractorIsAdmin, WAIT, 300);
+  await waitUntil('wec1: the PriorityClass applied', () => json('wec1', ['get', 'priorityclass', 'contractor-priority']) !== undefined, WAIT, 300);
+  kcOk('wds1', ['patch', 'bindingpolicy', 'grants', '--type=merge', '-p', JSON.stringify({ spec: { executor: { serviceAccount: DEFAULT_EXECUTOR } } })]);
+  const policyErrors = () => ((json('wds1', ['get', 'bindingpolicy', 'grants'])?.status?.errors ?? []) as string[]);
+  const stays = (what: RegExp) => policyErrors().find((e) => what.test(e) && /stays in the cluster as ManifestWork \S+ applied it/.test(e));
+  const heldErrors = await waitUntil('the policy says both refused objects stay as the work that applied them left them', () => {
+    const both = [stays(/^cluster wec1 did not apply clusterrolebindings\S* \S*contractor-admin:/), stays(/^cluster wec1 did not apply priorityclasses\S* \S*contractor-priority:/)];
+    return both.every(Boolean) ? both : undefined;
+  }, WAIT, 300);
+  t.match(heldErrors[0], /forbidden/i, 'in the WEC\'s words: the default executor may not write it');
+  t.equal(ready('grants')?.status, 'False', 'the policy is not Ready');
+  t.ok(contractorIsAdmin(), 'the grant is still in force in wec1 while the WDS still selects it');
+  t.ok(grantOwners().some((o) => o.kind === 'AppliedManifestWork'), 'and it is owned by an AppliedManifestWork (the work that applied it)');
+  t.ok(json('wec1', ['get', 'priorityclass', 'contractor-priority'])?.metadata?.ownerReferences?.some((o: Obj) => o.kind === 'AppliedManifestWork'), 'the PriorityClass too');
+  // Revoked in the WDS: the grant goes from wec1, then the policy.
+  view(['delete', 'clusterrolebinding', 'contractor-admin']);
+  view(['delete', 'priorityclass', 'contractor-priority']);
+  await waitUntil('wec1: contractor is no longer cluster-admin', () => !contractorIsAdmin(), WAIT, 300);
+  await waitUntil('wec1: the PriorityClass gone', () => json('wec1', ['get', 'priorityclass', 'contractor-priority']) === undefined, WAIT, 300);
+  kcOk('wds1', ['delete', 'bindingpolicy', 'grants', '--timeout=90s']);
+  await waitUntil('no work of the grants policy left in wec1\'s mailbox', () =>
+    ((json('its1', ['-n', 'wec1', 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/grants'])?.items ?? []) as Obj[]).length === 0, WAIT, 300);
+  t.notOk(contractorIsAdmin(), 'the grant did not outlive its revocation');
 
   // N changed: serve restarted with 5, then with 1 (a work per object again); nothing re-created.
   const kept = { wec1: uids('wec1'), wec2: uids('wec2') };
