@@ -116,8 +116,14 @@ export class AppliedWorks {
   }
 }
 
-/** Field by field: the server returns each entry with its keys in another order than we build them. */
+/**
+ * Field by field (the server returns each entry with its keys in another order than we build them),
+ * and as sets: the same objects recorded in another order (deletions pending come back as their
+ * requests end) are no change to write, nor a reason to look at works awaiting a handover again.
+ */
 export function sameAppliedResources(a: readonly AppliedManifestResourceMeta[], b: readonly AppliedManifestResourceMeta[]): boolean {
   const key = (r: AppliedManifestResourceMeta) => [r.group, r.version, r.resource, r.namespace ?? '', r.name, r.uid ?? ''].join('|');
-  return a.length === b.length && a.every((r, i) => key(r) === key(b[i]!));
+  const keys = (l: readonly AppliedManifestResourceMeta[]) => l.map(key).sort();
+  const [x, y] = [keys(a), keys(b)];
+  return x.length === y.length && x.every((k, i) => k === y[i]);
 }

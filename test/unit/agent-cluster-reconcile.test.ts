@@ -476,12 +476,14 @@ t.test('an AppliedManifestWork made after the agent loaded them (another agent o
   t.same(ownerUids(h.wecObj(CM_A)), ['amw-uid-1'], 'and owns what the work applied');
 });
 
-t.test('sameAppliedResources compares entries field by field, in order', async (t) => {
+t.test('sameAppliedResources compares entries field by field, as sets', async (t) => {
   const a = { group: 'apps', version: 'v1', resource: 'deployments', namespace: 'n', name: 'd', uid: 'u1' };
   const reordered = { uid: 'u1', name: 'd', namespace: 'n', resource: 'deployments', version: 'v1', group: 'apps' };
   t.ok(sameAppliedResources([a], [reordered]));
   t.notOk(sameAppliedResources([a], [{ ...a, uid: 'u2' }]), 'another uid');
   t.notOk(sameAppliedResources([a], [a, a]), 'another length');
+  const b = { ...a, name: 'e', uid: 'u3' };
+  t.ok(sameAppliedResources([a, b], [b, a]), 'the same objects in another order: no change (no write, no handover retried)');
   t.ok(sameAppliedResources([], []));
 });
 

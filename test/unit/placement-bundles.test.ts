@@ -314,3 +314,40 @@ t.test('an object bigger than B alone in its slot stays there; a slot of that na
   await reconcile(lagging, 'cm-05');
   t.same(manifestNames(lagging.caches.works.get('c1', slot(0))).sort(), ['ConfigMap/cm-00', 'ConfigMap/cm-05'], 'what the ITS held is kept, the new object added');
 });
+
+t.test('a slot whose work is being deleted gets no object: an executor switched and switched back places it into a new slot', async (t) => {
+  const withExecutor = (name: string): BindingPolicy => ({ ...EDGE, spec: { ...EDGE.spec, executor: { serviceAccount: { namespace: 'ex', name } } } as never });
+  let terminate: (name: string) => ManifestWork | undefined = () => undefined;
+  // The ITS as the agent keeps it: a deleted work stays, terminating, while its finalizer is held.
+  const f = controllerFixture({
+    clusters: [cluster('c1')], policies: [withExecutor('admin')], bundleLimits: { objects: 4, bytes: 512_000 },
+    workload: [{ resource: CONFIGMAPS, objects: [configMap('x')] }],
+    answer: (server, call) => {
+      const m = /manifestworks\/([^/?]+)/.exec(call.path);
+      if (server === 'its' && m && call.method === 'DELETE') return { status: 200, body: terminate(m[1]!) };
+      return undefined;
+    },
+  });
+  terminate = (name) => {
+    const w = f.caches.works.get('c1', name);
+    if (w) update(f.caches.works, { ...w, metadata: { ...w.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['cluster.open-cluster-management.io/manifest-work-cleanup'] } });
+    return w;
+  };
+  t.teardown(() => f.close());
+  const settle = async () => { do { await new Promise((r) => setTimeout(r, WRITE_DELAY_MS + 5)); } while (!f.reconciler.bundles.idle()); };
+  const x = objectKey(CONFIGMAPS, 'demo', 'x');
+  const carrying = () => f.caches.works.list().filter((w) => (w.spec?.workload?.manifests ?? []).length > 0).map((w) => [w.metadata.name, w.metadata.deletionTimestamp !== undefined]);
+  await f.reconcile(x); await settle();
+  const [first] = carrying();
+  t.equal(first?.[1], false, 'x in a slot of the admin group');
+  update(f.caches.policies, withExecutor('default'));
+  await f.reconcile(x); await settle();
+  t.ok(f.caches.works.get('c1', String(first![0]))?.metadata.deletionTimestamp, 'the admin slot, emptied, is being deleted (its agent holds x until the new work applies it)');
+  f.clear();
+  update(f.caches.policies, withExecutor('admin'));
+  await f.reconcile(x); await settle();
+  t.same(f.writes().filter((a) => a.method !== 'DELETE' && a.path.endsWith(`/${String(first![0])}`)), [], 'nothing written into the terminating work');
+  const live = carrying().filter(([, terminating]) => !terminating);
+  t.equal(live.length, 1, 'x is carried by one live work');
+  t.not(live[0]![0], first![0], 'a new slot, of another name');
+});

@@ -257,7 +257,7 @@ export class Bundles {
     let best: Slot | undefined;
     for (const k of this.byGroup.get(`${cluster}|${group}`) ?? []) {
       const s = this.slots.get(k);
-      if (!s || k === except || !this.current(s)) continue;
+      if (!s || k === except || !this.current(s) || this.works.terminating(cluster, s.name)) continue;
       let bytes = m.bytes;
       for (const x of s.members.values()) bytes += x.bytes;
       for (const x of s.leaving.values()) bytes += x.bytes;

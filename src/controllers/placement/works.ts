@@ -315,6 +315,14 @@ export class Works {
     return among.find((c) => isBundle(c.work) === this.bundled) ?? among[0];
   }
 
+  /**
+   * Whether the cluster's work of that name is being deleted: no object is placed into it (its agent
+   * may be removing what it held, ../../agent/handover.ts); a new work takes another name.
+   */
+  terminating(cluster: string, name: string): boolean {
+    return this.store.get(cluster, name)?.metadata.deletionTimestamp !== undefined;
+  }
+
   /** A work as the ITS holds it now, whole (the cache keeps only a sliver); undefined when there is none. */
   async read(cluster: string, name: string): Promise<ManifestWork | undefined> {
     const res = expectOk(await upstreamRequest(this.its, 'GET', workPath(cluster, name)), `get ManifestWork ${workKey(cluster, name)}`, [404]);
