@@ -7,7 +7,10 @@
 // statusFeedback (../kube/status-in-work.ts): one write per work, not one per object; only a status
 // that does not fit there has a WorkStatus. Writes are ordered so that a reader always finds each
 // status in one place or the other: WorkStatuses written, then the work, then WorkStatuses deleted.
-import { expectOk, serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
+// A WorkStatus the ITS refuses (the mailbox's quota is full, or past its size bound) is said once,
+// left unwritten and tried again at the work's next status write (never in a loop of its own); the
+// work's status is written all the same.
+import { expectOk, serverSideApply, upstreamRequest, UpstreamError, type Upstream } from '../kube/upstream.js';
 import { BUNDLE_ANNOTATION, workStatusesPath, type FeedbackValue, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
 import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
 import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
@@ -31,6 +34,10 @@ export interface StatusWriterOptions {
   debounceMs?: number;
 }
 
+/** The ITS's refusal of what an agent stores: its mailbox's ResourceQuota, or its size bound (413). */
+const storageRefused = (err: unknown): boolean => err instanceof UpstreamError
+  && (err.upstreamStatus === 413 || (err.upstreamStatus === 403 && /exceeded quota|status unknown for quota/.test(err.message)));
+
 /** What the status builder looks at, without timestamps. */
 const comparable = (s: unknown): string => JSON.stringify(s, (k, v: unknown) => (k === 'lastTransitionTime' ? undefined : v));
 
@@ -46,6 +53,8 @@ export class StatusWriter {
    */
   private readonly lastWrite = new Map<string, { resourceVersion?: string; status: ManifestWork['status'] }>();
   private unreachable: string | undefined;
+  /** WorkStatuses the ITS refused, said once each until one is written again. */
+  private readonly refused = new Set<string>();
   private readonly coalescer: Coalescer;
   /** Counts of writes, for tests and metrics. */
   readonly writes = { work: 0, workStatus: 0 };
@@ -200,30 +209,45 @@ export class StatusWriter {
       const next: Written = { object: JSON.stringify(rest), status: JSON.stringify(status ?? {}) };
       const before = held.get(name);
       if (before?.object === next.object && before.status === next.status) continue;
-      const path = `${workStatusesPath(this.o.cluster)}/${name}`;
-      const writeObject = (object = rest) => serverSideApply(this.o.its, path, object, FIELD_MANAGER);
-      const writeStatus = () => serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
-      // statusDetails (in the object) and status (its subresource) are two writes; ordered so that
-      // no reader sees a status paired with a claim it does not support: a generation not yet in
-      // effect is said before the status changes, one now in effect only after the status shows it.
-      const claims = ws.statusDetails?.lastGenerationIsApplied === true;
-      const hasStatus = Object.keys(status ?? {}).length > 0;
-      if (!before) {
-        // First write since this agent started: the WorkStatus may already hold an older status
-        // (a restart), so a claim goes in only after the status it vouches for.
-        await writeObject(claims && hasStatus ? { ...rest, statusDetails: { ...ws.statusDetails!, lastGenerationIsApplied: false } } : rest);
-        // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
-        if (hasStatus) await writeStatus();
-        if (claims && hasStatus) await writeObject();
-      } else {
-        const objectFirst = !claims;
-        if (objectFirst && before.object !== next.object) await writeObject();
-        if (before.status !== next.status) await writeStatus();
-        if (!objectFirst && before.object !== next.object) await writeObject();
+      try {
+        await this.writeInOrder(ws, before, next);
+      } catch (err) {
+        if (!storageRefused(err)) throw err;
+        if (!this.refused.has(name)) this.o.onError('workstatus', new Error(`WorkStatus ${name} refused by the ITS, left unwritten: ${(err as Error).message.split('\n')[0]}`));
+        this.refused.add(name);
+        continue;
       }
+      this.refused.delete(name);
       held.set(name, next);
       this.writes.workStatus++;
     }
+  }
+
+  /**
+   * statusDetails (in the object) and status (its subresource) are two writes; ordered so that no
+   * reader sees a status paired with a claim it does not support: a generation not yet in effect is
+   * said before the status changes, one now in effect only after the status shows it.
+   */
+  private async writeInOrder(ws: WorkStatus, before: Written | undefined, next: Written): Promise<void> {
+    const { status, ...rest } = ws;
+    const path = `${workStatusesPath(this.o.cluster)}/${ws.metadata.name}`;
+    const writeObject = (object = rest) => serverSideApply(this.o.its, path, object, FIELD_MANAGER);
+    const writeStatus = () => serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name: ws.metadata.name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
+    const claims = ws.statusDetails?.lastGenerationIsApplied === true;
+    const hasStatus = Object.keys(status ?? {}).length > 0;
+    if (!before) {
+      // First write since this agent started: the WorkStatus may already hold an older status
+      // (a restart), so a claim goes in only after the status it vouches for.
+      await writeObject(claims && hasStatus ? { ...rest, statusDetails: { ...ws.statusDetails!, lastGenerationIsApplied: false } } : rest);
+      // An object without status (a ConfigMap) leaves a new WorkStatus's status empty: no write for it.
+      if (hasStatus) await writeStatus();
+      if (claims && hasStatus) await writeObject();
+      return;
+    }
+    const objectFirst = !claims;
+    if (objectFirst && before.object !== next.object) await writeObject();
+    if (before.status !== next.status) await writeStatus();
+    if (!objectFirst && before.object !== next.object) await writeObject();
   }
 
   /** Deletes the work's WorkStatuses not in `want` (unless another work of the cluster now holds that object). */
@@ -237,6 +261,7 @@ export class StatusWriter {
   }
 
   private async deleteWorkStatus(name: string): Promise<void> {
+    this.refused.delete(name);
     const res = await upstreamRequest(this.o.its, 'DELETE', `${workStatusesPath(this.o.cluster)}/${name}`);
     expectOk(res, `delete workstatus ${this.o.cluster}/${name}`, [404]);
   }

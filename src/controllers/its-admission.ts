@@ -1,9 +1,10 @@
-// The ITS's admission policy for ManagedClusters (manifests/its/managedcluster-admission.yaml): a
-// ValidatingAdmissionPolicy and its binding that do what OCM's registration webhook does on a hub —
-// accepting a cluster takes `update` on managedclusters/accept — and keep agents to their own
-// cluster and its status. Installed with the ITS CRDs, as they are: created when absent, replaced
-// by ours when they carry our managed-by label (an unchanged spec stores nothing new), left alone
-// when someone else's (an admin who applied their own version).
+// The ITS's admission policies (manifests/its/): managedcluster-admission.yaml does what OCM's
+// registration webhook does on a hub — accepting a cluster takes `update` on managedclusters/accept —
+// and keeps agents to their own cluster and its status; mailbox-bounds.yaml bounds what an agent
+// stores in its mailbox (its own Lease only, sizes). Each a ValidatingAdmissionPolicy and its
+// binding, installed with the ITS CRDs, as they are: created when absent, replaced by ours when they
+// carry our managed-by label (an unchanged spec stores nothing new), left alone when someone else's
+// (an admin who applied their own version).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -11,7 +12,7 @@ import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { repoRoot } from '../util/repo-root.js';
 import { MANAGED_BY_LABEL } from './crds.js';
 
-export const ITS_ADMISSION_FILE = path.join('manifests', 'its', 'managedcluster-admission.yaml');
+export const ITS_ADMISSION_FILES = ['managedcluster-admission.yaml', 'mailbox-bounds.yaml'].map((f) => path.join('manifests', 'its', f));
 const ADMISSION_API = '/apis/admissionregistration.k8s.io/v1';
 const COLLECTIONS: Record<string, string> = {
   ValidatingAdmissionPolicy: `${ADMISSION_API}/validatingadmissionpolicies`,
@@ -20,17 +21,17 @@ const COLLECTIONS: Record<string, string> = {
 
 interface AdmissionObject { kind: string; metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string }; spec?: unknown }
 
-/** The policy and its binding, as the manifest file holds them (policy first: the binding names it). */
+/** The policies and their bindings, as the manifest files hold them (each policy first: its binding names it). */
 export function itsAdmissionObjects(): AdmissionObject[] {
-  return YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), ITS_ADMISSION_FILE), 'utf8')).map((d) => d.toJSON() as AdmissionObject);
+  return ITS_ADMISSION_FILES.flatMap((f) => YAML.parseAllDocuments(readFileSync(path.join(repoRoot(), f), 'utf8')).map((d) => d.toJSON() as AdmissionObject));
 }
 
-/** Creates or updates (when ours) the policy and its binding; returns the names created. */
+/** Creates or updates (when ours) the policies and their bindings; returns the names created. */
 export async function ensureItsAdmission(its: Upstream): Promise<string[]> {
   const created: string[] = [];
   for (const obj of itsAdmissionObjects()) {
     const collection = COLLECTIONS[obj.kind];
-    if (!collection) throw new Error(`${ITS_ADMISSION_FILE}: unexpected kind ${obj.kind}`);
+    if (!collection) throw new Error(`manifests/its: unexpected kind ${obj.kind}`);
     const what = `${obj.kind} ${obj.metadata.name}`;
     const existing = await upstreamRequest(its, 'GET', `${collection}/${obj.metadata.name}`);
     if (existing.status === 200) {

@@ -182,9 +182,9 @@ async function assembleRootfs(root: string, rootfs: string, info: BuildInfo, opt
     filter: (src) => statSync(src).isDirectory()
       || (src.endsWith('.js') && existsSync(path.join(root, 'src', path.relative(distSrc, src)).replace(/\.js$/, '.ts'))),
   });
-  // Read at run time: the CRDs the controllers and agents install, the ITS admission policy.
+  // Read at run time: the CRDs the controllers and agents install, the ITS admission policies.
   cpSync(path.join(root, 'manifests', 'crds'), path.join(app, 'manifests', 'crds'), { recursive: true });
-  copyInto(rootfs, '/app/manifests/its/managedcluster-admission.yaml', path.join(root, 'manifests', 'its', 'managedcluster-admission.yaml'));
+  cpSync(path.join(root, 'manifests', 'its'), path.join(app, 'manifests', 'its'), { recursive: true });
   cpSync(modules, path.join(app, 'node_modules'), { recursive: true, verbatimSymlinks: true });
   copyInto(rootfs, IMAGE_PATHS.native, helpers.native);
   copyInto(rootfs, IMAGE_PATHS.protojson, helpers.protojson);

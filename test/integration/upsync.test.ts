@@ -208,7 +208,9 @@ t.test('a mailbox\'s ResourceQuota bounds what an agent may write there: the hon
   const copies = () => (json(kcOk('its1', ['-n', 'wec2', 'get', 'upsyncedobjects', '-o', 'json'])).items as Obj[]);
   const quota = () => json(kcOk('its1', ['-n', 'wec2', 'get', 'resourcequota', 'kubestellar-view-mailbox', '-o', 'json']));
   const applyQuota = (max: number) => kcOk('its1', ['apply', '-f', '-'],
-    readFileSync(chartFile('its/mailbox-quota.yaml'), 'utf8').replaceAll('CLUSTER_NAME', 'wec2').replaceAll('MAX_UPSYNCED_OBJECTS', String(max)));
+    readFileSync(chartFile('its/mailbox-quota.yaml'), 'utf8').replaceAll('CLUSTER_NAME', 'wec2').replaceAll('MAX_UPSYNCED_OBJECTS', String(max))
+      // The chart's default for WorkStatuses: wec2's other reports are not this test's subject.
+      .replaceAll('MAX_WORK_STATUSES', '5000'));
   await waitUntil('the copies of the tests before gone from wec2\'s mailbox', () => copies().length === 0, WAIT, 250);
   // kube-controller-manager's quota controller discovers new resources every 30 s; a quota made
   // before it knows the CRD is counted only at its next full resync (5 min): made after, at once.

@@ -1,6 +1,6 @@
-// The ITS's ManagedCluster admission policy as serve installs it: the policy and its binding from
-// manifests/its/managedcluster-admission.yaml, created when absent, replaced when they carry our
-// managed-by label, left alone when they are someone else's. (What the policy refuses is checked
+// The ITS's admission policies as serve installs them: each policy and its binding from
+// manifests/its/ (managedcluster-admission.yaml, mailbox-bounds.yaml), created when absent, replaced
+// when they carry our managed-by label, left alone when they are someone else's. (What the policy refuses is checked
 // against a real kube-apiserver: test/integration/agent-its-identity.test.ts.) Its rule that an agent
 // registers only its own cluster is also evaluated here, with a CEL library, over OCM's identities:
 // the group every agent holds (`…:managed-clusters`) names no cluster.
@@ -12,6 +12,7 @@ import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
 const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
 const VAPB = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings';
 const NAME = 'kubestellar-view-managedclusters';
+const BOUNDS = 'kubestellar-view-mailbox-bounds';
 
 t.test('the manifest: a policy on creates and updates of ManagedClusters (not their status), bound to deny', async (t) => {
   const [policy, binding] = itsAdmissionObjects() as any[];
@@ -26,18 +27,22 @@ t.test('the manifest: a policy on creates and updates of ManagedClusters (not th
 t.test('created when absent, replaced when ours, left alone when someone else\'s', async (t) => {
   const m = mockUpstream();
   t.teardown(() => m.close());
-  m.pool.intercept({ path: `${VAP}/${NAME}`, method: 'GET' }).reply(404, { kind: 'Status', code: 404 });
-  m.pool.intercept({ path: VAP, method: 'POST' }).reply(201, {});
-  m.pool.intercept({ path: `${VAPB}/${NAME}`, method: 'GET' }).reply(404, { kind: 'Status', code: 404 });
-  m.pool.intercept({ path: VAPB, method: 'POST' }).reply(201, {});
-  t.same(await ensureItsAdmission(m.up), [NAME, NAME], 'both created');
-  t.match(m.calls().filter((c) => c.method === 'POST').map((c) => c.body), [{ kind: 'ValidatingAdmissionPolicy' }, { kind: 'ValidatingAdmissionPolicyBinding', spec: { policyName: NAME } }]);
+  for (const name of [NAME, BOUNDS]) {
+    m.pool.intercept({ path: `${VAP}/${name}`, method: 'GET' }).reply(404, { kind: 'Status', code: 404 });
+    m.pool.intercept({ path: VAP, method: 'POST' }).reply(201, {});
+    m.pool.intercept({ path: `${VAPB}/${name}`, method: 'GET' }).reply(404, { kind: 'Status', code: 404 });
+    m.pool.intercept({ path: VAPB, method: 'POST' }).reply(201, {});
+  }
+  t.same(await ensureItsAdmission(m.up), [NAME, NAME, BOUNDS, BOUNDS], 'both policies and bindings created');
+  t.match(m.calls().filter((c) => c.method === 'POST').map((c) => c.body), [{ kind: 'ValidatingAdmissionPolicy' }, { kind: 'ValidatingAdmissionPolicyBinding', spec: { policyName: NAME } },
+    { kind: 'ValidatingAdmissionPolicy', metadata: { name: BOUNDS } }, { kind: 'ValidatingAdmissionPolicyBinding', spec: { policyName: BOUNDS } }]);
 
   const ours = { metadata: { name: NAME, resourceVersion: '7', labels: { 'app.kubernetes.io/managed-by': 'kubestellar-view' } } };
   m.pool.intercept({ path: `${VAP}/${NAME}`, method: 'GET' }).reply(200, ours);
   let put: any;
   m.pool.intercept({ path: `${VAP}/${NAME}`, method: 'PUT' }).reply(200, (opts) => { put = requestBody(opts); return {}; });
   m.pool.intercept({ path: `${VAPB}/${NAME}`, method: 'GET' }).reply(200, { metadata: { name: NAME, resourceVersion: '8' } });
+  for (const path of [`${VAP}/${BOUNDS}`, `${VAPB}/${BOUNDS}`]) m.pool.intercept({ path, method: 'GET' }).reply(200, { metadata: { name: BOUNDS, resourceVersion: '9' } });
   t.same(await ensureItsAdmission(m.up), [], 'nothing created');
   t.match(put, { metadata: { resourceVersion: '7' }, spec: { failurePolicy: 'Fail' } }, 'ours: replaced by the manifest\'s, at the version read');
   t.notOk(m.calls().some((c) => c.method === 'PUT' && c.path.startsWith(VAPB)), 'a binding without our label is the admin\'s: left alone');
