@@ -1,4 +1,4 @@
-// The executors of works in each local WEC (issue 25): charts/kubestellar-view/files/agent/wec-executors.yaml
+// The executors of works in each local WEC: charts/kubestellar-view/files/agent/wec-executors.yaml
 // (what the chart's agent.pull part installs in a WEC) —
 // the restricted default executor (namespaced workloads and Namespaces, never in the system,
 // executors' or agents' namespaces, never a Pod Security label: a ValidatingAdmissionPolicy) and

@@ -17,43 +17,16 @@ import {
 } from '../../src/apiserver/registration.js';
 import { GROUP, VERSION } from '../../src/apiserver/view-group.js';
 import { pushMailboxRbac, renderRbac } from '../../src/spaces/agent-identities.js';
-import { ensureHelm, helmVersion } from '../../src/spaces/helm.js';
+import { helmVersion } from '../../src/spaces/helm.js';
 import { chartFile } from '../../src/util/chart-files.js';
-import { stderrProgress } from '../../src/util/progress.js';
 import { repoRoot } from '../../src/util/repo-root.js';
+import { CHART, CI, one, refused, render, run, useHelm, type Obj } from '../fixtures/chart.js';
 
-const CHART = path.join(repoRoot(), 'charts', 'kubestellar-view');
-const CI = path.join(CHART, 'ci');
 // The first run builds helm (about a minute with a warm Go cache, several with a cold one).
 t.setTimeout(20 * 60_000);
-const helm = await ensureHelm(undefined, stderrProgress());
-
-interface Obj { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; [k: string]: any }
-
-function run(args: string[]): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(helm, args, { encoding: 'utf8', cwd: CHART, env: { ...process.env, HELM_CACHE_HOME: '/nonexistent-cache', HELM_CONFIG_HOME: '/nonexistent-config' } });
-  return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** `helm template` of the chart with these values files and --set flags; every object rendered. */
-function render(files: string[], set: string[] = [], namespace = 'kubestellar-view', flags: string[] = []): Obj[] {
-  const r = run(['template', 'ksview', '.', '--namespace', namespace, ...files.flatMap((f) => ['-f', path.resolve(CI, f)]), ...set.flatMap((s) => ['--set', s]), ...flags]);
-  if (r.status !== 0) throw new Error(`helm template failed: ${r.stderr}`);
-  return YAML.parseAllDocuments(r.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
-}
-
-/** `helm template` expected to fail: its error text. */
-function refused(set: string[], files: string[] = []): string {
-  const r = run(['template', 'ksview', '.', ...files.flatMap((f) => ['-f', path.resolve(CI, f)]), ...set.flatMap((s) => ['--set', s])]);
-  return r.status === 0 ? '(rendered)' : r.stderr;
-}
+const helm = await useHelm();
 
 const parts = readdirSync(CI).filter((f) => f.endsWith('-values.yaml')).sort();
-const one = (objs: Obj[], kind: string, name?: string): Obj => {
-  const found = objs.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
-  if (found.length !== 1) throw new Error(`expected one ${kind} ${name ?? ''}, found ${found.length}`);
-  return found[0]!;
-};
 const rulesOf = (objs: Obj[], kind: string, name: string) => one(objs, kind, name).rules as unknown[];
 
 t.test('helm is built from helm.sh/helm/v3 at the pinned version and says so', async (t) => {
@@ -86,7 +59,7 @@ t.test('each part renders only what belongs to its cluster', async (t) => {
   t.same(kinds('server-values.yaml'), ['Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount']);
   t.same(kinds('server-placement-values.yaml'), ['Certificate', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ServiceMonitor']);
   t.same(kinds('wds-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount']);
-  t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'ResourceQuota', 'Role', 'RoleBinding', 'Secret', 'ServiceAccount']);
+  t.same(kinds('its-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'ResourceQuota', 'Role', 'RoleBinding', 'ServiceAccount']);
   t.same(kinds('agent-pull-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'Namespace', 'RoleBinding', 'ServiceAccount',
     'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   t.same(kinds('agent-push-values.yaml'), ['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'Deployment', 'RoleBinding', 'ServiceAccount']);
@@ -123,7 +96,9 @@ t.test('the server: flags, hosted registration from its own Service, graceful sh
   for (const s of spread) t.same(s.labelSelector.matchLabels, d.spec.selector.matchLabels);
   const role = one(objs, 'Role');
   t.equal(role.metadata.name, `${svc.metadata.name}:endpoints-reader`);
-  t.same(role.rules, [{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] }], 'reads its endpoints, nothing else');
+  t.same(role.rules, [{ apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['services'], resourceNames: [svc.metadata.name], verbs: ['get', 'list', 'watch'] }],
+  'reads its endpoints and its own Service (the owner the mirror checks), nothing else');
   t.same(one(objs, 'RoleBinding').subjects, [{ kind: 'ServiceAccount', name: d.spec.template.spec.serviceAccountName, namespace: 'kubestellar-view' }]);
 
   const placed = one(render(['server-placement-values.yaml']), 'Deployment').spec.template.spec;
@@ -318,10 +293,15 @@ t.test('the ITS and agent parts render the files the local spaces bind their age
   // Each mailbox's quota on upsynced copies (the file the upsync test applies), none at 0.
   const quotas = its.filter((o) => o.kind === 'ResourceQuota');
   t.same(quotas.map((q) => `${q.metadata.namespace}/${q.metadata.name}`), ['wec1/kubestellar-view-mailbox', 'wec2/kubestellar-view-mailbox'], 'one per mailbox of pullClusters and pushClusters');
-  for (const q of quotas) t.same(q.spec, { hard: { 'count/upsyncedobjects.control.kubestellar.io': '50000' } }, `${q.metadata.namespace}: the default bound`);
-  t.same(render(['its-values.yaml'], ['its.mailboxQuota.upsyncedObjects=7']).filter((o) => o.kind === 'ResourceQuota').map((q) => q.spec.hard['count/upsyncedobjects.control.kubestellar.io']), ['7', '7']);
-  t.same(render(['its-values.yaml'], ['its.mailboxQuota.upsyncedObjects=0']).filter((o) => o.kind === 'ResourceQuota'), [], 'none at 0');
+  for (const q of quotas) {
+    t.same(q.spec, { hard: { 'count/upsyncedobjects.control.kubestellar.io': '500', 'count/workstatuses.control.kubestellar.io': '5000' } }, `${q.metadata.namespace}: the default bounds`);
+  }
+  const hard = (set: string[]) => render(['its-values.yaml'], set).filter((o) => o.kind === 'ResourceQuota').map((q) => q.spec.hard);
+  t.same(hard(['its.mailboxQuota.upsyncedObjects=7', 'its.mailboxQuota.workStatuses=9']).map((h) => [h['count/upsyncedobjects.control.kubestellar.io'], h['count/workstatuses.control.kubestellar.io']]), [['7', '9'], ['7', '9']]);
+  t.same(hard(['its.mailboxQuota.upsyncedObjects=0']), [{ 'count/workstatuses.control.kubestellar.io': '5000' }, { 'count/workstatuses.control.kubestellar.io': '5000' }], 'a kind at 0 is not counted');
+  t.same(hard(['its.mailboxQuota.upsyncedObjects=0', 'its.mailboxQuota.workStatuses=0']), [], 'none with both at 0');
   t.match(refused(['its.mailboxQuota.upsyncedObjects=-1'], ['its-values.yaml']), /mailboxQuota\/upsyncedObjects/, 'a negative bound refused');
+  t.match(refused(['its.mailboxQuota.workStatuses=-1'], ['its-values.yaml']), /mailboxQuota\/workStatuses/, 'a negative bound refused');
   const placementIts = one(its, 'ClusterRoleBinding', 'kubestellar-view:placement-its');
   t.same(placementIts.subjects, [{ kind: 'ServiceAccount', name: 'kubestellar-view-wds1', namespace: 'kubestellar-view' }], 'the server\'s ITS identity');
 

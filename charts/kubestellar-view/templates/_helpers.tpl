@@ -174,3 +174,18 @@ up: they make a new one every time.
 {{- include "ksview.subjects" (list (dict "kind" "ServiceAccount" "name" (include "ksview.its.serviceAccount" .) "namespace" .Release.Namespace)) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The `ingress` of a NetworkPolicy: one rule per non-empty list of peers (NetworkPolicyPeers, as
+JSON), each to the pods' HTTPS port. No rule for an empty list: a rule with no `from` admits every
+source; with no rule at all, `ingress: []` admits none.
+*/}}
+{{- define "ksview.networkPolicy.ingress" -}}
+{{- $rules := list -}}
+{{- range . -}}
+{{- if . -}}
+{{- $rules = append $rules (dict "from" . "ports" (list (dict "port" "https" "protocol" "TCP"))) -}}
+{{- end -}}
+{{- end -}}
+ingress: {{ toJson $rules }}
+{{- end -}}
