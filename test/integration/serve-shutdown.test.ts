@@ -21,17 +21,18 @@ import { freeLoopbackPort } from '../../src/spaces/ports.js';
 const wds = layout.spaces.find((s) => s.role === 'wds')!;
 const wec1 = layout.spaces.find((s) => s.name === 'wec1')!;
 
-/** A server's setting: the hosting Service (in wec1) and the WDS namespace and Service (in wds1), all the test's own. */
-interface Setting { wdsName: string; wdsNs: string; svc: string; hostingNs: string }
+/** A server's setting: the hosting Service (in wec1, and its uid) and the WDS namespace and Service (in wds1), all the test's own. */
+interface Setting { wdsName: string; wdsNs: string; svc: string; hostingNs: string; svcUid: string }
 
 function setting(t: Test): Setting {
-  const s = { wdsName: uniqueName('sdwds'), wdsNs: testNamespace(t, ['wds1'], 'sd'), svc: uniqueName('ksview'), hostingNs: testNamespace(t, ['wec1'], 'sdhost') };
-  // No selector: wec1's EndpointSlice controller leaves the test's slice (labelled as its own, the
-  // only slices the mirror reads) alone.
+  const s = { wdsName: uniqueName('sdwds'), wdsNs: testNamespace(t, ['wds1'], 'sd'), svc: uniqueName('ksview'), hostingNs: testNamespace(t, ['wec1'], 'sdhost'), svcUid: '' };
+  // No selector: wec1's EndpointSlice controller leaves the test's slice (labelled and owned as its
+  // own, the only slices the mirror reads) alone.
   kcOk('wec1', ['apply', '-f', '-'], YAML.stringify({
     apiVersion: 'v1', kind: 'Service', metadata: { name: s.svc, namespace: s.hostingNs },
     spec: { ports: [{ port: 443, targetPort: 8443, protocol: 'TCP' }] },
   }));
+  s.svcUid = kcOk('wec1', ['-n', s.hostingNs, 'get', 'service', s.svc, '-o', 'jsonpath={.metadata.uid}']).trim();
   hostingEndpoints(s, ['10.244.1.1']);
   return s;
 }
@@ -44,7 +45,8 @@ function hostingEndpoints(s: Setting, ips: string[]): void {
 function hostingSlice(s: Setting, ips: string[]): string {
   return YAML.stringify({
     apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
-    metadata: { name: `${s.svc}-x1`, namespace: s.hostingNs, labels: { 'kubernetes.io/service-name': s.svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' } },
+    metadata: { name: `${s.svc}-x1`, namespace: s.hostingNs, labels: { 'kubernetes.io/service-name': s.svc, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name: s.svc, uid: s.svcUid, controller: true, blockOwnerDeletion: true }] },
     ports: [{ name: '', port: 8443, protocol: 'TCP' }], endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
   });
 }
