@@ -24,6 +24,9 @@ let pending = '';
 // the closing line: a CI log shows only its tail, and the failure may be thousands of lines up.
 const subtests = [];
 const failures = [];
+// Each file's own time (tap's `ok N - file # time=…`): the slowest are printed at the end, so a CI
+// log says where a long run went.
+const fileTimes = [];
 child.stdout.setEncoding('utf8');
 child.stdout.on('data', (chunk) => {
   process.stdout.write(chunk);
@@ -37,6 +40,8 @@ child.stdout.on('data', (chunk) => {
     if (sub) subtests.splice(sub[1].length / 4, Infinity, sub[2]);
     const notOk = /^((?:    )*)not ok \d+ - (.*?)(?: # time=.*)?$/.exec(line);
     if (notOk) failures.push([...subtests.slice(0, notOk[1].length / 4), notOk[2]].join(' › '));
+    const file = /^(?:not )?ok \d+ - (test\/\S+) # time=([\d.]+)ms/.exec(line);
+    if (file) fileTimes.push([file[1], Number(file[2])]);
   }
 });
 const code = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
@@ -61,6 +66,9 @@ if (args.length === 0) {
     coverageProblem = `no coverage report to check (${err.message})`;
   }
 }
+const SLOWEST_LISTED = 12;
+const slowest = fileTimes.sort((a, b) => b[1] - a[1]).slice(0, SLOWEST_LISTED);
+if (slowest.length > 1) console.log(`# slowest files: ${slowest.map(([f, ms]) => `${path.basename(f)} ${Math.round(ms / 1000)} s`).join(', ')}`);
 // A failing subtest is listed after its failing assertions; the list keeps the deepest ones.
 const deepest = failures.filter((f, i) => !failures.slice(0, i).some((g) => g.startsWith(`${f} › `)));
 const MAX_LISTED = 40;

@@ -2,7 +2,9 @@
 // cluster's agent identity — exactly the rights of charts/kubestellar-view/files/agent/its-rbac.yaml
 // (test/fixtures/agent-identity.ts) — writes what a compromised agent could into its own mailbox,
 // and wec2's real status of a Deployment keeps coming back into the WDS while the bad reports are
-// refused or capped and said in the status.errors of the policies that send the object there.
+// refused or capped and said in the status.errors of the policies that send the object there. The
+// ITS itself refuses what is larger than an agent may store (manifests/its/mailbox-bounds.yaml);
+// such reports are then written by the hub admin, as a hub without that policy would take them.
 // - a WorkStatus nested 6,000 levels deep (kube-apiserver accepts it; it made the WorkStatus
 //   informer relist forever, and wec2's status stopped);
 // - `availableReplicas: 2147483647` (the multi-WEC sum overflowed int32: a 422 retried forever), and
@@ -14,7 +16,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { readState } from '../../src/spaces/state.js';
 import { agentIdentity } from '../fixtures/agent-identity.js';
@@ -47,6 +49,21 @@ function report(t: TapLike, as: string[], cluster: string, name: string, ref: Ob
   t.teardown(() => { kc('its1', ['-n', cluster, 'delete', 'workstatus', name, '--ignore-not-found', '--wait=false']); });
   kcOk('its1', [...as, '-n', cluster, 'patch', 'workstatus', name, '--subresource=status', '--type=merge',
     '--patch-file', payloadFile(t, `{"status":${statusJson}}`)]);
+}
+
+/**
+ * A report larger than an agent may store: the ITS itself refuses it from the agent identity `as`
+ * (manifests/its/mailbox-bounds.yaml), and it is then written by the hub's admin, whom that policy
+ * does not bound — what serve reads on a hub without the policy (one installed by hand, or the policy
+ * deleted), so serve's own checks are still proved.
+ */
+function oversizedReport(t: Test, as: string[], cluster: string, name: string, ref: Obj | undefined, statusJson: string): void {
+  if (ref) report(t, as, cluster, name, ref, '{}');
+  const patch = ['-n', cluster, 'patch', 'workstatus', name, '--subresource=status', '--type=merge', '--patch-file', payloadFile(t, `{"status":${statusJson}}`)];
+  const refused = kc('its1', [...as, ...patch]);
+  t.not(refused.status, 0, `the ITS refuses ${cluster}/${name}'s status from the agent`);
+  t.match(refused.stderr, /RequestEntityTooLarge.*kubestellar-view-mailbox-bounds.*may store at most 65536 bytes in workstatuses\/status/, 'by the mailbox bounds');
+  kcOk('its1', patch);
 }
 
 const deploymentRef = (ns: string) => ({ group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespace: ns, name: 'nginx' });
@@ -82,7 +99,7 @@ t.test("a WorkStatus nested 6,000 levels deep from wec1's agent is refused and s
   const name = `configmap-${ns}-cfg`;
   await waitUntil("wec1's agent reports the ConfigMap", () => kc('its1', ['-n', 'wec1', 'get', 'workstatus', name]).status === 0, 60_000);
   const agent = agentIdentity(t, 'wec1');
-  report(t, agent, 'wec1', name, undefined, `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`);
+  oversizedReport(t, agent, 'wec1', name, undefined, `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`);
   t.equal(kc('its1', ['-n', 'wec1', 'get', 'workstatus', name, '-o', 'jsonpath={.status.a.a.a.a}']).stdout.slice(0, 6), '{"a":{', 'kube-apiserver stored it');
 
   // wec2 keeps being heard, as fast as before (the machine is shared: "as fast" allows for its load).
@@ -147,10 +164,10 @@ t.test("20 reports of 1.2 MB and one of 3,000 conditions: refused or capped and 
   writeFileSync(`/proc/${pid}/clear_refs`, '5'); // VmHWM, the peak, from now
   const blob = JSON.stringify({ replicas: 1, blob: 'x'.repeat(1_200_000) });
   for (let i = 0; i < 20; i++) {
-    report(t, agent, evil, `big-${i}`, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: ns, name: `big-${i}` }, blob);
+    oversizedReport(t, agent, evil, `big-${i}`, { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: ns, name: `big-${i}` }, blob);
   }
   const conditions = Array.from({ length: 3000 }, (_, i) => ({ type: `Lie${i}`, status: 'True', reason: 'Lie', message: 'm'.repeat(400), lastTransitionTime: '2030-01-01T00:00:00Z' }));
-  report(t, agent, evil, `deployment-${ns}-nginx`, deploymentRef(ns), JSON.stringify({ observedGeneration: 1, replicas: 0, readyReplicas: 0, availableReplicas: 0, conditions }));
+  oversizedReport(t, agent, evil, `deployment-${ns}-nginx`, deploymentRef(ns), JSON.stringify({ observedGeneration: 1, replicas: 0, readyReplicas: 0, availableReplicas: 0, conditions }));
   // The report of the Deployment, written last, is in the WDS status: serve has seen them all.
   const d = await wdsDeployment(ns, 'the combined status with both clusters', (o) => o.metadata.annotations?.['view.kubestellar.io/status-returned-from'] === `${evil},wec2`, 60_000);
   const grown = rss('VmHWM') - before;
