@@ -40,15 +40,22 @@ function payloadFile(t: TapLike, text: string): string {
   return file;
 }
 
+/** The WorkStatus `name` in `cluster`'s mailbox, created as the agent identity `as`, removed after the test. */
+function createWorkStatus(t: TapLike, as: string[], cluster: string, name: string, ref: Obj): void {
+  kcOk('its1', [...as, '-n', cluster, 'create', '-f', '-'], JSON.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
+    metadata: { name, namespace: cluster }, spec: { sourceRef: ref } }));
+  t.teardown(() => { kc('its1', ['-n', cluster, 'delete', 'workstatus', name, '--ignore-not-found', '--wait=false']); });
+}
+
+/** kubectl's arguments that write `statusJson` (JSON text) as the status of WorkStatus `name`. */
+const statusPatch = (t: TapLike, cluster: string, name: string, statusJson: string): string[] =>
+  ['-n', cluster, 'patch', 'workstatus', name, '--subresource=status', '--type=merge', '--patch-file', payloadFile(t, `{"status":${statusJson}}`)];
+
 /** Writes a report as the agent identity `as` (kubectl flags) into `cluster`'s mailbox: the WorkStatus (unless it exists), then its status (JSON text). */
 function report(t: TapLike, as: string[], cluster: string, name: string, ref: Obj | undefined, statusJson: string): void {
-  if (ref) {
-    kcOk('its1', [...as, '-n', cluster, 'create', '-f', '-'], JSON.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'WorkStatus',
-      metadata: { name, namespace: cluster }, spec: { sourceRef: ref } }));
-  }
-  t.teardown(() => { kc('its1', ['-n', cluster, 'delete', 'workstatus', name, '--ignore-not-found', '--wait=false']); });
-  kcOk('its1', [...as, '-n', cluster, 'patch', 'workstatus', name, '--subresource=status', '--type=merge',
-    '--patch-file', payloadFile(t, `{"status":${statusJson}}`)]);
+  if (ref) createWorkStatus(t, as, cluster, name, ref);
+  else t.teardown(() => { kc('its1', ['-n', cluster, 'delete', 'workstatus', name, '--ignore-not-found', '--wait=false']); });
+  kcOk('its1', [...as, ...statusPatch(t, cluster, name, statusJson)]);
 }
 
 /**
@@ -58,8 +65,8 @@ function report(t: TapLike, as: string[], cluster: string, name: string, ref: Ob
  * deleted), so serve's own checks are still proved.
  */
 function oversizedReport(t: Test, as: string[], cluster: string, name: string, ref: Obj | undefined, statusJson: string): void {
-  if (ref) report(t, as, cluster, name, ref, '{}');
-  const patch = ['-n', cluster, 'patch', 'workstatus', name, '--subresource=status', '--type=merge', '--patch-file', payloadFile(t, `{"status":${statusJson}}`)];
+  if (ref) createWorkStatus(t, as, cluster, name, ref);
+  const patch = statusPatch(t, cluster, name, statusJson);
   const refused = kc('its1', [...as, ...patch]);
   t.not(refused.status, 0, `the ITS refuses ${cluster}/${name}'s status from the agent`);
   t.match(refused.stderr, /RequestEntityTooLarge.*kubestellar-view-mailbox-bounds.*may store at most 65536 bytes in workstatuses\/status/, 'by the mailbox bounds');
