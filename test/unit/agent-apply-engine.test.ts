@@ -2,9 +2,9 @@
 // conflict reported (never forced), bad manifests failing alone in the WEC's words, the wait for a
 // CRD carried in the same work (and retryAfterMs when it never comes), OCM's work conditions.
 import t from 'tap';
-import { ApplyEngine } from '../../src/agent/apply-engine.js';
-import { RestMapper } from '../../src/agent/rest-mapper.js';
-import { workStatus } from '../../src/agent/work-conditions.js';
+import { ApplyEngine } from '../../src/agent/apply/apply-engine.js';
+import { RestMapper } from '../../src/agent/shared/rest-mapper.js';
+import { workStatus } from '../../src/agent/status/work-conditions.js';
 import type { ManifestWork } from '../../src/kube/ocm-api.js';
 import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
 

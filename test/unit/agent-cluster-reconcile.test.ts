@@ -1,13 +1,13 @@
 import t from 'tap';
-import { AppliedWorks, sameAppliedResources } from '../../src/agent/applied-works.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
+import { AppliedWorks, sameAppliedResources } from '../../src/agent/apply/applied-works.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
 import { needsReconcile } from '../../src/agent/cluster-agent.js';
-import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRetryMs } from '../../src/agent/work-reconciler.js';
-import type { AppliedRef } from '../../src/agent/applied-watcher.js';
+import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRetryMs } from '../../src/agent/apply/work-reconciler.js';
+import type { AppliedRef } from '../../src/agent/status/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
-import { carriedByLiveWork, workCarries } from '../../src/agent/handover.js';
+import { carriedByLiveWork, workCarries } from '../../src/agent/apply/handover.js';
 import { FakeApplier, cm, fakeServer, ns, work } from '../fixtures/agent-fakes.js';
 
 const HASH = 'h'.repeat(64);

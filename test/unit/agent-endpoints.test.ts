@@ -6,12 +6,12 @@
 import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import t, { type Test } from 'tap';
-import { buildEndpoints } from '../../src/agent/endpoints.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
+import { buildEndpoints } from '../../src/agent/endpoints/endpoints.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
 import { runPullAgent, runPushAgent } from '../../src/agent/agent.js';
-import type { ClusterWorker, PlacedResource } from '../../src/agent/contract.js';
-import type { RegistrationLike } from '../../src/agent/worker-factory.js';
-import type { RegistrationOptions } from '../../src/agent/registration.js';
+import type { ClusterWorker, PlacedResource } from '../../src/agent/shared/contract.js';
+import type { RegistrationLike } from '../../src/agent/shared/worker-factory.js';
+import type { RegistrationOptions } from '../../src/agent/registration/cluster-registration.js';
 import { fixedClientCAs } from '../../src/kube/client-ca.js';
 import { DelegatedAuth } from '../../src/kube/delegated-auth.js';
 import { fakeKube } from '../fixtures/agent-fake-kube.js';

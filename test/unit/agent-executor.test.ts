@@ -1,4 +1,5 @@
-// The executor of a work (issue 25): over a recorded mock WEC, every request of the apply path
+// The executor of a work (docs/agent.md, "Executors: whose rights apply a work"): over a recorded
+// mock WEC, every request of the apply path
 // (each strategy's reads and writes, the read after a failure, the owner references) impersonates
 // the executor's ServiceAccount with no group (kube-apiserver adds a ServiceAccount's groups), a
 // manifest the WEC refuses to it fails alone in the WEC's words, a malformed or non-ServiceAccount
@@ -6,12 +7,12 @@
 // executor's `delete` (SubjectAccessReview, as OCM), and a work without executor is applied with
 // the agent's identity as before. Deletion of what a work applied stays with the agent's identity.
 import t from 'tap';
-import { ApplyEngine } from '../../src/agent/apply-engine.js';
-import { DeleteRights, executorOf, serviceAccountGroups, type Executor } from '../../src/agent/executor.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
-import { AppliedWorks } from '../../src/agent/applied-works.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { WorkReconciler } from '../../src/agent/work-reconciler.js';
+import { ApplyEngine } from '../../src/agent/apply/apply-engine.js';
+import { DeleteRights, executorOf, serviceAccountGroups, type Executor } from '../../src/agent/shared/work-executor.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
+import { AppliedWorks } from '../../src/agent/apply/applied-works.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { WorkReconciler } from '../../src/agent/apply/work-reconciler.js';
 import { manifestWorksPath, type ManifestWork } from '../../src/kube/ocm-api.js';
 import { FakeApplier, cm, fakeServer, ns, work as fakeWork } from '../fixtures/agent-fakes.js';
 import { mockUpstream, requestBody, type RecordedCall } from '../fixtures/mock-upstream.js';

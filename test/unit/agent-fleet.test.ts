@@ -2,7 +2,7 @@
 // ours, refused while another fleet holds it, taken over once expired.
 import t from 'tap';
 import { fakeKube } from '../fixtures/agent-fake-kube.js';
-import { claimFleetLease } from '../../src/agent/fleet-lease.js';
+import { claimFleetLease } from '../../src/agent/registration/fleet-lease.js';
 
 const CM = '/api/v1/namespaces/kube-system/configmaps/kubestellar-fleet';
 const T0 = Date.parse('2026-01-01T00:00:00Z');

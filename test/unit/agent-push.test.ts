@@ -11,9 +11,9 @@ import YAML from 'yaml';
 import { fakeKube, type FakeKube } from '../fixtures/agent-fake-kube.js';
 import { PushSupervisor, clusterOfSecret, type KubeconfigSecret, type PushSupervisorOptions } from '../../src/agent/push-supervisor.js';
 import type { ChangeType } from '../../src/kube/informer.js';
-import type { ClusterWorker } from '../../src/agent/contract.js';
-import type { RegistrationLike } from '../../src/agent/worker-factory.js';
-import type { RegistrationOptions } from '../../src/agent/registration.js';
+import type { ClusterWorker } from '../../src/agent/shared/contract.js';
+import type { RegistrationLike } from '../../src/agent/shared/worker-factory.js';
+import type { RegistrationOptions } from '../../src/agent/registration/cluster-registration.js';
 
 async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
   const end = Date.now() + ms;

@@ -5,9 +5,9 @@
 // never creates one.
 import t from 'tap';
 import { fakeKube } from '../fixtures/agent-fake-kube.js';
-import { Registration, nodeResources, reportClusterCondition } from '../../src/agent/registration.js';
-import { sumResources } from '../../src/agent/quantity.js';
-import { leasePath, renewClusterLease } from '../../src/agent/cluster-lease.js';
+import { Registration, nodeResources, reportClusterCondition } from '../../src/agent/registration/cluster-registration.js';
+import { sumResources } from '../../src/agent/registration/quantity.js';
+import { leasePath, renewClusterLease } from '../../src/agent/registration/cluster-lease.js';
 
 const MC = '/apis/cluster.open-cluster-management.io/v1/managedclusters/wec1';
 

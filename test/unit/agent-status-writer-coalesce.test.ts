@@ -1,8 +1,8 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Coalescer } from '../../src/agent/coalescer.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { buildWorkStatusObject, workStatusName } from '../../src/agent/workstatus.js';
+import { Coalescer } from '../../src/agent/shared/coalescer.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { buildWorkStatusObject, workStatusName } from '../../src/agent/status/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
 import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
 import { statusFromValues } from '../../src/kube/status-in-work.js';

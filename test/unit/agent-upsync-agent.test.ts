@@ -13,7 +13,7 @@ import type { RateLimit } from '../../src/kube/work-queue.js';
 import {
   UPSYNC_WDS_LABEL, upsyncRequestsPath, upsyncedObjectName, upsyncedObjectsPath, type UpsyncRequest,
 } from '../../src/kube/upsync-api.js';
-import type { Mapping } from '../../src/agent/rest-mapper.js';
+import type { Mapping } from '../../src/agent/shared/rest-mapper.js';
 import { UpsyncAgent } from '../../src/agent/upsync/upsync-agent.js';
 import type { InformerLike } from '../../src/agent/upsync/sources.js';
 import { fakeServer } from '../fixtures/agent-fakes.js';

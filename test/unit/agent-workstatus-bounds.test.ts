@@ -5,8 +5,8 @@
 // test/integration/agent-its-identity.test.ts.)
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { buildWorkStatusObject, MAX_STATUS_BYTES, STATUS_TRUNCATED_ANNOTATION } from '../../src/agent/workstatus.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { buildWorkStatusObject, MAX_STATUS_BYTES, STATUS_TRUNCATED_ANNOTATION } from '../../src/agent/status/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
 import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';

@@ -1,8 +1,8 @@
 // apiVersion+kind → resource of the WEC, from its aggregated discovery. Cached; a miss refreshes
 // the cache (at most once per `minRefreshMs`) so a CRD applied a moment ago is found.
-import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../kube/discovery.js';
-import type { Upstream } from '../kube/upstream.js';
-import { collectionPath } from '../kube/resource-path.js';
+import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../../kube/discovery.js';
+import type { Upstream } from '../../kube/upstream.js';
+import { collectionPath } from '../../kube/resource-path.js';
 
 export interface Mapping {
   group: string;

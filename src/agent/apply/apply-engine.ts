@@ -12,15 +12,15 @@
 // also needs its `delete` (OCM's rule: the agent deletes it when the work goes; when it lacks it, a
 // dry run of the apply says whether the WEC refuses the write too, in its words). A malformed executor
 // fails every manifest before any request. Discovery stays with the agent's identity.
-import type { JsonObject, KubeObject } from '../kube/objects.js';
-import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
-import { upstreamRequest, type Upstream } from '../kube/upstream.js';
-import type { ManifestApplyResult, WorkApplier } from './contract.js';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
+import type { Condition, FeedbackValue, ManifestConfigOption, ManifestResourceMeta, ManifestWork } from '../../kube/ocm-api.js';
+import { upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import type { ManifestApplyResult, WorkApplier } from '../shared/contract.js';
 import { applyOrder, isNeverApplied, rankOf } from './manifest-order.js';
-import { manifestStatus, type LiveRead } from './manifest-conditions.js';
-import { RestMapper, objectPath, splitApiVersion, type Mapping } from './rest-mapper.js';
+import { manifestStatus, type LiveRead } from '../status/manifest-conditions.js';
+import { RestMapper, objectPath, splitApiVersion, type Mapping } from '../shared/rest-mapper.js';
 import { ApplyError, applyWithStrategy, wecMessage } from './apply-strategies.js';
-import { DeleteRights, executorHeaders, executorOf, type ExecutorOf } from './executor.js';
+import { DeleteRights, executorHeaders, executorOf, type ExecutorOf } from '../shared/work-executor.js';
 import { ownedByTheWork } from './garbage-collector.js';
 
 export interface EngineLog {

@@ -8,9 +8,9 @@
 // or our own write's echo, moves the recorded resourceVersion along). Its result is then recomputed
 // from the object as the watch has it (the work's new generation, its status), as a watch event's is.
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../kube/objects.js';
-import type { ManifestWork } from '../kube/ocm-api.js';
-import type { ManifestApplyResult } from './contract.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { ManifestWork } from '../../kube/ocm-api.js';
+import type { ManifestApplyResult } from '../shared/contract.js';
 
 /** A manifest by what it names: apiVersion, kind, namespace, name. */
 export function manifestKey(m: unknown): string {
