@@ -19,7 +19,7 @@
 // not ours: no WDS label) awaits nothing: OCM's rule alone.
 import { WDS_LABEL, type AppliedManifestResourceMeta, type ManifestWork } from '../../kube/ocm-api.js';
 import type { ManifestApplyResult } from '../shared/contract.js';
-import { splitApiVersion } from '../shared/rest-mapper.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 
 type Resource = Pick<AppliedManifestResourceMeta, 'group' | 'resource' | 'namespace' | 'name'>;
 

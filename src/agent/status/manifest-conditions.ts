@@ -6,7 +6,7 @@
 import type { KubeObject } from '../../kube/objects.js';
 import type { Condition, ConditionRule, FeedbackValue, ManifestConfigOption } from '../../kube/ocm-api.js';
 import { feedbackOf } from './status-feedback.js';
-import { splitApiVersion } from '../shared/rest-mapper.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 import { setCondition, type NewCondition } from '../../kube/conditions.js';
 
 export function appliedCondition(error: string | undefined, generation: number | undefined): NewCondition {

@@ -5,7 +5,7 @@
 import type { KubeObject } from '../../kube/objects.js';
 import type { Condition, FeedbackRule, FeedbackValue, JsonPathRule } from '../../kube/ocm-api.js';
 import { evalJsonPath } from './jsonpath.js';
-import { splitApiVersion } from '../shared/rest-mapper.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 
 const WELL_KNOWN: Record<string, JsonPathRule[]> = {
   'apps/v1/Deployment': [
