@@ -16,14 +16,14 @@ import { DelegatedAuth } from '../kube/delegated-auth.js';
 import { hubHash, MANAGEDCLUSTERS_PATH } from '../kube/ocm-api.js';
 import { selfSignedServingCert, type KeyPair } from '../kube/pki.js';
 import type { Upstream } from '../kube/upstream.js';
-import type { ClusterWorker, PlacedResource } from './contract.js';
-import { buildEndpoints } from './endpoints.js';
-import { errorLine, type AgentLog } from './log.js';
-import type { AgentMetrics } from './metrics.js';
+import type { ClusterWorker, PlacedResource } from './shared/contract.js';
+import { buildEndpoints } from './endpoints/endpoints.js';
+import { errorLine, type AgentLog } from './shared/log.js';
+import type { AgentMetrics } from './shared/agent-metrics.js';
 import { PushSupervisor } from './push-supervisor.js';
-import { Registration, type RegistrationOptions } from './registration.js';
-import { checkIts, checkWec } from './wec-health.js';
-import type { CreateWorker, RegistrationLike } from './worker-factory.js';
+import { Registration, type RegistrationOptions } from './registration/cluster-registration.js';
+import { checkIts, checkWec } from './registration/wec-health.js';
+import type { CreateWorker, RegistrationLike } from './shared/worker-factory.js';
 
 export interface CommonAgentOptions {
   its: Upstream;

@@ -10,26 +10,26 @@
 //   in the mailbox → copies of WEC objects as UpsyncedObjects), stopped with it.
 // When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
 // re-lists on reconnect and the differences are queued.
-import { sourceGenerationsOf } from './workstatus.js';
+import { sourceGenerationsOf } from './status/workstatus.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
 import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
 import { Informer } from '../kube/informer.js';
-import { carriedByLiveWork } from './handover.js';
+import { carriedByLiveWork } from './apply/handover.js';
 import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { WorkQueue, runWorkers } from '../kube/work-queue.js';
 import { repoRoot } from '../util/repo-root.js';
-import type { ClusterWorker, PlacedResource, WorkApplier } from './contract.js';
-import type { AgentMetrics } from './metrics.js';
-import { AppliedWorks } from './applied-works.js';
-import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './applied-watcher.js';
-import { StatusWriter } from './status-writer.js';
-import { WorkReconciler } from './work-reconciler.js';
+import type { ClusterWorker, PlacedResource, WorkApplier } from './shared/contract.js';
+import type { AgentMetrics } from './shared/agent-metrics.js';
+import { AppliedWorks } from './apply/applied-works.js';
+import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './status/applied-watcher.js';
+import { StatusWriter } from './status/work-status-writer.js';
+import { WorkReconciler } from './apply/work-reconciler.js';
 import { gvrKey } from '../kube/resource-path.js';
-import type { RestMapper } from './rest-mapper.js';
+import type { RestMapper } from './shared/rest-mapper.js';
 import { UpsyncAgent } from './upsync/upsync-agent.js';
 
 export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';

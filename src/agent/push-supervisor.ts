@@ -22,12 +22,12 @@ import { KubeconfigRefused, type FleetKubeconfigPolicy } from '../kube/kubeconfi
 import type { KubeObject } from '../kube/objects.js';
 import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../kube/ocm-api.js';
 import { closeUpstream, upstreamFromKubeconfigText, UpstreamError, type Upstream } from '../kube/upstream.js';
-import type { ClusterWorker, PlacedResource } from './contract.js';
-import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './fleet-lease.js';
-import { errorLine, type AgentLog } from './log.js';
-import { Registration, reportClusterCondition, REASON_KUBECONFIG_INVALID, REASON_KUBECONFIG_REFUSED, type RegistrationOptions } from './registration.js';
-import { checkWec } from './wec-health.js';
-import type { CreateWorker, RegistrationLike } from './worker-factory.js';
+import type { ClusterWorker, PlacedResource } from './shared/contract.js';
+import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './registration/fleet-lease.js';
+import { errorLine, type AgentLog } from './shared/log.js';
+import { Registration, reportClusterCondition, REASON_KUBECONFIG_INVALID, REASON_KUBECONFIG_REFUSED, type RegistrationOptions } from './registration/cluster-registration.js';
+import { checkWec } from './registration/wec-health.js';
+import type { CreateWorker, RegistrationLike } from './shared/worker-factory.js';
 
 export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';

@@ -6,11 +6,12 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { CreateWorker } from '../agent/worker-factory.js';
+import type { CreateWorker } from '../agent/shared/worker-factory.js';
 import { ClusterAgent } from '../agent/cluster-agent.js';
-import { ApplyEngine, type EngineLog } from '../agent/apply-engine.js';
-import { createAgentMetrics, type AgentMetrics } from '../agent/metrics.js';
-import { stderrLog, type AgentLog } from '../agent/log.js';
+import { ApplyEngine } from '../agent/apply/apply-engine.js';
+import type { EngineLog } from '../agent/apply/apply-manifest.js';
+import { createAgentMetrics, type AgentMetrics } from '../agent/shared/agent-metrics.js';
+import { stderrLog, type AgentLog } from '../agent/shared/log.js';
 import { parseCABundle } from '../kube/client-ca.js';
 import type { KeyPair } from '../kube/pki.js';
 import { inClusterUpstream } from '../kube/in-cluster.js';

@@ -15,7 +15,7 @@
 // placement does) stays in the WEC with OCM's agent too when the receiving work is applied before
 // the releasing one; OCM's agent spares it only through the other AppliedManifestWork's owner
 // reference, so where it reconciles the releasing work first it deletes and re-creates the object —
-// ours also looks at the works not applied yet (src/agent/handover.ts). The test says which happened.
+// ours also looks at the works not applied yet (src/agent/apply/handover.ts). The test says which happened.
 //
 // Executors (issue 25): OCM's agent honours the same work with `spec.executor` that
 // test/integration/agent-executor.test.ts gives ours — same outcomes (the namespaced objects

@@ -11,6 +11,7 @@
 // mailbox's ResourceQuota refuses (the ITS admin bounds each mailbox, since a malicious agent would
 // ignore our own bounds) is not an error retried per copy: the copy waits in ./quota-breaker.ts,
 // which tries one at a time until there is room; `refused` says which wait, and why.
+import { joinApiVersion } from '../../kube/api-version.js';
 import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
@@ -68,7 +69,7 @@ export const copySignature = (c: { source: { uid?: string; resourceVersion?: str
 
 /** The UpsyncedObject of a desired copy (lastSeen: now, RFC 3339 to the second). */
 export function copyObject(cluster: string, d: DesiredCopy, resourceVersion?: string): UpsyncedObject {
-  const apiVersion = d.source.group ? `${d.source.group}/${d.source.version}` : d.source.version;
+  const apiVersion = joinApiVersion(d.source.group, d.source.version);
   const object: KubeObject = { ...d.object, apiVersion, kind: d.source.kind };
   return {
     apiVersion: `${UPSYNC_GROUP}/v1alpha1`, kind: 'UpsyncedObject',

@@ -1,5 +1,5 @@
 // Whether an UpsyncRequest's executor (a ServiceAccount of the WEC) may `get` a resource in a
-// namespace, asked of the WEC by SubjectAccessReview (../executor.ts reviewExecutor: OCM's user
+// namespace, asked of the WEC by SubjectAccessReview (../shared/work-executor.ts reviewExecutor: OCM's user
 // and groups, the agent's right of system:auth-delegator). Upsync reads with the agent's broad
 // rights; this check makes the WEC's RBAC for the executor decide what a policy may copy out, as
 // it decides what a policy's works may write.
@@ -19,7 +19,7 @@
 import PQueue from 'p-queue';
 import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { reviewExecutor, serviceAccountExecutor } from '../executor.js';
+import { reviewExecutor, serviceAccountExecutor } from '../shared/work-executor.js';
 
 export const READ_RIGHT_TTL_MS = 30_000;
 

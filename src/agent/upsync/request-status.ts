@@ -1,12 +1,12 @@
 // Writes each UpsyncRequest's status (the agent's only write to a request): coalesced per request
-// (../coalescer.ts: a burst of changes makes one or two writes, each of the latest status), a
+// (../shared/coalescer.ts: a burst of changes makes one or two writes, each of the latest status), a
 // merge patch of the status subresource, only when it differs from what the request holds (or
 // from our last write, while the informer has not caught up with it). A request deleted
 // meanwhile (404) is nothing to write.
 import { newerResourceVersion } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { upsyncRequestsPath, type UpsyncRequest, type UpsyncRequestStatus } from '../../kube/upsync-api.js';
-import { Coalescer } from '../coalescer.js';
+import { Coalescer } from '../shared/coalescer.js';
 
 export interface RequestStatusWriterOptions {
   cluster: string;

@@ -15,7 +15,7 @@ import type { ChangeType } from '../../kube/informer.js';
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { collectionPath } from '../../kube/resource-path.js';
-import type { Mapping } from '../rest-mapper.js';
+import type { Mapping } from '../shared/rest-mapper.js';
 import { NAMESPACES, type WatchScopes, type WatchedResource, type World } from './plan.js';
 
 /** Past this many namespaces, a resource is watched in every namespace with one informer. */
@@ -36,7 +36,7 @@ export type UpsyncInformerFactory = (where: 'its' | 'wec', path: string,
   /** After each complete list (the first one may bring no change at all, yet completes the picture). */
   onRelisted: () => void) => InformerLike;
 
-/** What upsync needs of the REST mapper (./rest-mapper.ts). */
+/** What upsync needs of the REST mapper (../shared/rest-mapper.ts). */
 export interface ResourceMapper {
   byResource(group: string, resource: string): Mapping | undefined;
   refresh(): Promise<void>;

@@ -1,4 +1,5 @@
-// The agent side of upsync for one cluster (issue 28), started and stopped with its ClusterAgent:
+// The agent side of upsync for one cluster (docs/upsync.md, "Transport: the edge dials out"),
+// started and stopped with its ClusterAgent:
 // - watches the cluster's UpsyncRequests (any WDS) and UpsyncedObjects in its mailbox of the ITS;
 // - watches in the WEC the resources the requests need (./sources.ts: one informer per
 //   (group, resource), or per (group, resource, namespace) when the clauses name their
@@ -22,8 +23,8 @@ import type { KubeObject } from '../../kube/objects.js';
 import type { Upstream } from '../../kube/upstream.js';
 import type { RateLimit } from '../../kube/work-queue.js';
 import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedObject } from '../../kube/upsync-api.js';
-import { errorLine } from '../log.js';
-import { RestMapper } from '../rest-mapper.js';
+import { errorLine } from '../shared/log.js';
+import { RestMapper } from '../shared/rest-mapper.js';
 import { CopyWriter, copySignature } from './copy-writer.js';
 import { neededResources, plan, watchScopes, type DesiredCopy, type Plan } from './plan.js';
 import { ReadRights } from './read-rights.js';

@@ -1,7 +1,7 @@
 // Health of one WEC as push mode sees it: GET /readyz with a short timeout. Returns undefined when
 // ready, else a one-line reason (connection error, timeout, status code, or 401/403: credentials).
-import { upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { errorLine } from './log.js';
+import { upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { errorLine } from '../shared/log.js';
 
 export async function checkWec(wec: Upstream, timeoutMs = 3000): Promise<string | undefined> {
   let timer: NodeJS.Timeout | undefined;

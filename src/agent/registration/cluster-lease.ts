@@ -3,9 +3,9 @@
 // cluster Available=Unknown after 5 lease durations). OCM's agent renews every lease duration; we
 // renew every quarter of it, so one lost renewal never looks like a dead agent. Created when
 // missing (OCM's hub creates it; our hub side does not). Errors are logged and retried next tick.
-import { CLUSTER_LEASE_NAME } from '../kube/ocm-api.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { errorLine, type AgentLog } from './log.js';
+import { CLUSTER_LEASE_NAME } from '../../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { errorLine, type AgentLog } from '../shared/log.js';
 
 /** Lease requests pass any limiter on the upstream: a renewal late behind a burst of writes loses the lease. */
 const LEASE = { unlimited: true } as const;

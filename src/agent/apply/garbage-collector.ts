@@ -5,7 +5,7 @@
 // - an object whose uid is not the one recorded was re-created by someone else: left alone;
 // - an object already being deleted (deletionTimestamp) is still pending;
 // - otherwise DELETE with a uid precondition, Background propagation: pending until gone.
-// Protected objects (manifest-order.ts: system Namespaces, the fleet lease) are never deleted,
+// Protected objects (./manifest-order.ts: system Namespaces, the fleet lease) are never deleted,
 // whatever a work says. An object handed over to another work of ours (./handover.ts) only loses
 // our reference once that work's AppliedManifestWork records it; while a live work carries it
 // without having applied it, it is neither touched nor read: it stays ours, awaiting.
@@ -13,14 +13,14 @@
 // (its appliedmanifestwork finalizer and garbage collection use the agent's client): the work may be
 // gone, and with it its executor; what is deleted is only what the work itself applied (recorded
 // uid, our owner reference), and an executor's `delete` on each object the work owns was checked
-// when it was applied (executor.ts).
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import type { KubeObject } from '../kube/objects.js';
-import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../kube/ocm-api.js';
+// when it was applied (../shared/work-executor.ts).
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { WORK_GROUP, type AppliedManifestResourceMeta, type DeleteOption } from '../../kube/ocm-api.js';
 import type { OwnerReference } from './applied-works.js';
 import { isProtected } from './manifest-order.js';
 import type { Handover } from './handover.js';
-import { objectPath, type ResourceRef } from '../kube/resource-path.js';
+import { objectPath, type ResourceRef } from '../../kube/resource-path.js';
 
 /** OCM's OwnedByTheWork: whether the work's deleteOption lets it own (and so delete) this resource. */
 export function ownedByTheWork(r: { group: string; resource: string; namespace: string; name: string }, opt: DeleteOption | undefined): boolean {

@@ -3,12 +3,12 @@
 // {hubHash, agentID, manifestWorkName}, status.appliedResources[] with the uid of each object
 // applied. This module holds the agent's own copy of them (loaded once, then kept by its writes:
 // nobody else writes ours) and the owner reference OCM puts on applied objects.
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import {
   APPLIED_MANIFESTWORKS_PATH, WORK_GROUP, appliedManifestWorkName,
   type AppliedManifestResourceMeta, type AppliedManifestWork,
-} from '../kube/ocm-api.js';
-import type { KubeList } from '../kube/objects.js';
+} from '../../kube/ocm-api.js';
+import type { KubeList } from '../../kube/objects.js';
 
 export interface OwnerReference {
   apiVersion: string;

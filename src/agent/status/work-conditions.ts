@@ -4,9 +4,9 @@
 // aggregates of older generations pruned; plus Degraded, which this agent sets when the work
 // itself cannot be applied as asked (unknown update strategy, over OCM's 500 KiB limit) — OCM's
 // webhook rejects such works, our agent reports them instead of crashing.
-import type { Condition, ManifestCondition, ManifestWork, ManifestWorkStatus } from '../kube/ocm-api.js';
-import type { ManifestApplyResult } from './contract.js';
-import { setCondition, type NewCondition } from '../kube/conditions.js';
+import type { Condition, ManifestCondition, ManifestWork, ManifestWorkStatus } from '../../kube/ocm-api.js';
+import type { ManifestApplyResult } from '../shared/contract.js';
+import { setCondition, type NewCondition } from '../../kube/conditions.js';
 
 /** OCM's default webhook limit on the total size of a work's manifests. */
 export const MANIFEST_SIZE_LIMIT = 500 * 1024;

@@ -2,10 +2,10 @@
 // (pkg/work/spoke/statusfeedback): WellKnownStatus rules per kind and JSONPaths rules; the first
 // match of a path; Integer/String/Boolean values only (RawFeedbackJsonString is off by default, so
 // any other type is an error, as in OCM); a path that finds nothing gives no value.
-import type { KubeObject } from '../kube/objects.js';
-import type { Condition, FeedbackRule, FeedbackValue, JsonPathRule } from '../kube/ocm-api.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { Condition, FeedbackRule, FeedbackValue, JsonPathRule } from '../../kube/ocm-api.js';
 import { evalJsonPath } from './jsonpath.js';
-import { splitApiVersion } from './rest-mapper.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 
 const WELL_KNOWN: Record<string, JsonPathRule[]> = {
   'apps/v1/Deployment': [

@@ -2,10 +2,10 @@
 // list/watch; stopped when no work uses the GVR any more), and an index namespace/name → the works
 // (and manifest ordinals) that applied it. Each event is handed to onEvent with those works, so
 // the agent can tell drift (re-apply) from status (observe) — see classify().
-import { Informer, type ChangeType } from '../kube/informer.js';
-import type { KubeObject } from '../kube/objects.js';
-import type { Upstream } from '../kube/upstream.js';
-import { collectionPath, gvrKey, type ResourceRef } from '../kube/resource-path.js';
+import { Informer, type ChangeType } from '../../kube/informer.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { Upstream } from '../../kube/upstream.js';
+import { collectionPath, gvrKey, type ResourceRef } from '../../kube/resource-path.js';
 
 export interface AppliedRef extends ResourceRef {
   ordinal: number;

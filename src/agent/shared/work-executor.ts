@@ -14,8 +14,8 @@
 // itself lets the WEC's admission decide as well. Like OCM, an object the work will own (and so
 // delete when the work goes, with the agent's identity) needs `delete` for the executor too:
 // DeleteRights asks the WEC by SubjectAccessReview with OCM's user and groups.
-import type { ManifestWork } from '../kube/ocm-api.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import type { ManifestWork } from '../../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 
 export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
 

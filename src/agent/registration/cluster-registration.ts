@@ -9,10 +9,10 @@
 // summed from the WEC's Nodes, version from /version, clusterClaims from ClusterClaim objects.
 // After the create, only the status subresource is ever written (the agent's RBAC grants no more),
 // and only when what we compute differs.
-import { CLUSTER_GROUP, ClusterCondition, MANAGEDCLUSTERS_PATH, type Condition, type ManagedCluster } from '../kube/ocm-api.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { CLUSTER_GROUP, ClusterCondition, MANAGEDCLUSTERS_PATH, type Condition, type ManagedCluster } from '../../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { ClusterLeaseRenewer } from './cluster-lease.js';
-import { errorLine, type AgentLog } from './log.js';
+import { errorLine, type AgentLog } from '../shared/log.js';
 import { sumResources } from './quantity.js';
 
 export const DEFAULT_LEASE_DURATION_SECONDS = 60;

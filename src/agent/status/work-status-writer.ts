@@ -1,4 +1,4 @@
-// Event-driven status of one cluster's works, written coalesced (./coalescer.ts): per work, the
+// Event-driven status of one cluster's works, written coalesced (../shared/coalescer.ts): per work, the
 // latest apply/observe results; a write builds the ManifestWork status from them and PATCHes the
 // status subresource only when it differs from what the ITS holds, and server-side-applies one
 // WorkStatus per applied object whose content changed (and deletes those no longer applied). A
@@ -10,13 +10,13 @@
 // A WorkStatus the ITS refuses (the mailbox's quota is full, or past its size bound) is said once,
 // left unwritten and tried again at the work's next status write (never in a loop of its own); the
 // work's status is written all the same.
-import { expectOk, serverSideApply, upstreamRequest, UpstreamError, type Upstream } from '../kube/upstream.js';
-import { BUNDLE_ANNOTATION, workStatusesPath, type FeedbackValue, type ManifestWork, type WorkStatus } from '../kube/ocm-api.js';
-import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
-import type { ManifestApplyResult, PlacedResource, WorkApplier } from './contract.js';
-import { Coalescer } from './coalescer.js';
+import { expectOk, serverSideApply, upstreamRequest, UpstreamError, type Upstream } from '../../kube/upstream.js';
+import { BUNDLE_ANNOTATION, workStatusesPath, type FeedbackValue, type ManifestWork, type WorkStatus } from '../../kube/ocm-api.js';
+import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
+import type { ManifestApplyResult, PlacedResource, WorkApplier } from '../shared/contract.js';
+import { Coalescer } from '../shared/coalescer.js';
 import { buildWorkStatusObject, sourceGenerations } from './workstatus.js';
-import { MAX_WORK_BYTES, statusValues } from '../kube/status-in-work.js';
+import { MAX_WORK_BYTES, statusValues } from '../../kube/status-in-work.js';
 import { workStatus } from './work-conditions.js';
 
 const FIELD_MANAGER = 'ksview-agent';
@@ -127,7 +127,7 @@ export class StatusWriter {
 
   /**
    * Whether another work's results hold the WorkStatus of that name: its object moved between works
-   * of the cluster (./handover.ts), and the report now is that work's to write or delete.
+   * of the cluster (../apply/handover.ts), and the report now is that work's to write or delete.
    */
   private heldElsewhere(name: string, workName: string): boolean {
     for (const [w, held] of this.written) if (w !== workName && held.has(name)) return true;

@@ -14,10 +14,10 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Decision, NonResourceRequest } from '../kube/delegated-auth.js';
-import { errors, type StatusError } from '../kube/status.js';
-import type { UserInfo } from '../kube/user.js';
-import type { PlacedResource } from './contract.js';
+import type { Decision, NonResourceRequest } from '../../kube/delegated-auth.js';
+import { errors, type StatusError } from '../../kube/status.js';
+import type { UserInfo } from '../../kube/user.js';
+import type { PlacedResource } from '../shared/contract.js';
 
 /** Paths anyone may read: liveness and readiness, for probes that carry no credential. */
 export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/livez', '/readyz']);

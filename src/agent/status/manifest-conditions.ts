@@ -3,11 +3,11 @@
 // conditionRules (conditions/reader). lastTransitionTime is kept from the previous condition of
 // the same type while its status is unchanged (meta.SetStatusCondition); StatusFeedbackSynced is
 // renewed when the values change, as OCM does.
-import type { KubeObject } from '../kube/objects.js';
-import type { Condition, ConditionRule, FeedbackValue, ManifestConfigOption } from '../kube/ocm-api.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { Condition, ConditionRule, FeedbackValue, ManifestConfigOption } from '../../kube/ocm-api.js';
 import { feedbackOf } from './status-feedback.js';
-import { splitApiVersion } from './rest-mapper.js';
-import { setCondition, type NewCondition } from '../kube/conditions.js';
+import { splitApiVersion } from '../../kube/api-version.js';
+import { setCondition, type NewCondition } from '../../kube/conditions.js';
 
 export function appliedCondition(error: string | undefined, generation: number | undefined): NewCondition {
   return error === undefined

@@ -24,18 +24,18 @@
 // - a work keeping objects for a handover is looked at again with the failure backoff, and at once
 //   when a work of the cluster records what it applied or changes (awaitingHandover, retryAwaiting).
 // Never mutates the cached ManifestWork; requeues (enqueueAfter) while deletions are pending.
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { newerResourceVersion, type KubeObject } from '../kube/objects.js';
-import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestResourceMeta, type AppliedManifestWork, type ManifestWork } from '../kube/ocm-api.js';
-import type { ManifestApplyResult, WorkApplier } from './contract.js';
-import type { AgentMetrics } from './metrics.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
+import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestResourceMeta, type AppliedManifestWork, type ManifestWork } from '../../kube/ocm-api.js';
+import type { ManifestApplyResult, WorkApplier } from '../shared/contract.js';
+import type { AgentMetrics } from '../shared/agent-metrics.js';
 import { untracked, ownerOf, type AppliedWorks } from './applied-works.js';
 import { deleteAppliedResources, desiredOwners, ownedByTheWork, patchOwners } from './garbage-collector.js';
-import type { AppliedRef } from './applied-watcher.js';
-import type { StatusWriter } from './status-writer.js';
-import { executorHeaders, executorOf } from './executor.js';
-import { appliedCondition } from './manifest-conditions.js';
-import { setCondition } from '../kube/conditions.js';
+import type { AppliedRef } from '../status/applied-watcher.js';
+import type { StatusWriter } from '../status/work-status-writer.js';
+import { executorHeaders, executorOf } from '../shared/work-executor.js';
+import { appliedCondition } from '../status/manifest-conditions.js';
+import { setCondition } from '../../kube/conditions.js';
 import { AppliedAs } from './applied-as.js';
 import { handoverOf, type Handover } from './handover.js';
 

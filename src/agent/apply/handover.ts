@@ -17,9 +17,9 @@
 // field manager applies it), never a ReadOnly manifest (it would not own the object): another WDS's
 // work over the same object is a conflict, its content not ours. A releasing work that is gone (or
 // not ours: no WDS label) awaits nothing: OCM's rule alone.
-import { WDS_LABEL, type AppliedManifestResourceMeta, type ManifestWork } from '../kube/ocm-api.js';
-import type { ManifestApplyResult } from './contract.js';
-import { splitApiVersion } from './rest-mapper.js';
+import { WDS_LABEL, type AppliedManifestResourceMeta, type ManifestWork } from '../../kube/ocm-api.js';
+import type { ManifestApplyResult } from '../shared/contract.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 
 type Resource = Pick<AppliedManifestResourceMeta, 'group' | 'resource' | 'namespace' | 'name'>;
 

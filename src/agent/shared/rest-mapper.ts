@@ -1,8 +1,9 @@
 // apiVersion+kind → resource of the WEC, from its aggregated discovery. Cached; a miss refreshes
 // the cache (at most once per `minRefreshMs`) so a CRD applied a moment ago is found.
-import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../kube/discovery.js';
-import type { Upstream } from '../kube/upstream.js';
-import { collectionPath } from '../kube/resource-path.js';
+import { aggregatedDiscoveryOf, discoveredResources, type DiscoveredResource } from '../../kube/discovery.js';
+import type { Upstream } from '../../kube/upstream.js';
+import { collectionPath } from '../../kube/resource-path.js';
+import { joinApiVersion } from '../../kube/api-version.js';
 
 export interface Mapping {
   group: string;
@@ -13,11 +14,6 @@ export interface Mapping {
   /** Discovery's singular name and short names (what an upsynced copy carries for the view's discovery). */
   singular?: string;
   shortNames?: string[];
-}
-
-export function splitApiVersion(apiVersion: string): { group: string; version: string } {
-  const i = apiVersion.indexOf('/');
-  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
 export class RestMapper {
@@ -68,7 +64,7 @@ export class RestMapper {
     const byGr = new Map<string, Mapping>();
     for (const r of rows) {
       const m: Mapping = { group: r.group, version: r.version, resource: r.resource, kind: r.kind, namespaced: r.namespaced, singular: r.singular, shortNames: r.shortNames };
-      const av = r.group ? `${r.group}/${r.version}` : r.version;
+      const av = joinApiVersion(r.group, r.version);
       if (!byGvk.has(`${av}|${r.kind}`)) byGvk.set(`${av}|${r.kind}`, m);
       if (r.preferred || !byGr.has(`${r.group}|${r.resource}`)) byGr.set(`${r.group}|${r.resource}`, m);
     }

@@ -3,7 +3,7 @@
 // when the ConfigMap is missing, already its own (same fleet ID: a restarted agent of the same
 // fleet), or expired (renewTime + duration in the past); otherwise the WEC is refused. Writes carry
 // the resourceVersion read, so two fleets racing for an expired lease cannot both win.
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 
 export const FLEET_LEASE_NAMESPACE = 'kube-system';
 export const FLEET_LEASE_NAME = 'kubestellar-fleet';

@@ -1,12 +1,12 @@
 // The seams between the parts of the agent, so each is built and unit-tested on its own:
-// - WorkApplier (apply-engine.ts): applies one ManifestWork's manifests to the WEC, in dependency
+// - WorkApplier (../apply/apply-engine.ts): applies one ManifestWork's manifests to the WEC, in dependency
 //   order, and says per manifest what happened, in OCM's status vocabulary.
-// - ClusterWorker (cluster-agent.ts): everything one cluster's works need (watch the mailbox,
+// - ClusterWorker (../cluster-agent.ts): everything one cluster's works need (watch the mailbox,
 //   apply, record AppliedManifestWorks, collect garbage, report status), started and stopped by
-//   the pull or push front (agent.ts, push-supervisor.ts).
+//   the pull or push front (../agent.ts, ../push-supervisor.ts).
 // - PlacedResource: what /federatedresources lists.
-import type { KubeObject } from '../kube/objects.js';
-import type { Condition, FeedbackValue, ManifestResourceMeta, ManifestWork } from '../kube/ocm-api.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { Condition, FeedbackValue, ManifestResourceMeta, ManifestWork } from '../../kube/ocm-api.js';
 
 /** What applying one manifest of a work did. */
 export interface ManifestApplyResult {

@@ -8,9 +8,10 @@
 // or our own write's echo, moves the recorded resourceVersion along). Its result is then recomputed
 // from the object as the watch has it (the work's new generation, its status), as a watch event's is.
 import { createHash } from 'node:crypto';
-import type { KubeObject } from '../kube/objects.js';
-import type { ManifestWork } from '../kube/ocm-api.js';
-import type { ManifestApplyResult } from './contract.js';
+import { joinApiVersion } from '../../kube/api-version.js';
+import type { KubeObject } from '../../kube/objects.js';
+import type { ManifestWork } from '../../kube/ocm-api.js';
+import type { ManifestApplyResult } from '../shared/contract.js';
 
 /** A manifest by what it names: apiVersion, kind, namespace, name. */
 export function manifestKey(m: unknown): string {
@@ -80,7 +81,7 @@ export class AppliedAs {
     observe: (ordinal: number, live: KubeObject, prior: ManifestApplyResult) => ManifestApplyResult): (ordinal: number) => ManifestApplyResult | undefined {
     const recorded = this.byWork.get(work.metadata.name);
     const manifests = work.spec?.workload?.manifests ?? [];
-    const byKey = new Map((previous ?? []).map((r) => [manifestKey({ apiVersion: r.resourceMeta.version && r.resourceMeta.group ? `${r.resourceMeta.group}/${r.resourceMeta.version}` : r.resourceMeta.version, kind: r.resourceMeta.kind, metadata: { namespace: r.resourceMeta.namespace, name: r.resourceMeta.name } }), r]));
+    const byKey = new Map((previous ?? []).map((r) => [manifestKey({ apiVersion: r.resourceMeta.version ? joinApiVersion(r.resourceMeta.group, r.resourceMeta.version) : '', kind: r.resourceMeta.kind, metadata: { namespace: r.resourceMeta.namespace, name: r.resourceMeta.name } }), r]));
     return (ordinal) => {
       const m = manifests[ordinal];
       const key = manifestKey(m);

@@ -1,7 +1,7 @@
 // The order in which a work's manifests are applied (dependencies first: a Namespace before what
 // it holds, a CRD before its resources, RBAC before workloads, webhooks last so they cannot block
 // the work's own objects), and the objects a work never deletes or overwrites.
-import type { JsonObject } from '../kube/objects.js';
+import type { JsonObject } from '../../kube/objects.js';
 
 const RANK: Record<string, number> = {
   Namespace: 0, CustomResourceDefinition: 0,

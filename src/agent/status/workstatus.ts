@@ -1,13 +1,13 @@
 // Pure builder of the KubeStellar WorkStatus of one applied object (the ManifestWork status is
-// work-conditions.ts's). With the WDS generation the work was made from (its annotation
+// ./work-conditions.ts's). With the WDS generation the work was made from (its annotation
 // view.kubestellar.io/source-generation), the WorkStatus also says, in KubeStellar's statusDetails,
 // whether that generation is in effect in the WEC: applied and, for a kind whose status has an
 // observedGeneration, observed by the WEC's controller. The status carried is bounded (the ITS
 // refuses a larger WorkStatus from an agent: manifests/its/mailbox-bounds.yaml): past the bound,
 // the largest top-level fields are left out and named in an annotation.
-import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION, type ManifestWork, type WorkStatus, type WorkStatusDetails } from '../kube/ocm-api.js';
-import type { JsonObject } from '../kube/objects.js';
-import type { ManifestApplyResult } from './contract.js';
+import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION, type ManifestWork, type WorkStatus, type WorkStatusDetails } from '../../kube/ocm-api.js';
+import type { JsonObject } from '../../kube/objects.js';
+import type { ManifestApplyResult } from '../shared/contract.js';
 
 export const WORKSTATUS_WORK_LABEL = 'transport.kubestellar.io/manifestwork';
 /** On a WorkStatus whose status was cut to the bound: the top-level fields left out. */

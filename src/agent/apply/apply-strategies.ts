@@ -5,10 +5,10 @@
 // absent, else PUT with the live labels/annotations merged under the manifest's, the live
 // finalizers and resourceVersion; skipped when nothing differs), CreateOnly (create if absent,
 // never update) and ReadOnly (only GET). Errors carry the WEC's own message. Every request carries
-// `headers`: the impersonation of the work's executor (executor.ts), none for the agent's own identity.
-import { DEFAULT_FIELD_MANAGER, type UpdateStrategy } from '../kube/ocm-api.js';
-import type { KubeObject } from '../kube/objects.js';
-import { upstreamRequest, type Upstream, type UpstreamResponse } from '../kube/upstream.js';
+// `headers`: the impersonation of the work's executor (../shared/work-executor.ts), none for the agent's own identity.
+import { DEFAULT_FIELD_MANAGER, type UpdateStrategy } from '../../kube/ocm-api.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { upstreamRequest, type Upstream, type UpstreamResponse } from '../../kube/upstream.js';
 
 export class ApplyError extends Error {
   constructor(message: string, readonly status = 0) { super(message); this.name = 'ApplyError'; }
