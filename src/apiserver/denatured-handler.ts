@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { DecodeError, type ProtobufDecoder } from '../storage/protobuf-decoder.js';
-import { DEFAULT_PRINTER, printerFor, type KindPrinter } from '../storage/denatured-printers.js';
+import { DEFAULT_PRINTER, printerFor, type KindPrinter } from '../storage/printing/printer.js';
 import type { Caller, DenaturedStore, Target } from '../storage/denatured-store.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { WatchEvent } from '../storage/denatured-translation.js';

@@ -4,7 +4,7 @@
 //   (pkg/printers/internalversion/printers.go) for the common kinds a WEC makes — pods,
 //   configmaps, secrets, deployments, replicasets, persistentvolumeclaims — and, for every other
 //   kind, NAME and AGE, the columns kube-apiserver prints for a custom resource without printer
-//   columns (ksview-native has no Table conversion to reuse, and ./denatured-printers.ts covers
+//   columns (ksview-native has no Table conversion to reuse, and ./printing/printer.ts covers
 //   only the denatured kinds, which it is asked first for);
 // - cells are computed from the v1 JSON of the object as the WEC served it, Go's zero values for
 //   absent fields; server-side printing is always "wide", so priority-1 columns have cells too.
@@ -13,7 +13,7 @@
 import { age as ageSince, humanDuration } from '../kube/duration.js';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject, KubeObject } from '../kube/objects.js';
-import { column, printerFor, type KindPrinter } from './denatured-printers.js';
+import { column, printerFor, type KindPrinter } from './printing/printer.js';
 
 const obj = (v: unknown): JsonObject => (isJsonObject(v) ? v : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -10,9 +10,9 @@
 // - Server-side printing is always "wide" (printers.GenerateOptions{Wide: true}), so priority-1
 //   columns have cells too.
 // Column definitions and printers are shared: callers must not mutate them.
-import { age as ageSince, GO_ZERO_TIME } from '../kube/duration.js';
-import { isJsonObject } from '../kube/json.js';
-import type { JsonObject, KubeObject } from '../kube/objects.js';
+import { age as ageSince, GO_ZERO_TIME } from '../../kube/duration.js';
+import { isJsonObject } from '../../kube/json.js';
+import type { JsonObject, KubeObject } from '../../kube/objects.js';
 
 export interface TableColumnDefinition {
   name: string;
