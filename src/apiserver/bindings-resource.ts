@@ -15,7 +15,7 @@
 // newer, never older); one the source no longer has (its DELETED event) is shown from itself,
 // without the objects hidden and without `status.destinations`.
 import type { FastifyInstance } from 'fastify';
-import { column, type KindPrinter } from '../storage/denatured-printers.js';
+import { column, type KindPrinter } from '../storage/printing/printer.js';
 import { age } from '../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import type { Subject, Visibility } from './subject-access.js';

@@ -12,7 +12,7 @@
 import type { FastifyInstance } from 'fastify';
 import { age } from '../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
-import { column, type KindPrinter } from '../storage/denatured-printers.js';
+import { column, type KindPrinter } from '../storage/printing/printer.js';
 import { COMBINED_STATUSES } from './view-group.js';
 import type { Subject } from './subject-access.js';
 import { objectKey, sharedFeeds, VirtualFeed } from './virtual-feed.js';

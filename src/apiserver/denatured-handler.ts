@@ -9,8 +9,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import YAML from 'yaml';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { DecodeError, type ProtobufDecoder } from '../storage/protobuf-decoder.js';
-import { DEFAULT_PRINTER, printerFor, type KindPrinter } from '../storage/denatured-printers.js';
-import type { Caller, DenaturedStore, Target } from '../storage/denatured-store.js';
+import type { KindPrinter } from '../storage/printing/printer.js';
+import type { DenaturedStore } from '../storage/denatured-store.js';
+import type { Caller, Target } from '../storage/denatured-verbs.js';
 import type { KubeObject } from '../kube/objects.js';
 import type { WatchEvent } from '../storage/denatured-translation.js';
 import type { Upstream } from '../kube/upstream.js';
@@ -79,15 +80,6 @@ function send(reply: FastifyReply, code: number, value: unknown, encoding: Encod
   return reply.code(code).header('content-type', 'application/json').send(JSON.stringify(value));
 }
 
-
-/** kube-apiserver prints FlowSchemas by matching precedence, then name; other kinds in list order. */
-function tableOrder(resource: string, group: string, items: KubeObject[]): KubeObject[] {
-  if (`${resource}.${group}` !== 'flowschemas.flowcontrol.apiserver.k8s.io') return items;
-  const precedence = (o: KubeObject) => Number((o.spec as { matchingPrecedence?: number } | undefined)?.matchingPrecedence ?? 0);
-  const name = (o: KubeObject) => String(o.metadata?.name ?? '');
-  return [...items].sort((a, b) => precedence(a) - precedence(b) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
-}
-
 export interface DenaturedContext {
   registry: DenaturedRegistry;
   up: Upstream;
@@ -126,7 +118,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
     const includeObject = query.get('includeObject') ?? undefined;
     checkIncludeObject(includeObject);
     query.delete('includeObject');
-    const printer = printerFor(kind.group, kind.plural) ?? DEFAULT_PRINTER;
+    const printer = store.strategy.printer;
     const tableOpts: TableOptions | undefined = table ? { version: table, includeObject } : undefined;
     if (target.name && !info.legacyWatch && !queryBool(query.get('watch'))) {
       const r = await store.get(caller, target, query);
@@ -141,7 +133,7 @@ export async function handleDenatured(req: FastifyRequest, reply: FastifyReply, 
       return watch(reply, store, caller, { ...target, name: '' }, query, tableOpts, encoding, printer);
     }
     const r = await store.list(caller, target, query);
-    const value = tableOpts ? objectsTable(tableOrder(kind.plural, kind.group, r.value.items), printer, tableOpts, r.value.metadata ?? {}) : r.value;
+    const value = tableOpts ? objectsTable(store.strategy.tableOrder(r.value.items), printer, tableOpts, r.value.metadata ?? {}) : r.value;
     return send(reply, 200, value, encoding, r.warnings);
   }
 

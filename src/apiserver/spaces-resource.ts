@@ -2,7 +2,7 @@
 // view is. Never stored; get, list and watch (kube-apiserver's resourceVersion rules:
 // ./virtual-serving.ts), as JSON or as a Table.
 // Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's `authorize`).
-import { column, rfc3339, type KindPrinter } from '../storage/denatured-printers.js';
+import { column, rfc3339, type KindPrinter } from '../storage/printing/printer.js';
 import { age } from '../kube/duration.js';
 import { stableUid } from '../kube/objects.js';
 import { errors } from '../kube/status.js';

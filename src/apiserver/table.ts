@@ -4,7 +4,7 @@
 // spaces, bindings and combinedstatuses.
 import type { KubeObject } from '../kube/objects.js';
 import { errors } from '../kube/status.js';
-import type { KindPrinter } from '../storage/denatured-printers.js';
+import type { KindPrinter } from '../storage/printing/printer.js';
 
 export type TableVersion = 'v1' | 'v1beta1';
 

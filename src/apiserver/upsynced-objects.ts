@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import { age } from '../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import type { UpsyncedObject, UpsyncedSourceRef } from '../kube/upsync-api.js';
-import { column, type KindPrinter } from '../storage/denatured-printers.js';
+import { column, type KindPrinter } from '../storage/printing/printer.js';
 import type { Subject } from './subject-access.js';
 import type { UpsyncedSource } from './upsynced-source.js';
 import { GROUP_VERSION, UPSYNCED_OBJECTS } from './view-group.js';

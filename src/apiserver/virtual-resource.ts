@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ObjectMeta } from '../kube/objects.js';
 import { errors } from '../kube/status.js';
-import type { KindPrinter } from '../storage/denatured-printers.js';
+import type { KindPrinter } from '../storage/printing/printer.js';
 import { wantsTable } from './negotiation.js';
 import { objectFilter } from './selectors.js';
 import { checkIncludeObject, objectsTable, type TableVersion } from './table.js';

@@ -11,23 +11,21 @@
 // - Service default/kubernetes, its Endpoints and EndpointSlices;
 // - ServiceCIDRs and IPAddresses (the WDS's own service network);
 // - the system PriorityClasses (`system-` prefix);
-// - CRDs of kubestellar-view's own groups; APIServices of groups the WDS serves itself (local
-//   ones, without a service: built-in and CRD groups) and of kubestellar-view's groups;
-// - written natively: bootstrap RBAC (`system:` names, the rbac-defaults bootstrapping label,
-//   the autoupdate annotation) and the project's own `kubestellar-view:` RBAC; the API priority
-//   and fairness objects kube-apiserver maintains (the autoupdate-spec annotation).
+// - CRDs of kubestellar-view's own groups;
+// - of the denatured kinds, what each kind's file in src/storage/kinds/ says (its isSystemObject):
+//   the `default` ServiceAccount above; written natively, APIServices of groups the WDS serves itself
+//   (local ones, without a service: built-in and CRD groups) and of kubestellar-view's groups,
+//   bootstrap RBAC (`system:` names, the rbac-defaults bootstrapping label, the autoupdate
+//   annotation) and the project's own `kubestellar-view:` RBAC, the API priority and fairness
+//   objects kube-apiserver maintains (the autoupdate-spec annotation).
 import { isJsonObject } from '../kube/json.js';
 import type { KubeObject } from '../kube/objects.js';
 import { isNeverSentSecret } from '../kube/system-secrets.js';
-import { HIDDEN_GROUPS } from '../storage/kind-categories.js';
+import { kindFacts } from '../storage/kinds/index.js';
+import { HIDDEN_GROUPS } from '../storage/kinds/project-groups.js';
 
 export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'kubestellar-view']);
 const NEVER_SENT_NAMESPACE_OBJECTS: ReadonlySet<string> = new Set([...SYSTEM_NAMESPACES, 'default']);
-const RBAC = 'rbac.authorization.k8s.io';
-const BOOTSTRAP_LABEL = 'kubernetes.io/bootstrapping';
-const RBAC_AUTOUPDATE = 'rbac.authorization.kubernetes.io/autoupdate';
-const APF_AUTOUPDATE = 'apf.kubernetes.io/autoupdate-spec';
-const PROJECT_PREFIX = 'kubestellar-view:';
 
 interface Kind {
   group: string;
@@ -41,7 +39,6 @@ function isCoreSystemObject(resource: string, obj: KubeObject): boolean {
   switch (resource) {
     case 'namespaces': return NEVER_SENT_NAMESPACE_OBJECTS.has(name);
     case 'configmaps': return name === 'kube-root-ca.crt';
-    case 'serviceaccounts': return name === 'default';
     case 'secrets': return isNeverSentSecret(obj);
     case 'services':
     case 'endpoints': return namespace === 'default' && name === 'kubernetes';
@@ -54,6 +51,8 @@ export function isSystemObject(kind: Kind, obj: KubeObject, direct: boolean): bo
   const meta = obj.metadata ?? {};
   const name = meta.name ?? '';
   if (meta.namespace && SYSTEM_NAMESPACES.has(meta.namespace)) return true;
+  const facts = kindFacts(kind.group, kind.resource);
+  if (facts) return facts.isSystemObject?.(obj, direct) ?? false;
   if (kind.group === '') return isCoreSystemObject(kind.resource, obj);
   switch (`${kind.resource}.${kind.group}`) {
     case 'endpointslices.discovery.k8s.io':
@@ -65,14 +64,7 @@ export function isSystemObject(kind: Kind, obj: KubeObject, direct: boolean): bo
       return name.startsWith('system-');
     case 'customresourcedefinitions.apiextensions.k8s.io':
       return HIDDEN_GROUPS.has(String(specOf(obj).group ?? ''));
-    case 'apiservices.apiregistration.k8s.io':
-      return direct && (!specOf(obj).service || HIDDEN_GROUPS.has(String(specOf(obj).group ?? '')));
-    case 'flowschemas.flowcontrol.apiserver.k8s.io':
-    case 'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io':
-      return direct && meta.annotations?.[APF_AUTOUPDATE] !== undefined;
     default:
-      if (kind.group !== RBAC || !direct) return false;
-      return name.startsWith('system:') || name.startsWith(PROJECT_PREFIX)
-        || meta.labels?.[BOOTSTRAP_LABEL] === 'rbac-defaults' || meta.annotations?.[RBAC_AUTOUPDATE] !== undefined;
+      return false;
   }
 }
