@@ -3,7 +3,7 @@
 // client certificates requested (front proxy and client CAs from the WDS), authentication on every
 // request but health checks, the admission webhooks (every route under /admission/) answered only
 // for the WDS's kube-apiserver itself, each user's requests counted against the limits of
-// ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
+// ./http/request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
 // `spaces`, `bindings`, `combinedstatuses` and `upsyncedobjects`), /metrics, and the view under its
 // root (where `bindings` and `combinedstatuses` are also served in control.kubestellar.io,
 // `upsyncedobjects` in this group, and each cluster's upsynced objects below `clusters/<cluster>`). Every error is
@@ -12,36 +12,36 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DenaturedRegistry } from '../storage/denatured-registry.js';
 import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
-import { registerBindings, type BindingSource } from './bindings-resource.js';
-import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
-import { registerUpsyncedObjects } from './upsynced-objects.js';
-import { clusterViewPath } from './upsynced-cluster-view.js';
-import type { UpsyncedSource } from './upsynced-source.js';
+import { registerBindings, type BindingSource } from './groups/bindings-resource.js';
+import { registerCombinedStatuses, type CombinedStatusSource } from './groups/combinedstatuses-resource.js';
+import { registerUpsyncedObjects } from './groups/upsyncedobjects-resource.js';
+import { clusterViewPath } from './groups/upsynced-cluster-view.js';
+import type { UpsyncedSource } from './groups/upsynced-source.js';
 import type { KindCategories } from '../storage/kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
-import { registerAdmission, type CollectorValidator } from './admission.js';
-import { registerPolicyAdmission } from './policy-admission.js';
-import { DENATURED_ADMISSION_PATH, MAX_DENATURED_REVIEW_BYTES, registerDenaturedWebhook } from './denatured-webhook.js';
-import type { AuthnConfig } from './authn-config.js';
-import type { Authenticator } from './authn.js';
-import type { Authorizer } from './authz.js';
-import { createMetrics, instrument } from './metrics.js';
-import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './negotiation.js';
+import { registerAdmission, type CollectorValidator } from './admission/statuscollectors-webhook.js';
+import { registerPolicyAdmission } from './admission/bindingpolicies-webhook.js';
+import { DENATURED_ADMISSION_PATH, MAX_DENATURED_REVIEW_BYTES, registerDenaturedWebhook } from './admission/denatured-webhook.js';
+import type { AuthnConfig } from './auth/authn-config.js';
+import type { Authenticator } from './auth/authn.js';
+import type { Authorizer } from './auth/authz.js';
+import { createMetrics, instrument } from './server-metrics.js';
+import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './http/negotiation.js';
 import { assertSafePath } from '../kube/request-info.js';
-import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
+import { registerSpaces, type SpaceInfo } from './groups/spaces-resource.js';
 import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
-import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, viewRoot } from './view-group.js';
-import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
-import { SubjectAccess } from './subject-access.js';
-import type { Authorize, SubjectVisibility } from './virtual-resource.js';
-import { registerView } from './view-proxy.js';
-import { canonicalViewUrl } from './view-path.js';
-import { decorateRequests, userOf } from './request-state.js';
-import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, viewRoot } from './groups/view-group.js';
+import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './groups/view-openapi.js';
+import { SubjectAccess } from './auth/subject-access.js';
+import type { Authorize, SubjectVisibility } from './virtual/read-only-resource.js';
+import { registerView } from './view/view-plugin.js';
+import { canonicalViewUrl } from './groups/view-paths.js';
+import { decorateRequests, userOf } from './http/request-state.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './http/request-limits.js';
 import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
 import { markLongRunning } from './graceful-shutdown.js';
 import type { UserInfo } from '../kube/user.js';
-import { sendExact } from './send-exact.js';
+import { sendExact } from './http/send-exact.js';
 import { createHash } from 'node:crypto';
 
 export interface AppOptions {
@@ -82,7 +82,7 @@ export interface AppOptions {
 const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
 
 /**
- * The admission webhooks (./admission.ts, and any other route under /admission/): only the WDS's
+ * The admission webhooks (./admission/statuscollectors-webhook.ts, and any other route under /admission/): only the WDS's
  * kube-apiserver calls them, with its front-proxy client certificate (its
  * --admission-control-config-file; charts/kubestellar-view/README.md). Judged by the route matched, so no
  * spelling of the path escapes the rule.
@@ -105,7 +105,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
     // Before routing, view URLs take their one spelling: `/api/v1/` reaches the filtered discovery
-    // of /api/v1, never the passthrough (./view-path.ts).
+    // of /api/v1, never the passthrough (./groups/view-paths.ts).
     rewriteUrl: (req) => canonicalViewUrl(req.url ?? '/', root),
     return503OnClosing: true,
     // Watches never finish by themselves: on shutdown every connection is closed, clients re-watch.

@@ -1,0 +1,46 @@
+// meta.k8s.io Tables (server-side printing, what `kubectl get` asks for) of objects, with a kind's
+// printer: rows carry the object as includeObject says (None, Metadata — the default, as
+// PartialObjectMetadata — or Object). The one Table builder of the server: denatured kinds,
+// spaces, bindings and combinedstatuses.
+import type { KubeObject } from '../../kube/objects.js';
+import { errors } from '../../kube/status.js';
+import type { KindPrinter } from '../../storage/denatured-printers.js';
+
+export type TableVersion = 'v1' | 'v1beta1';
+
+export interface TableOptions {
+  version: TableVersion;
+  includeObject: string | undefined;
+  /** Watch events after the first carry no column definitions, as kube-apiserver sends them. */
+  noHeaders?: boolean;
+}
+
+/** Checks `includeObject` as kube-apiserver does: None, Metadata (the default) or Object. */
+export function checkIncludeObject(v: string | undefined): void {
+  if (v !== undefined && v !== 'None' && v !== 'Metadata' && v !== 'Object') {
+    throw errors.badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+  }
+}
+
+function rowObject(obj: KubeObject, o: TableOptions): unknown {
+  if (o.includeObject === 'None') return undefined;
+  if (o.includeObject === 'Object') return obj;
+  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${o.version}`, metadata: obj.metadata ?? {} };
+}
+
+export function objectsTable<T extends KubeObject>(objs: T[], printer: KindPrinter<T>, o: TableOptions, listMeta: Record<string, unknown> = {}, now = new Date()) {
+  const metadata: Record<string, unknown> = {};
+  for (const k of ['resourceVersion', 'continue', 'remainingItemCount']) {
+    if (listMeta[k] !== undefined && listMeta[k] !== '') metadata[k] = listMeta[k];
+  }
+  return {
+    kind: 'Table',
+    apiVersion: `meta.k8s.io/${o.version}`,
+    metadata,
+    ...(o.noHeaders ? {} : { columnDefinitions: printer.columns }),
+    rows: objs.map((obj) => {
+      const object = rowObject(obj, o);
+      return { cells: printer.cells(obj, now), ...(object === undefined ? {} : { object }) };
+    }),
+  };
+}
