@@ -4,6 +4,7 @@
 // are looked up once per (method, scope, code), not hashed from label objects each time.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Scope, ViewPaths } from './groups/view-paths.js';
 
 export function createMetrics(usage?: () => { longRunning: number; inflight: number }) {
   const registry = new Registry();
@@ -32,9 +33,7 @@ export function createMetrics(usage?: () => { longRunning: number; inflight: num
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-type Scope = 'view' | 'group' | 'other';
-
-export function instrument(app: FastifyInstance, metrics: Metrics, viewRoot: string): void {
+export function instrument(app: FastifyInstance, metrics: Metrics, paths: ViewPaths): void {
   const children = new Map<string, { requests: { inc(): void }; duration: { observe(v: number): void } }>();
   const childrenOf = (method: string, scope: Scope, code: number) => {
     const key = `${method} ${scope} ${code}`;
@@ -46,8 +45,7 @@ export function instrument(app: FastifyInstance, metrics: Metrics, viewRoot: str
     return c;
   };
   app.addHook('onResponse', (req, reply, done) => {
-    const scope: Scope = req.url.startsWith(viewRoot) ? 'view' : req.url.startsWith('/apis') ? 'group' : 'other';
-    const c = childrenOf(req.method, scope, reply.statusCode);
+    const c = childrenOf(req.method, paths.scope(req.url), reply.statusCode);
     c.requests.inc();
     c.duration.observe(reply.elapsedTime / 1000);
     done();

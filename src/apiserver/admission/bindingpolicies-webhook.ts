@@ -1,5 +1,5 @@
 // The validating admission webhook for BindingPolicies (control.kubestellar.io/v1alpha1): who may
-// name an executor (issue 25). A policy's works are applied in the WECs as its executor
+// name an executor (docs/placement.md, "Executor: as whom a work runs in the WEC"). A policy's works are applied in the WECs as its executor
 // (`spec.executor.serviceAccount`, ../../controllers/placement/executor.ts), so naming one is acting
 // as it: a CREATE, or an UPDATE that changes the spec (a new downsync clause selects more objects
 // for the same executor), of a policy naming ServiceAccount X is admitted only if its author may
@@ -33,7 +33,15 @@ export const POLICY_WEBHOOK_NAME = 'bindingpolicies.view.kubestellar.io';
  */
 export const MAX_POLICY_REVIEW_BYTES = MAX_BODY_BYTES;
 
-export function registerPolicyAdmission(app: FastifyInstance, authorizer: Pick<Authorizer, 'decide'>, log: (msg: string) => void): void {
+export interface BindingPoliciesWebhookOptions {
+  /** Decides the author's SubjectAccessReview. */
+  authorizer: Pick<Authorizer, 'decide'>;
+  /** Where the server's own log lines go. */
+  log: (msg: string) => void;
+}
+
+/** POST /admission/bindingpolicies, a fastify plugin. */
+export async function bindingPoliciesWebhook(app: FastifyInstance, { authorizer, log }: BindingPoliciesWebhookOptions): Promise<void> {
   app.post(POLICY_ADMISSION_PATH, { bodyLimit: MAX_POLICY_REVIEW_BYTES }, async (req, reply) => {
     const review = req.body;
     const request = admissionRequest(review);

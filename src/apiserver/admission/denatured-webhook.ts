@@ -28,7 +28,15 @@ export const DENATURED_WEBHOOK_NAME = 'denatured.view.kubestellar.io';
  */
 export const MAX_DENATURED_REVIEW_BYTES = 2 * 3 * 1024 * 1024 + 64 * 1024;
 
-export function registerDenaturedWebhook(app: FastifyInstance, registry: DenaturedRegistry, log: (msg: string) => void): void {
+export interface DenaturedWebhookOptions {
+  /** The denatured kinds the view serves. */
+  registry: DenaturedRegistry;
+  /** Where the server's own log lines go. */
+  log: (msg: string) => void;
+}
+
+/** POST /admission/denatured, a fastify plugin. */
+export async function denaturedWebhook(app: FastifyInstance, { registry, log }: DenaturedWebhookOptions): Promise<void> {
   app.post(DENATURED_ADMISSION_PATH, { bodyLimit: MAX_DENATURED_REVIEW_BYTES }, async (req, reply) => {
     const review = req.body;
     const request = admissionRequest(review);

@@ -49,7 +49,13 @@ interface AdmissionRequest { uid?: unknown; operation?: unknown; name?: unknown;
  */
 export const MAX_ADMISSION_BODY_BYTES = 256 * 1024;
 
-export function registerAdmission(app: FastifyInstance, validate: CollectorValidator | undefined): void {
+export interface StatusCollectorsWebhookOptions {
+  /** Compiles a StatusCollector (none without an ITS: all allowed). */
+  validate: CollectorValidator | undefined;
+}
+
+/** POST /admission/statuscollectors, a fastify plugin. */
+export async function statusCollectorsWebhook(app: FastifyInstance, { validate }: StatusCollectorsWebhookOptions): Promise<void> {
   app.post(ADMISSION_PATH, { bodyLimit: MAX_ADMISSION_BODY_BYTES }, async (req, reply) => {
     const review = req.body;
     const request = (isJsonObject(review) && isJsonObject(review.request) ? review.request : undefined) as AdmissionRequest | undefined;

@@ -1,6 +1,6 @@
 // What a reader may see of the objects the virtual resources speak of: a CombinedStatus is about
 // one workload object, a Binding names every object its policy selects, so they show only what
-// the reader may `get` natively (issue 24, defect 3). For a batch of subjects (one answer: a
+// the reader may `get` natively (docs/security.md, "What the view shows", D3). For a batch of subjects (one answer: a
 // list, a get, the events of a watch delivered together) the decisions are SubjectAccessReviews
 // of the reader, coarse first, as RBAC grants:
 //   1. `get` of the resource across the cluster (a ClusterRoleBinding, cluster-admin);

@@ -1,8 +1,9 @@
 // The virtual Bindings (cluster-scoped, get/list/watch, Tables): one Binding per BindingPolicy,
-// KubeStellar v0.29's shape, computed by the placement controllers and never stored. Served twice
-// by the same code (../virtual/read-only-resource.ts): as bindings.view.kubestellar.io for direct clients
-// (../app.ts) and as bindings.control.kubestellar.io inside the view, where KubeStellar's tools read
-// them (../view/view-plugin.ts); each answer carries its path's apiVersion, and both paths share one feed
+// KubeStellar v0.29's shape, computed by the placement controllers and never stored. A fastify
+// plugin (../virtual/read-only-resource.ts) registered once per group that serves it
+// (./group-resources.ts): bindings.view.kubestellar.io for direct clients and
+// bindings.control.kubestellar.io inside the view, where KubeStellar's tools read them; each
+// answer carries its path's apiVersion, and both paths share one feed
 // (../virtual/feed.ts), so their resourceVersions are the same. Without controllers (no
 // --its-kubeconfig) the list is empty. Field selectors on metadata.name only; label selectors are
 // a 400 (Bindings carry no labels of their own).
@@ -19,9 +20,9 @@ import { column, type KindPrinter } from '../../storage/denatured-printers.js';
 import { age } from '../../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../../kube/objects.js';
 import type { Subject, Visibility } from '../auth/subject-access.js';
-import { BINDINGS } from './view-group.js';
+import { BINDINGS, VERSION } from './view-group.js';
 import { sharedFeeds, VirtualFeed } from '../virtual/feed.js';
-import { registerVirtualResource, type Authorize, type SubjectVisibility } from '../virtual/read-only-resource.js';
+import { registerVirtualResource, type ResourceAccess, type SubjectVisibility } from '../virtual/read-only-resource.js';
 import type { Shown } from '../virtual/list-watch.js';
 
 /** What one reader may see in a Binding: which of its objects, and whether the policy's own status. */
@@ -138,14 +139,19 @@ const feedOf = sharedFeeds((source: BindingSource | undefined) => new VirtualFee
   onChange: (cb) => source.onBindingChange(cb),
 }, content));
 
+export interface BindingsOptions extends ResourceAccess {
+  /** The placement controllers (none without an ITS: the list is empty). */
+  source: BindingSource | undefined;
+}
+
 /**
- * Registers GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/bindings`
- * on `app` (or a plugin under a prefix). `authorize` checks `bindings` in `group`; `visibility`
- * decides which of the objects named in each the reader may see.
+ * GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/bindings`.
+ * `authorize` checks `bindings` in `group`; `visibility` decides which of the objects named in
+ * each the reader may see.
  */
-export function registerBindings(app: FastifyInstance, source: BindingSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility): void {
+export async function bindingsResource(app: FastifyInstance, { source, group, authorize, visibility }: BindingsOptions): Promise<void> {
   registerVirtualResource(app, {
-    kind: BINDINGS, group, feed: feedOf(source), printer: BINDING_PRINTER, labelSelectors: false, authorize,
+    kind: BINDINGS, group, version: VERSION, feed: feedOf(source), printer: BINDING_PRINTER, labelSelectors: false, authorize,
     reader: (req) => (bindings) => shownBindings(source, visibility(req), bindings),
   });
 }

@@ -1,9 +1,10 @@
 // The virtual CombinedStatuses (namespaced, get/list/watch, Tables): one per (workload object,
 // BindingPolicy) pair whose policy names StatusCollectors for it, KubeStellar's shape (`results` at
-// the top level), computed by the status controller and never stored. Served twice by the same
-// code as the Bindings (../virtual/read-only-resource.ts): combinedstatuses.view.kubestellar.io for direct
-// clients (../app.ts) and combinedstatuses.control.kubestellar.io inside the view (../view/view-plugin.ts),
-// each answer in its path's apiVersion, one feed for both (../virtual/feed.ts). Without a source
+// the top level), computed by the status controller and never stored. A fastify plugin, as the
+// Bindings (../virtual/read-only-resource.ts), registered once per group that serves it
+// (./group-resources.ts): combinedstatuses.view.kubestellar.io for direct clients and
+// combinedstatuses.control.kubestellar.io inside the view, each answer in its path's apiVersion,
+// one feed for both (../virtual/feed.ts). Without a source
 // the lists are empty. Label selectors apply (KubeStellar's users find an object's CombinedStatuses
 // by its five status.kubestellar.io labels), and field selectors on metadata.name and
 // metadata.namespace. A CombinedStatus is shown only to a reader who may `get` its workload object
@@ -13,10 +14,10 @@ import type { FastifyInstance } from 'fastify';
 import { age } from '../../kube/duration.js';
 import type { KubeObject, ObjectMeta } from '../../kube/objects.js';
 import { column, type KindPrinter } from '../../storage/denatured-printers.js';
-import { COMBINED_STATUSES } from './view-group.js';
+import { COMBINED_STATUSES, VERSION } from './view-group.js';
 import type { Subject } from '../auth/subject-access.js';
 import { objectKey, sharedFeeds, VirtualFeed } from '../virtual/feed.js';
-import { registerVirtualResource, type Authorize, type SubjectVisibility } from '../virtual/read-only-resource.js';
+import { registerVirtualResource, type ResourceAccess } from '../virtual/read-only-resource.js';
 
 /** What computes the CombinedStatuses (the status controller). Keys are `<namespace>/<name>`. */
 export interface CombinedStatusSource {
@@ -42,7 +43,7 @@ const SUBJECT_LABELS = [
   ['SUBJECT_RSC', 'status.kubestellar.io/resource', 'Resource (plural) of the workload object'],
   ['SUBJECT_NS', 'status.kubestellar.io/namespace', 'Namespace of the workload object'],
   ['SUBJECT_NAME', 'status.kubestellar.io/name', 'Name of the workload object'],
-  // KubeStellar's printcolumn reads status.kubestellar.io/policy, a label nothing writes (its issue #2564).
+  // KubeStellar's printcolumn reads status.kubestellar.io/policy, a label nothing writes (kubestellar/kubestellar#2564).
   ['BINDINGPOLICY', 'status.kubestellar.io/binding-policy', 'The BindingPolicy whose StatusCollectors make the results'],
 ] as const;
 
@@ -120,15 +121,20 @@ const feedOf = sharedFeeds((source: CombinedStatusSource | undefined) => new Vir
   onChange: (cb) => source.onCombinedStatusChange(cb),
 }, content));
 
+export interface CombinedStatusesOptions extends ResourceAccess {
+  /** The status controller (none without an ITS: the lists are empty). */
+  source: CombinedStatusSource | undefined;
+}
+
 /**
- * Registers GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/combinedstatuses`
- * and `/apis/<group>/v1alpha1/namespaces/<namespace>/combinedstatuses` on `app` (or a plugin under a
- * prefix). `authorize` checks `combinedstatuses` in `group`, in the path's namespace; `visibility`
- * which workload objects the reader may get.
+ * GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/combinedstatuses`
+ * and `/apis/<group>/v1alpha1/namespaces/<namespace>/combinedstatuses`. `authorize` checks
+ * `combinedstatuses` in `group`, in the path's namespace; `visibility` which workload objects the
+ * reader may get.
  */
-export function registerCombinedStatuses(app: FastifyInstance, source: CombinedStatusSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility): void {
+export async function combinedStatusesResource(app: FastifyInstance, { source, group, authorize, visibility }: CombinedStatusesOptions): Promise<void> {
   registerVirtualResource(app, {
-    kind: COMBINED_STATUSES, group, feed: feedOf(source), printer: COMBINED_STATUS_PRINTER, labelSelectors: true, authorize,
+    kind: COMBINED_STATUSES, group, version: VERSION, feed: feedOf(source), printer: COMBINED_STATUS_PRINTER, labelSelectors: true, authorize,
     reader: (req) => async (items) => {
       const vis = await visibility(req).resolve(items.flatMap((cs) => subjectOf(cs) ?? []));
       return {

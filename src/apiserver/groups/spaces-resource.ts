@@ -1,7 +1,8 @@
 // The virtual resource `spaces` (cluster-scoped): one item, this server's WDS, telling where its
 // view is. Never stored; get, list and watch (kube-apiserver's resourceVersion rules:
 // ../virtual/list-watch.ts), as JSON or as a Table.
-// Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's `authorize`).
+// Access is decided by a SubjectAccessReview on `spaces` in view.kubestellar.io (the caller's
+// `authorize`). A fastify plugin, registered by the app.
 import { column, rfc3339, type KindPrinter } from '../../storage/denatured-printers.js';
 import { age } from '../../kube/duration.js';
 import { stableUid } from '../../kube/objects.js';
@@ -72,7 +73,15 @@ export function matchesSelectors(o: SpaceObject, labelSelector?: string, fieldSe
 
 interface Query extends CollectionQuery { watch?: string; labelSelector?: string; fieldSelector?: string; includeObject?: string }
 
-export function registerSpaces(app: FastifyInstance, info: SpaceInfo, authorize: Authorize): void {
+export interface SpacesOptions {
+  /** The one space served: this server's WDS. */
+  space: SpaceInfo;
+  /** A SubjectAccessReview of the user on `spaces` in view.kubestellar.io. */
+  authorize: Authorize;
+}
+
+/** GET (get, list, watch) of `/apis/view.kubestellar.io/v1alpha1/spaces`. */
+export async function spacesResource(app: FastifyInstance, { space: info, authorize }: SpacesOptions): Promise<void> {
   const base = `/apis/${GROUP_VERSION}/spaces`;
   // One object that never changes, served with the resourceVersion rules of every virtual resource.
   const collection = new VirtualCollection<SpaceObject>((o) => JSON.stringify(o));

@@ -1,4 +1,4 @@
-// Discovery of one cluster's upsynced objects (issue 28; ./upsynced-cluster-view.ts): a Kubernetes
+// Discovery of one cluster's upsynced objects (docs/upsync.md; ./upsynced-cluster-view.ts): a Kubernetes
 // API that holds exactly the kinds upsynced from that cluster, as kube-apiserver would describe it —
 // /api (APIVersions: v1 when a core kind is there), /apis (APIGroupList of the groups present),
 // /apis/<group> (APIGroup), /api/v1 and /apis/<group>/<version> (APIResourceList), each resource

@@ -1,4 +1,4 @@
-// The per-cluster views of upsynced objects (issue 28): below
+// The per-cluster views of upsynced objects (docs/upsync.md), a fastify plugin on the view's: below
 // `<view root>/clusters/<cluster>`, a read-only Kubernetes API holding exactly the objects upsynced
 // from that cluster, in their native kinds — what a `<wds>-view-<cluster>` context of
 // `ksview kubeconfig --view` points at, so `kubectl get pods -A`, `-w`, `-l`, `-o yaml` work as on
@@ -26,48 +26,35 @@
 //   (no UpsyncRequest of this WDS), kind or subresource is a 404.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject } from '../../kube/objects.js';
-import { parseRequestInfo } from '../../kube/request-info.js';
 import { errors } from '../../kube/status.js';
 import { DENATURED_GROUP } from '../../storage/crd-schema.js';
 import type { KindCategories } from '../../storage/kind-categories.js';
 import { workloadPrinterFor } from '../../storage/workload-printers.js';
-import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery, wantsTable } from '../http/negotiation.js';
+import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from '../http/negotiation.js';
 import { objectFilter } from '../http/selectors.js';
 import { sendExact } from '../http/send-exact.js';
-import { checkIncludeObject, objectsTable } from '../http/table.js';
+import { checkIncludeObject, tableAnswer } from '../http/table.js';
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, kindsOf, type ClusterKind } from './upsynced-cluster-discovery.js';
 import { qualifiedResource, upsyncedFeed, upsyncedName, type ServedUpsynced } from './upsyncedobjects-resource.js';
 import type { UpsyncedSource } from './upsynced-source.js';
 import { objectKey } from '../virtual/feed.js';
-import type { Authorize } from '../virtual/read-only-resource.js';
+import { byKey, writeVerb, type Authorize } from '../virtual/read-only-resource.js';
 import { listOrWatch, type CollectionQuery } from '../virtual/list-watch.js';
 import { queryBool } from '../http/watch-stream.js';
+import type { ViewPaths } from './view-paths.js';
 
 /** On each object of a per-cluster view: its resourceVersion in the WEC. */
 export const SOURCE_RV_ANNOTATION = 'view.kubestellar.io/source-resource-version';
 
 export interface ClusterViewOptions {
-  /** The view root (the routes are registered on the view's plugin, below it). */
-  root: string;
+  /** The view's paths (the routes are registered on the view's plugin, below its root). */
+  paths: ViewPaths;
   source: UpsyncedSource | undefined;
   cats: Pick<KindCategories, 'categorize'>;
   /** A SubjectAccessReview of the user on `resource` in `group` (kube's 403 otherwise). */
   authorizeOn: (resource: string, group: string) => Authorize;
   /** GET /version, as the view answers it (the WDS's). */
   version: (req: FastifyRequest, reply: FastifyReply) => unknown;
-}
-
-/** The cluster and the path below its root, for a path below the view root; undefined for other paths. */
-export function clusterViewPath(belowRoot: string): { cluster: string; path: string } | undefined {
-  const m = /^\/clusters\/([^/]+)(\/.*)?$/.exec(belowRoot);
-  if (!m) return undefined;
-  let cluster: string;
-  try {
-    cluster = decodeURIComponent(m[1]!);
-  } catch {
-    cluster = m[1]!;
-  }
-  return { cluster, path: m[2] ?? '/' };
 }
 
 interface Query extends CollectionQuery { watch?: string; labelSelector?: string; fieldSelector?: string; includeObject?: string }
@@ -93,16 +80,6 @@ export function nativeOf(s: ServedUpsynced): KubeObject {
   return o;
 }
 
-const byKey = (a: KubeObject, b: KubeObject) =>
-  (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
-
-function writeVerb(method: string, named: boolean): string {
-  if (method === 'POST') return 'create';
-  if (method === 'PUT') return 'update';
-  if (method === 'PATCH') return 'patch';
-  return named ? 'delete' : 'deletecollection';
-}
-
 /** 405, saying where the object lives and where to change it. */
 function readOnly(method: string, k: ClusterKind, cluster: string, name: string) {
   const err = errors.methodNotAllowed(method);
@@ -117,8 +94,8 @@ function readOnly(method: string, k: ClusterKind, cluster: string, name: string)
 const unknownCluster = (cluster: string) => errors.notFound({ group: 'view.kubestellar.io', kind: 'clusters', name: cluster },
   `cluster "${cluster}" has no upsynced objects for this WDS: no BindingPolicy upsyncs from it`);
 
-/** Registers `/clusters/<cluster>` and everything below it on the view's plugin. */
-export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOptions): void {
+/** `/clusters/<cluster>` and everything below it, registered on the view's plugin. */
+export async function clusterViews(view: FastifyInstance, opts: ClusterViewOptions): Promise<void> {
   const feed = upsyncedFeed(opts.source);
   const rbacGroup = (k: ClusterKind) => (opts.cats.categorize({ group: k.group, resource: k.resource }) === 'denatured' ? DENATURED_GROUP : k.group);
 
@@ -152,13 +129,13 @@ export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOpt
   };
 
   const handler = async (req: FastifyRequest<{ Querystring: Query }>, reply: FastifyReply) => {
-    const q = req.url.indexOf('?');
-    const target = clusterViewPath((q < 0 ? req.url : req.url.slice(0, q)).slice(opts.root.length));
+    const resolved = opts.paths.resolve(req.url);
+    const target = resolved?.cluster;
     if (!target) throw errors.pathNotFound();
     const { cluster } = target;
     if (!opts.source || !opts.source.clusters().includes(cluster)) throw unknownCluster(cluster);
     const kinds = kindsOf(opts.source.ofCluster(cluster));
-    const info = parseRequestInfo(target.path);
+    const { info } = resolved;
     if (!info.isResourceRequest) {
       if (req.method !== 'GET') throw errors.methodNotAllowed(req.method);
       return discovery(req, reply, target.path, kinds);
@@ -177,17 +154,14 @@ export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOpt
     const query = req.query;
     const watch = info.legacyWatch || queryBool(query.watch);
     checkIncludeObject(query.includeObject);
-    const printer = workloadPrinterFor(kind.group, kind.resource);
-    const tableVersion = wantsTable(req.headers.accept);
-    const table = (items: KubeObject[], rv: string | undefined) => objectsTable(items, printer, { version: tableVersion!, includeObject: query.includeObject }, { resourceVersion: rv });
-    const encode = (o: KubeObject) => (tableVersion ? table([o], o.metadata?.resourceVersion) : o);
+    const answer = tableAnswer(req.headers.accept, query.includeObject, workloadPrinterFor(kind.group, kind.resource));
 
     if (name && !watch) {
       await authorize(req, 'get', namespace || undefined, name);
       feed.flush();
       const found = feed.collection.get(objectKey(namespace || undefined, upsyncedName(cluster, kind.group, kind.resource, name)));
       if (!found || found.spec.source.version !== kind.version) throw errors.notFound({ group: kind.group, kind: kind.resource, name });
-      return encode(nativeOf(found));
+      return answer.one(nativeOf(found));
     }
 
     await authorize(req, watch ? 'watch' : 'list', namespace || undefined, name || undefined);
@@ -205,9 +179,9 @@ export function registerClusterViews(view: FastifyInstance, opts: ClusterViewOpt
       keep,
       list: (items, rv) => {
         const objects = items.map(nativeOf).sort(byKey);
-        return tableVersion ? table(objects, rv) : { apiVersion: groupVersion, kind: `${kind.kind}List`, metadata: { resourceVersion: rv }, items: objects };
+        return answer.list(objects, rv, () => ({ apiVersion: groupVersion, kind: `${kind.kind}List`, metadata: { resourceVersion: rv }, items: objects }));
       },
-      event: (s) => encode(nativeOf(s)),
+      event: (s) => answer.one(nativeOf(s)),
       type: { apiVersion: groupVersion, kind: kind.kind },
     });
   };

@@ -1,4 +1,4 @@
-// What the view reads of upsynced objects (issue 28): the copies the agents wrote into the ITS for
+// What the view reads of upsynced objects (docs/upsync.md): the copies the agents wrote into the ITS for
 // this WDS, as serve's upsync cache (src/controllers/upsync/) holds them. Only copies that a current
 // UpsyncRequest of this WDS asks for are listed (a policy's clause removed, or its cluster no longer
 // selected, hides them at once, before the agent deletes them). Objects are shared and frozen.

@@ -1,9 +1,10 @@
-// The virtual UpsyncedObjects (namespaced, get/list/watch, Tables; issue 28): one per object of a
+// The virtual UpsyncedObjects (namespaced, get/list/watch, Tables; docs/upsync.md): one per object of a
 // WEC that an upsync clause selects, read from the copies the agents write into the ITS
-// (./upsynced-source.ts) and never stored. Served as the Bindings and CombinedStatuses are
-// (../virtual/read-only-resource.ts): upsyncedobjects.view.kubestellar.io for direct clients (../app.ts) and,
-// inside the view, in the same group (its only resource there: control.kubestellar.io/upsyncedobjects
-// is the ITS's CRD of the copies, another shape; ../view/view-plugin.ts), one feed for both (../virtual/feed.ts),
+// (./upsynced-source.ts) and never stored. A fastify plugin as the Bindings and CombinedStatuses
+// (../virtual/read-only-resource.ts), registered once per group that serves it (./group-resources.ts):
+// upsyncedobjects.view.kubestellar.io for direct clients and, inside the view, in the same group
+// (its only resource there: control.kubestellar.io/upsyncedobjects is the ITS's CRD of the copies,
+// another shape), one feed for both (../virtual/feed.ts),
 // whose resourceVersions the per-cluster views (./upsynced-cluster-view.ts) use too.
 // A served object: metadata.name `<cluster>:<resource>[.<group>]:<name>` (unique per WDS, since a
 // copy is one per (cluster, group, resource, namespace, name), and readable), in the source
@@ -23,9 +24,9 @@ import type { UpsyncedObject, UpsyncedSourceRef } from '../../kube/upsync-api.js
 import { column, type KindPrinter } from '../../storage/denatured-printers.js';
 import type { Subject } from '../auth/subject-access.js';
 import type { UpsyncedSource } from './upsynced-source.js';
-import { GROUP_VERSION, UPSYNCED_OBJECTS } from './view-group.js';
+import { GROUP_VERSION, UPSYNCED_OBJECTS, VERSION } from './view-group.js';
 import { objectKey, sharedFeeds, VirtualFeed, type FeedSource } from '../virtual/feed.js';
-import { registerVirtualResource, type Authorize, type SubjectVisibility } from '../virtual/read-only-resource.js';
+import { registerVirtualResource, type ResourceAccess } from '../virtual/read-only-resource.js';
 
 export const CLUSTER_LABEL = 'view.kubestellar.io/cluster';
 export const KIND_LABEL = 'view.kubestellar.io/kind';
@@ -145,16 +146,22 @@ const UPSYNCED_PRINTER: KindPrinter<ServedUpsynced> = {
     age(o.status.lastSeen, now.getTime()), String(o.status.stale)],
 };
 
+export interface UpsyncedObjectsOptions extends ResourceAccess {
+  /** The agents' copies (none without an ITS: the lists are empty). */
+  source: UpsyncedSource | undefined;
+  /** The time the Table's Age and Last-Seen count to (default: the system clock's). */
+  now?: () => Date;
+}
+
 /**
- * Registers GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/upsyncedobjects`
- * and `/apis/<group>/v1alpha1/namespaces/<namespace>/upsyncedobjects` on `app` (or a plugin under a
- * prefix). `authorize` checks `upsyncedobjects` in `group`, in the path's namespace; `visibility`
- * which source objects the reader may get; `now` the time the Table's Age and Last-Seen count to
- * (default: the system clock's).
+ * GET (get, list, watch) and the refused writes of `/apis/<group>/v1alpha1/upsyncedobjects`
+ * and `/apis/<group>/v1alpha1/namespaces/<namespace>/upsyncedobjects`. `authorize` checks
+ * `upsyncedobjects` in `group`, in the path's namespace; `visibility` which source objects the
+ * reader may get.
  */
-export function registerUpsyncedObjects(app: FastifyInstance, source: UpsyncedSource | undefined, authorize: Authorize, group: string, visibility: SubjectVisibility, now?: () => Date): void {
+export async function upsyncedObjectsResource(app: FastifyInstance, { source, group, authorize, visibility, now }: UpsyncedObjectsOptions): Promise<void> {
   registerVirtualResource(app, {
-    kind: UPSYNCED_OBJECTS, group, feed: upsyncedFeed(source), printer: UPSYNCED_PRINTER, labelSelectors: true, authorize, now,
+    kind: UPSYNCED_OBJECTS, group, version: VERSION, feed: upsyncedFeed(source), printer: UPSYNCED_PRINTER, labelSelectors: true, authorize, now,
     reader: (req) => async (items) => {
       const vis = await visibility(req).resolve(items.map(subjectOf));
       return { visible: (o) => vis.may(subjectOf(o)), show: (o) => o, leftOut: vis.leftOut };

@@ -1,8 +1,10 @@
 // The API group view.kubestellar.io/v1alpha1 itself: its names, its resources and its legacy and
 // aggregated discovery (its OpenAPI: ./view-openapi.ts). Also the view's own part of KubeStellar's
-// group control.kubestellar.io, which ../view/view-plugin.ts adds to the WDS's discovery: the same virtual
+// group control.kubestellar.io, which ../view/view-discovery.ts adds to the WDS's discovery: the same virtual
 // resources (Bindings, CombinedStatuses) as KubeStellar's tools read them; and what of this group
 // the view serves too (UpsyncedObjects, IN_VIEW_KINDS).
+import type { VirtualKind } from '../virtual/read-only-resource.js';
+
 export const GROUP = 'view.kubestellar.io';
 export const VERSION = 'v1alpha1';
 export const GROUP_VERSION = `${GROUP}/${VERSION}`;
@@ -10,19 +12,10 @@ export const GROUP_VERSION = `${GROUP}/${VERSION}`;
 export const CONTROL_GROUP = 'control.kubestellar.io';
 export const CONTROL_GROUP_VERSION = `${CONTROL_GROUP}/${VERSION}`;
 
-/** A virtual, read-only resource served in both groups: what discovery, OpenAPI and its routes say of it. */
-export interface VirtualKind {
-  resource: string;
-  singular: string;
-  kind: string;
-  namespaced: boolean;
-  /** KubeStellar's CRD's. */
-  shortNames: string[];
-}
 
 export const BINDINGS: VirtualKind = { resource: 'bindings', singular: 'binding', kind: 'Binding', namespaced: false, shortNames: ['bdg'] };
 export const COMBINED_STATUSES: VirtualKind = { resource: 'combinedstatuses', singular: 'combinedstatus', kind: 'CombinedStatus', namespaced: true, shortNames: ['cs'] };
-/** The objects born in the WECs that the agents copy back (issue 28; ./upsyncedobjects-resource.ts); no short name (KubeStellar has none). */
+/** The objects born in the WECs that the agents copy back (docs/upsync.md; ./upsyncedobjects-resource.ts); no short name (KubeStellar has none). */
 export const UPSYNCED_OBJECTS: VirtualKind = { resource: 'upsyncedobjects', singular: 'upsyncedobject', kind: 'UpsyncedObject', namespaced: true, shortNames: [] };
 /** This group's virtual resources, in discovery order. */
 export const VIRTUAL_KINDS: readonly VirtualKind[] = [BINDINGS, COMBINED_STATUSES, UPSYNCED_OBJECTS];

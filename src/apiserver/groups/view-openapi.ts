@@ -2,10 +2,11 @@
 // list this group only: the aggregator merges every key a backend lists, so the view's own OpenAPI
 // lives under the view root instead), and what the view adds of its own to the WDS's OpenAPI: the
 // virtual resources as control.kubestellar.io/v1alpha1 and the UpsyncedObjects in this group
-// (../view/view-plugin.ts serves them). Paths and operation ids are those kube-apiserver gives a CRD of
+// (../view/view-discovery.ts serves them). Paths and operation ids are those kube-apiserver gives a CRD of
 // the same scope, so that clients generated from them and `kubectl explain` find what they
 // expect. Schemas: ./view-schemas.ts.
-import { CONTROL_GROUP, CONTROL_KINDS, GROUP, GROUP_VERSION, IN_VIEW_KINDS, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
+import { CONTROL_GROUP, CONTROL_KINDS, GROUP, GROUP_VERSION, IN_VIEW_KINDS, VERSION, VIRTUAL_KINDS } from './view-group.js';
+import type { VirtualKind } from '../virtual/read-only-resource.js';
 import { listMeta, objectMeta, schemaPrefix, spaceSchemas, virtualSchemas } from './view-schemas.js';
 
 type Ref = (n: string) => string;

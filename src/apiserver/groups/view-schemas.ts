@@ -2,7 +2,8 @@
 // CombinedStatus and UpsyncedObject in view.kubestellar.io and control.kubestellar.io), named as kube-apiserver names a
 // CRD's (io.kubestellar.view.v1alpha1.Binding), for OpenAPI v2 definitions and v3 components alike
 // (`ref` makes a reference in either form). KubeStellar's field names and shapes; descriptions our own.
-import { BINDINGS, COMBINED_STATUSES, GROUP, UPSYNCED_OBJECTS, VERSION, VIRTUAL_KINDS, type VirtualKind } from './view-group.js';
+import { BINDINGS, COMBINED_STATUSES, GROUP, UPSYNCED_OBJECTS, VERSION, VIRTUAL_KINDS } from './view-group.js';
+import type { VirtualKind } from '../virtual/read-only-resource.js';
 
 type Ref = (n: string) => string;
 

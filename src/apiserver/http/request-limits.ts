@@ -57,7 +57,7 @@ export class RequestLimits {
   private longRunningTotal = 0;
   private inflightTotal = 0;
 
-  constructor(private readonly o: RequestLimitsOptions = DEFAULT_REQUEST_LIMITS) {}
+  constructor(private readonly caps: RequestLimitsOptions = DEFAULT_REQUEST_LIMITS) {}
 
   /**
    * Takes a slot for one request of `user`, or throws a 429 StatusError when a cap is reached.
@@ -67,8 +67,8 @@ export class RequestLimits {
     let slots = this.users.get(user.username);
     const mine = longRunning ? slots?.longRunning ?? 0 : slots?.inflight ?? 0;
     const total = longRunning ? this.longRunningTotal : this.inflightTotal;
-    const perUser = longRunning ? this.o.longRunningPerUser : this.o.inflightPerUser;
-    const overall = longRunning ? this.o.longRunningTotal : this.o.inflightTotal;
+    const perUser = longRunning ? this.caps.longRunningPerUser : this.caps.inflightPerUser;
+    const overall = longRunning ? this.caps.longRunningTotal : this.caps.inflightTotal;
     if (((perUser > 0 && mine >= perUser) || (overall > 0 && total >= overall)) && !user.groups.includes(PRIVILEGED_GROUP)) {
       const what = longRunning ? 'long-running requests (watches, logs, exec, attach, port-forward, proxy)' : 'requests in flight';
       throw errors.tooManyRequests(perUser > 0 && mine >= perUser

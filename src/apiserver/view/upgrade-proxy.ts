@@ -19,6 +19,7 @@ import type { Authenticator } from '../auth/authn.js';
 import { upstreamHeaders } from '../auth/impersonation.js';
 import type { RequestLimits } from '../http/request-limits.js';
 import { assertSafePath, parseRequestInfo } from '../../kube/request-info.js';
+import { ViewPaths } from '../groups/view-paths.js';
 import { errors, isStatus, statusForText, toStatus, type FailureStatus, type Status } from '../../kube/status.js';
 
 /** How long the WDS may take to answer the upgrade request (it may have to reach a kubelet first). */
@@ -61,9 +62,13 @@ async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts:
   const url = req.url ?? '/';
   const path = url.split('?')[0]!;
   assertSafePath(path);
-  if (!path.startsWith(`${opts.root}/`)) throw errors.pathNotFound();
+  const paths = new ViewPaths(opts.root);
+  // Below the root only (not the root itself), classified as the WDS would see it: a cluster's view
+  // serves no upgrades, so its path goes to the WDS as it is, which has no such path.
+  const below = paths.below(path);
+  if (!below) throw errors.pathNotFound();
   const user = await opts.authenticator.authenticate(req);
-  const info = parseRequestInfo(path.slice(opts.root.length));
+  const info = parseRequestInfo(below);
   const category = info.isResourceRequest ? opts.cats.categorize({ group: info.group, resource: info.resource }) : 'natured';
   if (category === 'hidden') throw errors.pathNotFound();
   if (category === 'denatured') throw errors.notImplemented(`${info.resource} is a denatured kind: the view does not serve it yet`);
@@ -82,7 +87,7 @@ async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, opts:
   headers.connection = 'Upgrade';
   headers.upgrade = String(req.headers.upgrade ?? '');
   const upReq = https.request({
-    host: target.hostname, port: Number(target.port || 443), method: req.method, path: up.basePath + url.slice(opts.root.length),
+    host: target.hostname, port: Number(target.port || 443), method: req.method, path: up.basePath + paths.upstreamPath(url),
     headers, agent: false, timeout: ANSWER_TIMEOUT_MS,
     ca: up.tls.ca, cert: up.tls.cert, key: up.tls.key, rejectUnauthorized: up.tls.rejectUnauthorized ?? true,
     servername: up.tls.servername ?? (net.isIP(target.hostname) ? undefined : target.hostname),

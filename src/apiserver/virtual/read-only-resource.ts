@@ -14,10 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ObjectMeta } from '../../kube/objects.js';
 import { errors } from '../../kube/status.js';
 import type { KindPrinter } from '../../storage/denatured-printers.js';
-import { wantsTable } from '../http/negotiation.js';
 import { objectFilter } from '../http/selectors.js';
-import { checkIncludeObject, objectsTable, type TableVersion } from '../http/table.js';
-import { VERSION, type VirtualKind } from '../groups/view-group.js';
+import { checkIncludeObject, tableAnswer } from '../http/table.js';
 import { objectKey, type VirtualFeed } from './feed.js';
 import { leftOutWarning, type Subject, type Visibility } from '../auth/subject-access.js';
 import { listOrWatch, type CollectionQuery, type ReaderView } from './list-watch.js';
@@ -32,12 +30,33 @@ export type SubjectVisibility = (req: FastifyRequest) => {
   everywhere(kinds: Iterable<{ group: string; resource: string }>): Promise<boolean>;
 };
 
+/** A virtual, read-only resource: what discovery, OpenAPI and its routes say of it (one per resource, whatever groups serve it). */
+export interface VirtualKind {
+  resource: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  /** KubeStellar's CRD's. */
+  shortNames: string[];
+}
+
+/** Who may read a resource in a group, and what of the objects it speaks of: every resource plugin's options. */
+export interface ResourceAccess {
+  /** The API group it is served in, at this path. */
+  group: string;
+  /** A SubjectAccessReview of the user on the resource in `group`. */
+  authorize: Authorize;
+  /** What the user may get of the objects the resource speaks of. */
+  visibility: SubjectVisibility;
+}
+
 /** What the routes read of an object. */
 export type ServedObject = KubeObject & { metadata: ObjectMeta & { name: string; namespace?: string; resourceVersion?: string } };
 
 export interface VirtualResource<T extends ServedObject> {
   kind: VirtualKind;
   group: string;
+  version: string;
   feed: VirtualFeed<T>;
   printer: KindPrinter<T>;
   /** Whether label selectors are applied (else they are a 400). */
@@ -53,7 +72,7 @@ interface Query extends CollectionQuery { watch?: string; fieldSelector?: string
 interface Params { namespace?: string; name?: string }
 
 /** The verb a write would need, as kube-apiserver's request info names it. */
-function writeVerb(method: string, named: boolean): string {
+export function writeVerb(method: string, named: boolean): string {
   if (method === 'POST') return 'create';
   if (method === 'PUT') return 'update';
   if (method === 'PATCH') return 'patch';
@@ -61,20 +80,18 @@ function writeVerb(method: string, named: boolean): string {
 }
 
 /** kube-apiserver's order of a list (etcd's, by key): namespace, then name. */
-const byKey = (a: ServedObject, b: ServedObject) =>
-  (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || a.metadata.name.localeCompare(b.metadata.name);
+export const byKey = (a: KubeObject, b: KubeObject) =>
+  (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') || (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
 
 /** Registers the resource's routes on `app` (or on a plugin under a prefix). */
 export function registerVirtualResource<T extends ServedObject>(app: FastifyInstance, r: VirtualResource<T>): void {
   const { resource, kind, namespaced } = r.kind;
-  const groupVersion = `${r.group}/${VERSION}`;
+  const groupVersion = `${r.group}/${r.version}`;
   const all = `/apis/${groupVersion}/${resource}`;
   const inNamespace = `/apis/${groupVersion}/namespaces/:namespace/${resource}`;
   const named = namespaced ? `${inNamespace}/:name` : `${all}/:name`;
   const fields = namespaced ? ['metadata.name', 'metadata.namespace'] : ['metadata.name'];
   const asServed = (o: T): T => (o.apiVersion === groupVersion ? o : { ...o, apiVersion: groupVersion });
-  const table = (items: T[], version: TableVersion, includeObject: string | undefined, resourceVersion: string | undefined) =>
-    objectsTable(items, r.printer, { version, includeObject }, { resourceVersion }, r.now?.());
 
   const list = async (req: FastifyRequest<{ Params: Params; Querystring: Query }>, reply: FastifyReply) => {
     const { namespace } = req.params;
@@ -85,16 +102,16 @@ export function registerVirtualResource<T extends ServedObject>(app: FastifyInst
     const selected = objectFilter(req.query.labelSelector, req.query.fieldSelector, fields);
     const keep = (o: T) => (namespace === undefined || o.metadata.namespace === namespace)
       && selected(o.metadata.labels ?? {}, { 'metadata.name': o.metadata.name, 'metadata.namespace': o.metadata.namespace ?? '' });
-    const tableVersion = wantsTable(req.headers.accept);
+    const answer = tableAnswer(req.headers.accept, req.query.includeObject, r.printer, r.now);
     r.feed.flush();
     return listOrWatch(reply, watch, req.query, {
       collection: r.feed.collection,
       keep,
       list: (items, rv) => {
         const served = items.map(asServed).sort(byKey);
-        return tableVersion ? table(served, tableVersion, req.query.includeObject, rv) : { apiVersion: groupVersion, kind: `${kind}List`, metadata: { resourceVersion: rv }, items: served };
+        return answer.list(served, rv, () => ({ apiVersion: groupVersion, kind: `${kind}List`, metadata: { resourceVersion: rv }, items: served }));
       },
-      event: (o) => (tableVersion ? table([asServed(o)], tableVersion, req.query.includeObject, o.metadata.resourceVersion) : asServed(o)),
+      event: (o) => answer.one(asServed(o)),
       type: { apiVersion: groupVersion, kind },
       reader: r.reader(req),
     });
@@ -112,9 +129,7 @@ export function registerVirtualResource<T extends ServedObject>(app: FastifyInst
     const shown = await r.reader(req)([found]);
     if (shown.leftOut > 0) reply.header('warning', leftOutWarning(shown.leftOut));
     if (!shown.visible(found)) throw errors.notFound({ group: r.group, kind: resource, name });
-    const o = asServed(shown.show(found));
-    const tableVersion = wantsTable(req.headers.accept);
-    return tableVersion ? table([o], tableVersion, req.query.includeObject, o.metadata.resourceVersion) : o;
+    return tableAnswer(req.headers.accept, req.query.includeObject, r.printer, r.now).one(asServed(shown.show(found)));
   });
 
   const refuse = (isNamed: boolean) => async (req: FastifyRequest<{ Params: Params }>) => {
