@@ -13,7 +13,7 @@
 // Refused: 403 Forbidden in the AdmissionReview's status, kube's Status shape and words; a
 // malformed executor (a CRD without our schema) 422 Invalid. Registered with failurePolicy Fail
 // (../wds-registration.ts): a review it cannot decide (the WDS does not answer the review) is denied
-// with a 503, never allowed. Only the WDS's kube-apiserver may call it (../app.ts: every
+// with a 503, never allowed. Only the WDS's kube-apiserver may call it (../front-door.ts: every
 // /admission/ route). One review costs one SubjectAccessReview (cached 10 s by the Authorizer, as
 // kube's webhook authorizer caches), and reads a body of at most MAX_POLICY_REVIEW_BYTES.
 import type { FastifyInstance } from 'fastify';

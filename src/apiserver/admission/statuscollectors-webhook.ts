@@ -7,7 +7,7 @@
 // error showing up later in its status.
 //
 // Only the WDS's kube-apiserver may call it: the app answers every route under /admission/ only
-// for the front-proxy client certificate it presents to webhooks (../app.ts; configured by its
+// for the front-proxy client certificate it presents to webhooks (../front-door.ts; configured by its
 // --admission-control-config-file, charts/kubestellar-view/README.md), others get 401 or 403. It reads nothing
 // and writes nothing, only compiles the spec it is sent, and what one review can cost is bounded
 // by `validate` (src/controllers/status: a spec over the count and size bounds is refused by
@@ -28,7 +28,7 @@ export const WEBHOOK_NAME = 'statuscollectors.view.kubestellar.io';
 /** The compile errors of a StatusCollector (none: valid), as the status controller would report them. */
 export type CollectorValidator = (collector: { metadata: { name: string }; spec?: unknown }) => Promise<string[]>;
 
-/** Which spec field an error of the compiler is about, by the words it starts with (./collectors.ts's messages). */
+/** Which spec field an error of the compiler is about, by the words it starts with (../../controllers/status/collectors.ts's messages). */
 function fieldOf(message: string): string {
   const m = /^(filter|select|groupBy|combinedField|limit)\b/.exec(message);
   if (!m) return 'spec';
