@@ -39,7 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import YAML from 'yaml';
-import { viewRoot } from '../src/apiserver/view-group.js';
+import { viewRoot } from '../src/apiserver/groups/view-group.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { ensureHelm } from '../src/spaces/helm.js';
 import { imageSizes } from '../src/spaces/image.js';

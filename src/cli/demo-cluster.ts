@@ -8,7 +8,7 @@
 // `make demo`'s.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { waitFor } from '../kube/wait.js';
 import { buildImage } from '../spaces/image.js';
 import { installInCluster, SERVER_NAMESPACE } from '../spaces/in-cluster.js';

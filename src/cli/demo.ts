@@ -12,7 +12,7 @@ import { spacesUp } from '../spaces/spaces.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { ensureViewServer } from '../spaces/view-server.js';
 import { ADMIN_EXECUTOR } from '../spaces/wec-executors.js';

@@ -12,7 +12,7 @@ import { defaultCacheDir, gotemplatePath, nativeCodePath, protojsonPath } from '
 import { DEFAULT_PORT_BASE, DEFAULT_WDSS, DEFAULT_WECS, MAX_WDSS, MAX_WECS, defaultSpacesDir, spacesLayout } from '../spaces/layout.js';
 import { stderrProgress } from '../util/progress.js';
 import { DEFAULT_DENATURED, type GroupResource } from '../storage/kind-categories.js';
-import { DEFAULT_REQUEST_LIMITS } from '../apiserver/request-limits.js';
+import { DEFAULT_REQUEST_LIMITS } from '../apiserver/http/request-limits.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
 import { DEFAULT_BUNDLE_LIMITS, MAX_OBJECTS_PER_WORK } from '../controllers/placement/bundles.js';
 import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
@@ -135,7 +135,7 @@ function buildProgram(argv: string[]): Command {
         throw new UserError(`no kubeconfig in ${flags.dir}: run 'ksview spaces up'`);
       }
       const { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntries } = await import('../spaces/kubeconfig.js');
-      const { viewRoot } = await import('../apiserver/view-group.js');
+      const { viewRoot } = await import('../apiserver/groups/view-group.js');
       const layout = spacesLayout(optionsOfState(flags.dir, state));
       const entries = spaceKubeconfigEntries(layout);
       if (flags.view) entries.push(...viewKubeconfigEntries(layout, viewRoot), ...viewClusterKubeconfigEntries(layout, viewRoot));
@@ -184,7 +184,7 @@ function buildProgram(argv: string[]): Command {
       nativeCodePath(defaultCacheDir()))
     .option('--template-expander <path>', 'ksview-gotemplate, which expands KubeStellar templates with Go\'s text/template for the placement controllers (built with the spaces\' binaries)',
       gotemplatePath(defaultCacheDir()))
-    // What users may hold open at once (src/apiserver/request-limits.ts); past a cap: 429. 0: no limit.
+    // What users may hold open at once (src/apiserver/http/request-limits.ts); past a cap: 429. 0: no limit.
     .option('--max-long-running-requests-per-user <n>', 'watches, logs, exec, attach, port-forward and proxy requests one user may hold open at once (0: no limit)',
       intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningPerUser)
     .option('--max-long-running-requests <n>', 'long-running requests of all users together (0: no limit)', intOption(0, 1_000_000), DEFAULT_REQUEST_LIMITS.longRunningTotal)

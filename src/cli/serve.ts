@@ -32,19 +32,19 @@ import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource }
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
 import type { BundleLimits } from '../controllers/placement/bundles.js';
-import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
-import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
-import { Authorizer } from '../apiserver/authz.js';
-import { register } from '../apiserver/registration.js';
+import { loadAuthnConfig, type AuthnConfig } from '../apiserver/auth/authn-config.js';
+import { Authenticator, tokenReviewer } from '../apiserver/auth/authn.js';
+import { Authorizer } from '../apiserver/auth/authz.js';
+import { register } from '../apiserver/wds-registration.js';
 import { buildApp } from '../apiserver/app.js';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { ensureServingCert } from '../apiserver/serving-cert.js';
-import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
-import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/request-limits.js';
+import { handleUpgrades } from '../apiserver/view/upgrade-proxy.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/http/request-limits.js';
 import { GracefulShutdown } from '../apiserver/graceful-shutdown.js';
 import { EndpointsMirror } from '../controllers/endpoints-mirror.js';
 import { inClusterUpstream } from '../kube/in-cluster.js';
-import { SERVICE_PORT_NAME } from '../apiserver/registration.js';
+import { SERVICE_PORT_NAME } from '../apiserver/wds-registration.js';
 
 /** /readyz asks the WDS again after this long; its answer (the kubelet probes every 2 s) is bounded by the next. */
 const WDS_RECHECK_MS = 2000;

@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { viewRoot } from '../../src/apiserver/view-group.js';
+import { viewRoot } from '../../src/apiserver/groups/view-group.js';
 import { createCA, issueCert } from '../../src/kube/pki.js';
 import { defaultCacheDir } from '../../src/spaces/binaries.js';
 import { buildImage } from '../../src/spaces/image.js';

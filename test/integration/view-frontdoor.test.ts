@@ -11,7 +11,7 @@
 import https from 'node:https';
 import tls from 'node:tls';
 import t from 'tap';
-import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
+import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';
 import { issueCert } from '../../src/kube/pki.js';
 import { commonNameOf, madeUpLink, signedBy } from '../fixtures/forged-certs.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';

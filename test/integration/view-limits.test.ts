@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import t from 'tap';
 import { Pool } from 'undici';
-import { DEFAULT_REQUEST_LIMITS } from '../../src/apiserver/request-limits.js';
+import { DEFAULT_REQUEST_LIMITS } from '../../src/apiserver/http/request-limits.js';
 import { kubectl } from '../../src/cli/kubectl.js';
 import { issueCert, type KeyPair } from '../../src/kube/pki.js';
 import { renderKubeconfig } from '../../src/spaces/kubeconfig.js';

@@ -2,7 +2,7 @@
 // WDS's kube-apiserver, by the front-proxy client certificate it presents (issue 24, defect 6).
 // Without credentials a caller gets 401, with another identity 403, and the review is never read.
 import t from 'tap';
-import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
+import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';
 import { testApp } from '../fixtures/view-app.js';
 
 const review = {

@@ -14,8 +14,8 @@ import YAML from 'yaml';
 import {
   CRD_MANAGER_RULES, DENATURED_EDITOR_RULES, DENATURED_RBAC_ADMIN_RULES, DENATURED_WEBHOOK_CONFIGURATION, ESCALATION_CHECKER_RULES,
   IMPERSONATOR_RULES, POLICY_WEBHOOK_CONFIGURATION, VIEW_USER_RULES, WEBHOOK_CONFIGURATION,
-} from '../../src/apiserver/registration.js';
-import { GROUP, VERSION } from '../../src/apiserver/view-group.js';
+} from '../../src/apiserver/wds-registration.js';
+import { GROUP, VERSION } from '../../src/apiserver/groups/view-group.js';
 import { pushMailboxRbac, renderRbac } from '../../src/spaces/agent-identities.js';
 import { helmVersion } from '../../src/spaces/helm.js';
 import { chartFile } from '../../src/util/chart-files.js';

@@ -1,4 +1,4 @@
-// Unit tests of the HTTP side of denatured kinds (src/apiserver/denatured-handler.ts) without
+// Unit tests of the HTTP side of denatured kinds (src/apiserver/view/denatured-handler.ts) without
 // spaces: the smallest fastify app that routes the view's paths to handleDenatured as
 // view-proxy.ts does (buffered body, request info, the authenticated user, errors as Status),
 // with a real denatured registry synced against the mock upstream, driven with app.inject as
@@ -7,7 +7,7 @@ import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
-import { handleDenatured } from '../../src/apiserver/denatured-handler.js';
+import { handleDenatured } from '../../src/apiserver/view/denatured-handler.js';
 import { parseRequestInfo } from '../../src/kube/request-info.js';
 import { toStatus } from '../../src/kube/status.js';
 import type { UserInfo } from '../../src/kube/user.js';

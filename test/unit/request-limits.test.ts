@@ -3,7 +3,7 @@
 // ordinary requests in flight are capped per user and in total; past a cap a 429 TooManyRequests
 // Status with Retry-After; system:masters is never refused; slots come back when responses end.
 import t from 'tap';
-import { RequestLimits } from '../../src/apiserver/request-limits.js';
+import { RequestLimits } from '../../src/apiserver/http/request-limits.js';
 import { isLongRunning, parseRequestInfo } from '../../src/kube/request-info.js';
 import { StatusError, type FailureStatus } from '../../src/kube/status.js';
 import { waitFor } from '../../src/kube/wait.js';

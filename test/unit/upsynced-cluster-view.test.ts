@@ -1,11 +1,11 @@
-// The per-cluster views of upsynced objects (src/apiserver/upsynced-cluster-view.ts through the
+// The per-cluster views of upsynced objects (src/apiserver/groups/upsynced-cluster-view.ts through the
 // app): below `<view root>/clusters/<cluster>`, a read-only Kubernetes API of exactly the kinds
 // upsynced from that cluster — discovery, get/list/watch of native objects with the feed's
 // resourceVersions, selectors, Tables, 405 on writes, 403 without the WDS right, 404 for unknown
 // clusters and kinds.
 import t from 'tap';
-import type { ResourceAttributes } from '../../src/apiserver/authz.js';
-import { RequestLimits } from '../../src/apiserver/request-limits.js';
+import type { ResourceAttributes } from '../../src/apiserver/auth/authz.js';
+import { RequestLimits } from '../../src/apiserver/http/request-limits.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { copy, FakeUpsyncedSource } from '../fixtures/fake-upsynced-source.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';

@@ -4,7 +4,7 @@
 // catch-all passthrough. The WDS here answers every spelling of a discovery path with the full,
 // unfiltered document, as a real one would.
 import t, { type Test } from 'tap';
-import { canonicalViewUrl } from '../../src/apiserver/view-path.js';
+import { canonicalViewUrl } from '../../src/apiserver/groups/view-paths.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
 
 const resource = (name: string, kind: string, namespaced = true) => ({ name, singularName: '', namespaced, kind, verbs: ['get', 'list', 'watch'] });

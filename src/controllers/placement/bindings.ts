@@ -11,11 +11,11 @@
 // KubeStellar's binding controller does (controller: true, blockOwnerDeletion: false). The
 // apiVersion is KubeStellar's; the view.kubestellar.io resource serves it under its own.
 // A Binding may be computed for one reader (`view`, the server's answer to a user who may not read
-// every object: src/apiserver/bindings-resource.ts): the objects they may not get are left out of
+// every object: src/apiserver/groups/bindings-resource.ts): the objects they may not get are left out of
 // the workload and of every destination's counts and broken objects, and the policy's own status
 // (errors, conditions) is left out unless they may get the policy.
 // Subscribers hear which policy's Binding may have changed (the served resourceVersions are the
-// view's own: src/apiserver/virtual-collection.ts); the counter here only tells this cache's
+// view's own: src/apiserver/virtual/collection.ts); the counter here only tells this cache's
 // versions apart.
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';

@@ -1,7 +1,7 @@
 // The CombinedStatuses of one WDS, computed on demand from the caches (never stored): for each
 // placed object and each selecting policy that names StatusCollectors for it, one CombinedStatus
 // (./combined-status.ts) over the policy's clusters' WorkStatuses. What the server serves as the
-// virtual `combinedstatuses` (src/apiserver/combinedstatuses-resource.ts reads it through
+// virtual `combinedstatuses` (src/apiserver/groups/combinedstatuses-resource.ts reads it through
 // `combinedStatuses`, `combinedStatus` and `onCombinedStatusChange`).
 // Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
 // per generation; the leader writes its `status` (observedGeneration, and the compile errors in
@@ -190,7 +190,7 @@ export class CombinedStatuses {
     return at ? this.build(at.source, at.policy) : undefined;
   }
 
-  /** The compile errors of a collector as written (none: valid), for admission (src/apiserver/admission.ts). */
+  /** The compile errors of a collector as written (none: valid), for admission (src/apiserver/admission/statuscollectors-webhook.ts). */
   validate(sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
     return validateCollector(this.pool, sc);
   }

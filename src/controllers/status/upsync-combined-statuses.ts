@@ -8,7 +8,7 @@
 // Named `upsync.<resource>[.<group>].<policy uid>` in the objects' namespace, labelled as
 // KubeStellar labels a CombinedStatus, less the object name, plus status.kubestellar.io/upsync:
 // "true"; shown to a reader who may `get` that resource in that namespace
-// (src/apiserver/combinedstatuses-resource.ts). Computed as ./combined-statuses.ts computes the
+// (src/apiserver/groups/combinedstatuses-resource.ts). Computed as ./combined-statuses.ts computes the
 // others (the same compiled collectors and CEL workers, rows kept per object by its
 // resourceVersion, a read never waits: the rows computed so far), announced by key, never stored.
 import { EventEmitter } from 'node:events';
