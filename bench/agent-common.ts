@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { jsonLines } from '../src/kube/json-lines.js';
-import { manifestWork, manifestWorkName, type ObjectIdentity } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName, type ObjectIdentity } from '../src/controllers/model/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { writeSpaceKubeconfig } from '../src/spaces/kubeconfig.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout, type SpacesLayout } from '../src/spaces/layout.js';

@@ -10,9 +10,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { EndpointsMirror } from '../../src/controllers/endpoints-mirror.js';
+import { EndpointsMirror } from '../../src/controllers/hosting/endpoints-mirror.js';
 import { apiService, denaturedWebhookConfiguration, policyWebhookConfiguration, registeredService, webhookConfiguration } from '../../src/apiserver/registration.js';
-import { mirroredObjects } from '../../src/controllers/endpoints-mirror.js';
+import { mirroredObjects } from '../../src/controllers/hosting/endpoints-mirror.js';
 import { closeUpstream, upstreamFromKubeconfig } from '../../src/kube/upstream.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 

@@ -27,7 +27,7 @@
 // create SubjectAccessReviews and to impersonate the ServiceAccount (its dry-run create of RBAC
 // kinds); here it runs with wec2's admin kubeconfig.
 import t from 'tap';
-import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
+import { manifestWork, type ObjectIdentity } from '../../src/controllers/model/wrapping.js';
 import { bundledWork } from '../../src/controllers/placement/bundle-slots.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
 import { managedCluster } from '../fixtures/inventory.js';

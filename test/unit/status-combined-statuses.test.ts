@@ -11,13 +11,13 @@ import { CombinedStatuses, type StatusCollector } from '../../src/controllers/st
 import type { StatusSources } from '../../src/controllers/status/controller.js';
 import { waitFor } from '../../src/kube/wait.js';
 import type { Placement } from '../../src/controllers/placement/bindings.js';
-import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { encodeKey, objectKey } from '../../src/controllers/model/keys.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
 import { Store } from '../../src/kube/informer.js';
 import type { WorkStatus } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
-import { identityKey } from '../../src/controllers/placement/keys.js';
+import { identityKey } from '../../src/controllers/model/keys.js';
 
 const NAMESPACES: WorkloadResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, native: { group: '', resource: 'namespaces' }, bypassesView: false, hasStatus: true };
 const DEPLOYMENTS: WorkloadResource = { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, native: { group: 'apps', resource: 'deployments' }, bypassesView: false, hasStatus: true };

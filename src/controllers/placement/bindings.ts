@@ -20,9 +20,9 @@
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
 import { stableUid, type KubeObject } from '../../kube/objects.js';
-import { policyClusters, type Modulation } from '../resolution.js';
-import type { ObjectIdentity } from '../wrapping.js';
-import type { BindingPolicy, ManagedCluster } from './api.js';
+import { policyClusters, type Modulation } from '../model/resolution.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
+import type { BindingPolicy, ManagedCluster } from '../model/api.js';
 import { destinationStatuses, type DestinationStatus, type ObjectOutcome } from './destination-state.js';
 
 export const BINDING_API_VERSION = 'control.kubestellar.io/v1alpha1';

@@ -7,8 +7,8 @@ import { Buffer } from 'node:buffer';
 import type { JsonObject } from '../../kube/objects.js';
 import type { DeleteOption, ManifestConfigOption } from '../../kube/ocm-api.js';
 import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION } from '../../kube/ocm-api.js';
-import { BUNDLE_ANNOTATION, bundleGroup, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { SOURCE_ANNOTATION } from './keys.js';
+import { BUNDLE_ANNOTATION, bundleGroup, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
+import { SOURCE_ANNOTATION } from '../model/keys.js';
 import { objectIndexKey, sourcesOf } from './works.js';
 
 type OrphaningRule = NonNullable<NonNullable<DeleteOption['selectivelyOrphans']>['orphaningRules']>[number];

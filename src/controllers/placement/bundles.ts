@@ -29,9 +29,9 @@
 // slot, and a reconcile never waits for them (except to delete an object's own work after its
 // bundle took it over).
 import { LatestRuns } from '../../util/latest-runs.js';
-import { BUNDLE_ANNOTATION, bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../wrapping.js';
+import { BUNDLE_ANNOTATION, bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
 import { fingerprint, memberOf, membersOfStored, shapeOf, slotWork, type Member, type Slot, type SlotShape } from './bundle-slots.js';
-import { workKey } from './keys.js';
+import { workKey } from '../model/keys.js';
 import { isBundle, notOwnWork, type Works } from './works.js';
 
 export interface BundleLimits {

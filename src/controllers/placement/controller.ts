@@ -17,7 +17,7 @@
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
 import type { UpsyncClusterStatus } from '../../kube/upsync-api.js';
-import type { ServiceAccountRef } from './executor.js';
+import type { ServiceAccountRef } from '../model/executor.js';
 import { isDeepStrictEqual } from 'node:util';
 import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
 import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
@@ -28,11 +28,11 @@ import { TimeoutError, withTimeout } from '../../kube/wait.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import { DENATURED_FROM_LABEL } from '../../storage/crd-schema.js';
 import type { KindCategories } from '../../storage/kind-categories.js';
-import { workloadResources, type WorkloadResource } from '../workload-resources.js';
-import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
+import { workloadResources, type WorkloadResource } from '../model/workload-resources.js';
+import { WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
+import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from '../model/api.js';
 import type { Binding, BindingView } from './bindings.js';
-import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from './keys.js';
+import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from '../model/keys.js';
 import type { StatusSources } from '../status/controller.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
 import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';

@@ -9,9 +9,9 @@
 // RBAC objects are never expanded (an expansion error everywhere): their grant was checked as written.
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { templateName, templateProperties, type ExpansionResult } from '../template-expander.js';
-import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../wrapping.js';
-import type { CustomTransform, ManagedCluster } from './api.js';
+import { templateName, templateProperties, type ExpansionResult } from './template-expander.js';
+import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../model/wrapping.js';
+import type { CustomTransform, ManagedCluster } from '../model/api.js';
 import type { SentObject } from './workload.js';
 
 /** The ITS namespace of the clusters' property ConfigMaps (KubeStellar's). */

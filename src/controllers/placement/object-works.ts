@@ -11,7 +11,7 @@
 //   agent hands it over in place: src/agent/handover.ts). One object's works in all its clusters at
 //   once (bounded here; the whole controller's writes by the ITS's limiter, --its-max-in-flight).
 import { eachSettled } from '../../util/each-settled.js';
-import { manifestWorkName, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
+import { manifestWorkName, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
 import type { Bundles } from './bundles.js';
 import { isBundle, notOwnWork, objectIndexKey, type Works } from './works.js';
 

@@ -20,16 +20,16 @@
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
-import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
-import { policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
-import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from './api.js';
+import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../model/resolution.js';
+import { policyLabel, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
+import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from '../model/api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
 import { ObjectEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
 import { applyFailureError, applyFailures } from './apply-failures.js';
-import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
+import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from '../model/keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
@@ -37,7 +37,7 @@ import type { SentObject, WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
 import { refuseTakenNames, writeObjectWorks } from './object-works.js';
 import { Bundles, DEFAULT_BUNDLE_LIMITS, type BundleLimits } from './bundles.js';
-import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from './executor.js';
+import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from '../model/executor.js';
 
 /** What reconciliation reads. */
 export interface PlacementCaches {

@@ -12,12 +12,12 @@
 // and says why, instead of failing (or sending it).
 import { byNamespace, Store } from '../../kube/informer.js';
 import { NATIVE_METADATA_ANNOTATION, NATIVE_NAME_ANNOTATION, storedName, toNative, TranslationError } from '../../storage/denatured-translation.js';
-import type { WorkloadRef } from '../resolution.js';
-import { isSystemObject } from '../system-objects.js';
-import type { WorkloadResource } from '../workload-resources.js';
-import { EXPAND_TEMPLATES_ANNOTATION, type ObjectIdentity } from '../wrapping.js';
-import type { WorkloadObject } from './api.js';
-import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
+import type { WorkloadRef } from '../model/resolution.js';
+import { isSystemObject } from './system-objects.js';
+import type { WorkloadResource } from '../model/workload-resources.js';
+import { EXPAND_TEMPLATES_ANNOTATION, type ObjectIdentity } from '../model/wrapping.js';
+import type { WorkloadObject } from '../model/api.js';
+import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from '../model/keys.js';
 
 /** An object as it is sent: native form, identity, and what resolution reads of it. */
 export interface SentObject {

@@ -12,10 +12,10 @@ import { Interner } from '../../kube/interner.js';
 import type { Condition, FeedbackValue, ManifestCondition } from '../../kube/ocm-api.js';
 import { lastStatusUpdate } from '../../kube/objects.js';
 import { isStatusValue, MAX_FIELDS, MAX_JSON_RAW } from '../../kube/status-in-work.js';
-import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, WDS_LABEL, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
-import { workPath } from './api.js';
+import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, WDS_LABEL, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
+import { workPath } from '../model/api.js';
 import { statusOnlyChange } from './apply-failures.js';
-import { identityKey, SOURCE_ANNOTATION, workKey } from './keys.js';
+import { identityKey, SOURCE_ANNOTATION, workKey } from '../model/keys.js';
 
 /** The key of an object's identity in the works' `object` index (a manifest's resourceIdentifier). */
 export const objectIndexKey = (id: { group?: string; resource?: string; namespace?: string; name?: string }): string => identityKey('', id);

@@ -25,7 +25,7 @@ import { EventEmitter } from 'node:events';
 import { Informer } from '../../kube/informer.js';
 import { lastStatusUpdate, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import { decodeKey, encodeKey } from '../placement/keys.js';
+import { decodeKey, encodeKey } from '../model/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, type CombinedStatus } from './combined-status.js';

@@ -11,7 +11,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { objectPath } from '../../kube/resource-path.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import type { WorkloadResource } from '../workload-resources.js';
+import type { WorkloadResource } from '../model/workload-resources.js';
 import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION, type ReturnedState } from './returned-state.js';
 
 export const STATUS_FIELD_MANAGER = 'kubestellar-view-status';

@@ -10,8 +10,8 @@
 // nothing, as it sends nothing: never a fallback to the agents' rights.
 import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { DownsyncedRef, UpsyncClause, UpsyncRequestSpec } from '../../kube/upsync-api.js';
-import { executorErrors, policyExecutor } from '../placement/executor.js';
-import type { BindingPolicySpec } from '../resolution.js';
+import { executorErrors, policyExecutor } from '../model/executor.js';
+import type { BindingPolicySpec } from '../model/resolution.js';
 
 export interface UpsyncLimits {
   maxObjects: number;

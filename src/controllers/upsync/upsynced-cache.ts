@@ -13,7 +13,7 @@ import { byNamespace, Informer } from '../../kube/informer.js';
 import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../../kube/ocm-api.js';
 import { UPSYNC_WDS_LABEL, UPSYNCED_OBJECTS_PATH, type UpsyncedObject, type UpsyncRequest } from '../../kube/upsync-api.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { LEASE_STOPPED_REASON } from '../cluster-health.js';
+import { LEASE_STOPPED_REASON } from '../clusters/cluster-health.js';
 import { policiesSelecting } from './copy-validation.js';
 import type { UpsyncLimits } from './desired-requests.js';
 

@@ -16,10 +16,10 @@
 // - written natively: bootstrap RBAC (`system:` names, the rbac-defaults bootstrapping label,
 //   the autoupdate annotation) and the project's own `kubestellar-view:` RBAC; the API priority
 //   and fairness objects kube-apiserver maintains (the autoupdate-spec annotation).
-import { isJsonObject } from '../kube/json.js';
-import type { KubeObject } from '../kube/objects.js';
-import { isNeverSentSecret } from '../kube/system-secrets.js';
-import { HIDDEN_GROUPS } from '../storage/kind-categories.js';
+import { isJsonObject } from '../../kube/json.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { isNeverSentSecret } from '../../kube/system-secrets.js';
+import { HIDDEN_GROUPS } from '../../storage/kind-categories.js';
 
 export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'kubestellar-view']);
 const NEVER_SENT_NAMESPACE_OBJECTS: ReadonlySet<string> = new Set([...SYSTEM_NAMESPACES, 'default']);

@@ -16,9 +16,9 @@
 // the clusters (KubeStellar since v0.25): the object goes to every selected cluster, and more than
 // one is reported, not silently withheld. Pure functions; malformed selectors throw
 // LabelSelectorError.
-import { matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
-import { clauseMatches as objectTestMatches, type ObjectTest, type SelectedObjectRef } from '../kube/object-selection.js';
-import type { UpsyncClause } from '../kube/upsync-api.js';
+import { matchesLabelSelector, type LabelSelector, type Labels } from '../../kube/label-selector.js';
+import { clauseMatches as objectTestMatches, type ObjectTest, type SelectedObjectRef } from '../../kube/object-selection.js';
+import type { UpsyncClause } from '../../kube/upsync-api.js';
 
 /** What resolution reads of a workload object (the object test's view of it). */
 export type WorkloadRef = SelectedObjectRef;

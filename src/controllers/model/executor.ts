@@ -14,7 +14,7 @@
 // Pure functions; ./reconcile.ts applies them, ./policy-status.ts reports them.
 import type { JsonObject } from '../../kube/objects.js';
 import { serviceAccountRefErrors, type ServiceAccountRef } from '../../kube/service-account-ref.js';
-import type { BindingPolicySpec } from '../resolution.js';
+import type { BindingPolicySpec } from './resolution.js';
 
 export type { ServiceAccountRef };
 

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { repoRoot } from '../util/repo-root.js';
+import { CRDS_PATH, waitForEstablished } from '../../kube/crds.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { repoRoot } from '../../util/repo-root.js';
 
 export const WDS_CRD_FILES = ['control.kubestellar.io_bindingpolicies.yaml', 'control.kubestellar.io_statuscollectors.yaml', 'control.kubestellar.io_customtransforms.yaml'];
 export const ITS_CRD_FILES = ['cluster.open-cluster-management.io_managedclusters.yaml', 'work.open-cluster-management.io_manifestworks.yaml',
