@@ -8,7 +8,7 @@ import t from 'tap';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
 import { Reports } from '../../src/controllers/status/reports.js';
 import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
-import type { StatusSources } from '../../src/controllers/status/controller.js';
+import type { StatusSources } from '../../src/controllers/model/sent.js';
 import { identityKey, objectKey } from '../../src/controllers/model/keys.js';
 import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
 import { Store } from '../../src/kube/informer.js';

@@ -5,9 +5,9 @@
 // said on the policies that send the object there; a status the WDS refuses (422) is reported, not
 // written again until it changes.
 import t from 'tap';
-import { StatusController, type StatusSources } from '../../src/controllers/status/controller.js';
-import { writeReturnedState, type StoredObject } from '../../src/controllers/status/status-writer.js';
-import type { Placement } from '../../src/controllers/placement/bindings.js';
+import { StatusController } from '../../src/controllers/status/controller.js';
+import type { Placement, StatusSources, StoredObject } from '../../src/controllers/model/sent.js';
+import { writeReturnedState } from '../../src/controllers/status/status-writer.js';
 import { encodeKey, objectKey } from '../../src/controllers/model/keys.js';
 import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
 import { WORKSTATUSES_PATH, type FeedbackValue, type ManifestWork, type WorkStatus } from '../../src/kube/ocm-api.js';

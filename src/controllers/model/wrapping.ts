@@ -23,7 +23,7 @@ import { LRUCache } from 'lru-cache';
 import { isJsonObject } from '../../kube/json.js';
 import type { JsonObject } from '../../kube/objects.js';
 import { BUNDLE_ANNOTATION, WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../../kube/ocm-api.js';
-import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './marks.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export { BUNDLE_ANNOTATION, WDS_LABEL };

@@ -12,7 +12,7 @@ import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { templateName, templateProperties, type ExpansionResult } from './template-expander.js';
 import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../model/wrapping.js';
 import type { CustomTransform, ManagedCluster } from '../model/api.js';
-import type { SentObject } from './workload.js';
+import type { SentObject } from '../model/sent.js';
 
 /** The ITS namespace of the clusters' property ConfigMaps (KubeStellar's). */
 export const PROPERTIES_NAMESPACE = 'customization-properties';

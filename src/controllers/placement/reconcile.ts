@@ -33,7 +33,8 @@ import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type Object
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
-import type { SentObject, WorkloadCaches } from './workload.js';
+import type { SentObject } from '../model/sent.js';
+import type { WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
 import { refuseTakenNames, writeObjectWorks } from './object-works.js';
 import { Bundles, DEFAULT_BUNDLE_LIMITS, type BundleLimits } from './bundles.js';

@@ -29,7 +29,7 @@ import { decodeKey, encodeKey } from '../model/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, type CombinedStatus } from './combined-status.js';
-import type { StatusSources } from './controller.js';
+import type { StatusSources } from '../model/sent.js';
 import type { Reports } from './reports.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
