@@ -180,7 +180,7 @@ export class WorkWatch {
   close(): void { this.ac.abort(); }
 }
 
-/** The ManifestWork placement would write for one object to `cluster` (see src/controllers/wrapping.ts). */
+/** The ManifestWork placement would write for one object to `cluster` (see src/controllers/model/wrapping.ts). */
 export function benchWork(cluster: string, manifest: Obj, id: ObjectIdentity, label: string, feedback = false): Obj {
   const w = manifestWork(manifest, { wds: BENCH_WDS, cluster, id, policies: [label], createOnly: false }) as Obj;
   // wrapping.ts sets WellKnownStatus feedback for the kinds that have it (a Deployment does); the

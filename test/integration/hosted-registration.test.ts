@@ -1,4 +1,4 @@
-// Hosted registration on the real spaces: the endpoints mirror (src/controllers/endpoints-mirror.ts)
+// Hosted registration on the real spaces: the endpoints mirror (src/controllers/hosting/endpoints-mirror.ts)
 // reading a Service's EndpointSlices in one space (wec1 plays the hosting cluster) and writing the
 // selectorless Service's Endpoints and EndpointSlice in wds1, as the leader of `ksview serve
 // --register-endpoints-from` does; and the least rights of the chart's files/wds/registration-rbac.yaml,

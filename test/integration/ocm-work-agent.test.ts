@@ -1,6 +1,6 @@
 // Interchangeability, the WDS side: OCM's own work agent (open-cluster-management.io/ocm at
 // build/ocm's version, `work agent` with its default intervals) applies the ManifestWorks our
-// placement writes (src/controllers/wrapping.ts: one work per object, ServerSideApply under
+// placement writes (src/controllers/model/wrapping.ts: one work per object, ServerSideApply under
 // `work-agent-kubestellar-<wds>`), reports them in OCM's status shape, records its
 // AppliedManifestWork `<hub hash>-<work>`, and cleans the WEC when a work is deleted.
 //

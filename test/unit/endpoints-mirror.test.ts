@@ -1,4 +1,4 @@
-// The endpoints mirror of hosted registration (src/controllers/endpoints-mirror.ts): the hosting
+// The endpoints mirror of hosted registration (src/controllers/hosting/endpoints-mirror.ts): the hosting
 // cluster's EndpointSlices of the server's Service as the pods come and go, and the writes into the
 // WDS that follow (recorded, as a sample-controller fixture records actions), under leadership.
 import t from 'tap';

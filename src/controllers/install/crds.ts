@@ -14,7 +14,7 @@ export const WDS_CRD_FILES = ['control.kubestellar.io_bindingpolicies.yaml', 'co
 export const ITS_CRD_FILES = ['cluster.open-cluster-management.io_managedclusters.yaml', 'work.open-cluster-management.io_manifestworks.yaml',
   // KubeStellar's WorkStatus: written by the agents into the mailbox namespaces.
   'control.kubestellar.io_workstatuses.yaml',
-  // Upsync (issue 28): the requests serve writes to each cluster, the copies its agent writes back.
+  // Upsync (docs/upsync.md): the requests serve writes to each cluster, the copies its agent writes back.
   'control.kubestellar.io_upsyncrequests.yaml', 'control.kubestellar.io_upsyncedobjects.yaml'];
 
 export function readCRD(file: string): { metadata: { name: string; labels?: Record<string, string> } } {

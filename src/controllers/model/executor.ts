@@ -1,4 +1,4 @@
-// Under which identity a policy's works run in the WECs (issue 25): a BindingPolicy may name an
+// Under which identity a policy's works run in the WECs (docs/placement.md, "Executor: as whom a work runs in the WEC"): a BindingPolicy may name an
 // executor (`spec.executor.serviceAccount: {namespace, name}`, our extension of KubeStellar's
 // API), else the server's default (`ksview serve --default-executor NS/NAME`), else none. Placement
 // writes it into each ManifestWork as OCM's `spec.executor.subject` (a ServiceAccount of the WEC),

@@ -37,7 +37,7 @@ export interface BindingPolicySpec {
   wantSingletonReportedState?: boolean;
   /**
    * Our extension (not KubeStellar's, whose CRD prunes it): the ServiceAccount of the WECs the
-   * policy's works are applied as (placement/executor.ts).
+   * policy's works are applied as (./executor.ts).
    */
   executor?: { serviceAccount?: { namespace?: string; name?: string } } | null;
   /** Our extension too: what the selected WECs' agents copy back (../upsync/, docs/upsync.md). */

@@ -10,7 +10,7 @@
 //   False, ReconcileError) and Ready (True, Available, when every object is
 //   Available in every destination; else False, Unavailable, saying which — ./destination-state.ts),
 //   each with the generation it speaks of and the time its status last changed; Executor (under
-//   which identity its works run in the WECs, ./executor.ts: True naming the ServiceAccount and
+//   which identity its works run in the WECs, ../model/executor.ts: True naming the ServiceAccount and
 //   whether it is the policy's own or the server's default; False, AgentRights, when there is
 //   none — so an admin can list every policy still applied with the agents' full rights); and `clusters`,
 //   each destination's counts per state (the broken objects themselves are in the Binding).

@@ -278,7 +278,7 @@ export class Works {
   /**
    * The bundled work of the cluster carrying the object, with the manifest's index, as carrying()
    * chooses it; undefined when a work of its own carries it (or none). Status readers ask it for
-   * every (object, cluster): no view is made (../status/reports.ts reads statusEntry).
+   * every (object, cluster): no view is made (../status/reports.ts reads statusEntry, ../model/work-entries.ts).
    */
   bundleCarrying(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined {
     const chosen = this.chosenCarrier(cluster, id);

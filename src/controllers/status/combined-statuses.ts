@@ -6,7 +6,7 @@
 // Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
 // per generation; the leader writes its `status` (observedGeneration, and the compile errors in
 // `errors`, KubeStellar's place for them); an invalid collector yields no result.
-// CEL never runs on this thread (issue 24, defect 4): compiles and evaluations are tasks of the
+// CEL never runs on this thread (docs/security.md D4): compiles and evaluations are tasks of the
 // CEL workers (./cel-pool.ts, one lane per collector), with deadlines; the workers start with the
 // first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
 // them: it shows each collector's result over the rows computed so far (none before the first; a WEC

@@ -6,7 +6,7 @@
 // unselected hides its copies at once, before the agent deletes them. Bounds hold here too, not
 // only in honest agents: a copy larger than maxObjectBytes is kept without its object (and never
 // shown), and a cluster shows at most the sum of its requests' maxObjects.
-// A cluster whose ManagedCluster is Available=Unknown because its lease stopped (../cluster-health.ts)
+// A cluster whose ManagedCluster is Available=Unknown because its lease stopped (../clusters/cluster-health.ts)
 // is stale: its copies stay, and each is reported MODIFIED when the cluster turns stale or fresh,
 // so watchers see the mark change.
 import { byNamespace, Informer } from '../../kube/informer.js';
