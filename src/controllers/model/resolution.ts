@@ -72,7 +72,7 @@ export interface Resolution extends Modulation {
   byPolicy: Record<string, Modulation & { clusters: string[] }>;
 }
 
-/** Whether one clause selects the object (the object test lives in ../kube/object-selection.ts, shared with the agent's upsync). */
+/** Whether one clause selects the object (the object test lives in ../../kube/object-selection.ts, shared with the agent's upsync). */
 export const clauseMatches: (c: DownsyncClause, obj: WorkloadRef, namespaceLabels: Labels | undefined) => boolean = objectTestMatches;
 
 /** The clusters a policy picks, sorted by name. */

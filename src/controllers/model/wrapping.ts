@@ -11,7 +11,7 @@
 //   (selector, controller-uid labels, the job-tracking annotation);
 // - CustomTransforms for its group/resource remove more (JSONPath-like `$.a.b["c.d"][0]`);
 // - template expansion (annotation control.kubestellar.io/expand-templates) is Go's own
-//   text/template, run by the Go helper (../template-expander.ts), not here;
+//   text/template, run by the Go helper (../placement/template-expander.ts), not here;
 // - one ManifestWork per (WDS, object, cluster): a stable name from the WDS and the object's
 //   identity, labels naming the WDS and every policy that selected it, and a manifestConfig that
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
