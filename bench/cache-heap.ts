@@ -17,9 +17,9 @@
 // It needs V8's `gc()`, so it runs itself again under `--expose-gc` when started without it.
 // Exit: 0 measured, 2 could not run.
 import { spawnSync } from 'node:child_process';
-import { manifestWork, manifestWorkName } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName } from '../src/controllers/model/wrapping.js';
 import { slimWork } from '../src/controllers/placement/works.js';
-import { encodeKey, objectKey, SOURCE_ANNOTATION } from '../src/controllers/placement/keys.js';
+import { encodeKey, objectKey, SOURCE_ANNOTATION } from '../src/controllers/model/keys.js';
 import { WorkStatusIntake } from '../src/controllers/status/workstatus-cache.js';
 import { lastStatusUpdate } from '../src/kube/objects.js';
 import { withoutManagedFields } from '../src/kube/informer.js';

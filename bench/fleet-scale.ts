@@ -46,7 +46,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jsonLines } from '../src/kube/json-lines.js';
-import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/model/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
 import { spacesUp } from '../src/spaces/spaces.js';

@@ -15,7 +15,7 @@
 // cluster): the WDS's admin has installed the server's RBAC and the user roles (the chart's `wds`
 // part, charts/kubestellar-view/files/wds/registration-rbac.yaml for the rights used here), so the server writes only
 // the routing: a Service without selector (its endpoints are mirrored by the leader,
-// ../controllers/endpoints-mirror.ts), the APIService and the webhooks, each by name.
+// ../controllers/hosting/endpoints-mirror.ts), the APIService and the webhooks, each by name.
 import { serverSideApply, upstreamJson, type Upstream } from '../kube/upstream.js';
 import { ADMISSION_PATH, WEBHOOK_NAME } from './admission/statuscollectors-webhook.js';
 import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from './admission/denatured-webhook.js';

@@ -16,7 +16,7 @@ import { DEFAULT_REQUEST_LIMITS } from '../apiserver/http/request-limits.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT } from '../kube/request-limiter.js';
 import { DEFAULT_BUNDLE_LIMITS, MAX_OBJECTS_PER_WORK } from '../controllers/placement/bundles.js';
 import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
-import { MAX_MANIFESTS_BYTES } from '../controllers/wrapping.js';
+import { MAX_MANIFESTS_BYTES } from '../controllers/model/wrapping.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 import { dnsLabel, durationOption, formatResourceList, intOption, ipAddress, namespacedName, resourceList, serviceAccountRef, stateDir } from './options.js';

@@ -1,6 +1,6 @@
 // Interchangeability, the WDS side: OCM's own work agent (open-cluster-management.io/ocm at
 // build/ocm's version, `work agent` with its default intervals) applies the ManifestWorks our
-// placement writes (src/controllers/wrapping.ts: one work per object, ServerSideApply under
+// placement writes (src/controllers/model/wrapping.ts: one work per object, ServerSideApply under
 // `work-agent-kubestellar-<wds>`), reports them in OCM's status shape, records its
 // AppliedManifestWork `<hub hash>-<work>`, and cleans the WEC when a work is deleted.
 //
@@ -27,7 +27,7 @@
 // create SubjectAccessReviews and to impersonate the ServiceAccount (its dry-run create of RBAC
 // kinds); here it runs with wec2's admin kubeconfig.
 import t from 'tap';
-import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
+import { manifestWork, type ObjectIdentity } from '../../src/controllers/model/wrapping.js';
 import { bundledWork } from '../../src/controllers/placement/bundle-slots.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
 import { managedCluster } from '../fixtures/inventory.js';

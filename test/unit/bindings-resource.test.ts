@@ -4,7 +4,7 @@
 // the view's discovery and OpenAPI list them in control.kubestellar.io; writes are 405.
 import t from 'tap';
 import { Store } from '../../src/kube/informer.js';
-import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
+import type { BindingPolicy, ManagedCluster } from '../../src/controllers/model/api.js';
 import { Bindings } from '../../src/controllers/placement/bindings.js';
 import type { BindingSource } from '../../src/apiserver/groups/bindings-resource.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';

@@ -8,7 +8,7 @@ import t from 'tap';
 import type { Attributes } from '../../src/apiserver/auth/authz.js';
 import type { BindingSource } from '../../src/apiserver/groups/bindings-resource.js';
 import type { CombinedStatusSource } from '../../src/apiserver/groups/combinedstatuses-resource.js';
-import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
+import type { BindingPolicy, ManagedCluster } from '../../src/controllers/model/api.js';
 import { Bindings } from '../../src/controllers/placement/bindings.js';
 import type { ObjectOutcome } from '../../src/controllers/placement/destination-state.js';
 import { Store } from '../../src/kube/informer.js';

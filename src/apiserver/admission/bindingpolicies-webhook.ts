@@ -1,6 +1,6 @@
 // The validating admission webhook for BindingPolicies (control.kubestellar.io/v1alpha1): who may
 // name an executor (docs/placement.md, "Executor: as whom a work runs in the WEC"). A policy's works are applied in the WECs as its executor
-// (`spec.executor.serviceAccount`, ../../controllers/placement/executor.ts), so naming one is acting
+// (`spec.executor.serviceAccount`, ../../controllers/model/executor.ts), so naming one is acting
 // as it: a CREATE, or an UPDATE that changes the spec (a new downsync clause selects more objects
 // for the same executor), of a policy naming ServiceAccount X is admitted only if its author may
 // `impersonate` X in the WDS — a SubjectAccessReview as the author (user, groups, extra, uid from

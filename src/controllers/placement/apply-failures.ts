@@ -8,7 +8,7 @@
 // recognised by ./works.ts (their echo); an agent's status write is not ours, but it changes
 // nothing reconciliation computes unless what failed changed, so only then is the object queued:
 // a Deployment's feedback ticking in the status every few seconds costs nothing here.
-import type { ManifestWork } from '../wrapping.js';
+import type { ManifestWork } from '../model/wrapping.js';
 
 export interface ApplyFailure {
   /** `<kind> <namespace>/<name>` of the manifest, as the agent identified it. */

@@ -20,22 +20,14 @@
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
 import { stableUid, type KubeObject } from '../../kube/objects.js';
-import { policyClusters, type Modulation } from '../resolution.js';
-import type { ObjectIdentity } from '../wrapping.js';
-import type { BindingPolicy, ManagedCluster } from './api.js';
+import { policyClusters, type Modulation } from '../model/resolution.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
+import type { BindingPolicy, ManagedCluster } from '../model/api.js';
+import type { Placement } from '../model/sent.js';
 import { destinationStatuses, type DestinationStatus, type ObjectOutcome } from './destination-state.js';
 
 export const BINDING_API_VERSION = 'control.kubestellar.io/v1alpha1';
 
-/** What reconciliation records of a placed object. */
-export interface Placement {
-  id: ObjectIdentity;
-  resourceVersion: string;
-  /** The policies selecting it, sorted. */
-  policies: string[];
-  /** Each selecting policy's modulation of it (shown per object in that policy's Binding), and the clusters it picks. */
-  modulations: Record<string, Modulation & { clusters: string[] }>;
-}
 
 /** KubeStellar's DownsyncModulation as JSON: each field only when set (Go's omitempty). */
 export interface DownsyncModulation {

@@ -1,8 +1,8 @@
 // The placement controller of one WDS: BindingPolicies resolved into ManifestWorks in the ITS.
-// This file is the wiring: informers over the workload (./workload.ts; every workload resource,
-// rediscovered every 10 s so CRDs that come and go start and stop theirs), the BindingPolicies and
+// This file is the wiring: informers over the workload (./workload-watch.ts: every workload
+// resource, rediscovered every 10 s so CRDs that come and go start and stop theirs), the BindingPolicies and
 // CustomTransforms of the WDS, and the ManagedClusters and ManifestWorks (this WDS's and the
-// others') in the ITS; their handlers only turn changes into queue keys (./keys.ts) on one
+// others') in the ITS; their handlers only turn changes into queue keys (../model/keys.ts) on one
 // WorkQueue, which workers hand to ./reconcile.ts. What queues what:
 // - a workload object → its own key (its Namespace is queued by reconciliation, only when what the
 //   object adds to it changes), unless only its status, resourceVersion or the status controller's
@@ -17,28 +17,22 @@
 // Reads and writes use the server's own identity. Every replica resolves (and serves Bindings);
 // only the elected leader (setLeading, from ../../kube/leader-election.ts) writes.
 import type { UpsyncClusterStatus } from '../../kube/upsync-api.js';
-import type { ServiceAccountRef } from './executor.js';
+import type { ServiceAccountRef } from '../model/executor.js';
 import { isDeepStrictEqual } from 'node:util';
-import { aggregatedDiscoveryOf } from '../../kube/discovery.js';
-import { Informer, withoutManagedFields, type ChangeType } from '../../kube/informer.js';
-import type { KubeList, KubeObject } from '../../kube/objects.js';
-import { upstreamJson, type Upstream } from '../../kube/upstream.js';
-import { groupVersionPath } from '../../kube/request-info.js';
-import { TimeoutError, withTimeout } from '../../kube/wait.js';
+import { Informer } from '../../kube/informer.js';
+import type { Upstream } from '../../kube/upstream.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
-import { DENATURED_FROM_LABEL } from '../../storage/crd-schema.js';
 import type { KindCategories } from '../../storage/kind-categories.js';
-import { workloadResources, type WorkloadResource } from '../workload-resources.js';
-import { WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster, type WorkloadObject } from './api.js';
+import { WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
+import { CLUSTERS, POLICIES, TRANSFORMS, WORKS, type BindingPolicy, type CustomTransform, type ManagedCluster } from '../model/api.js';
 import type { Binding, BindingView } from './bindings.js';
-import { decodeKey, encodeKey, NAMESPACES, policyKey, resourceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from './keys.js';
-import type { StatusSources } from '../status/controller.js';
-import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../status/returned-state.js';
+import { decodeKey, encodeKey, policyKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey } from '../model/keys.js';
+import type { StatusSources } from '../model/sent.js';
 import { PROPERTIES_NAMESPACE, type Expander, type PropertyConfigMap } from './desired.js';
 import { CLEANUP_FINALIZER } from './policy-status.js';
 import { Reconciler, type DenaturedValidator } from './reconcile.js';
-import { WORKLOAD_INDEXERS, WorkloadCaches } from './workload.js';
+import { WorkloadCaches } from './workload.js';
+import { WorkloadWatch } from './workload-watch.js';
 import { isBundle, manifestsOf, slimWork, sourcesOf, WORK_INDEXERS } from './works.js';
 import type { BundleLimits } from './bundles.js';
 import { workChangeConcernsObject } from './apply-failures.js';
@@ -47,37 +41,21 @@ import { objectOutcome } from './destination-state.js';
 
 export { CLEANUP_FINALIZER, SOURCE_ANNOTATION };
 
-const REDISCOVER_MS = 10_000;
-/** After a CRD changes: soon, once the burst of its events (created, names accepted, Established) is over. */
-const CRD_REDISCOVER_MS = 200;
-const WORKLOAD_SYNC_TIMEOUT_MS = 60_000;
-
 export interface PlacementOptions {
   wdsName: string;
   wds: Upstream;
   its: Upstream;
   cats: KindCategories;
-  /** Go's text/template for objects asking for template expansion (../template-expander.ts). */
+  /** Go's text/template for objects asking for template expansion (./template-expander.ts). */
   templates?: Expander;
   /** Kubernetes' validation of denatured objects before they are sent (./reconcile.ts). */
   validate?: DenaturedValidator;
-  /** The executor of the works of policies naming none (./executor.ts; absent: the agents' own rights). */
+  /** The executor of the works of policies naming none (../model/executor.ts; absent: the agents' own rights). */
   defaultExecutor?: ServiceAccountRef;
   /** How objects are packed into works (`--max-objects-per-work`, `--max-bytes-per-work`; absent: a work per object). */
   bundleLimits?: BundleLimits;
   workers?: number;
   log: (msg: string) => void;
-}
-
-const labelsOf = (o: KubeObject | undefined) => JSON.stringify(o?.metadata?.labels ?? {});
-
-/** What placement reads of an object: all but status, resourceVersion, managedFields and the status controller's marks. */
-function placementView(o: WorkloadObject): string {
-  const { status: _status, ...rest } = o as WorkloadObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, labels, annotations, ...meta } = o.metadata;
-  const { [EXECUTING_COUNT_LABEL]: _count, ...otherLabels } = labels ?? {};
-  const { [RETURNED_FROM_ANNOTATION]: _from, ...otherAnnotations } = annotations ?? {};
-  return JSON.stringify({ ...rest, metadata: { ...meta, labels: otherLabels, annotations: otherAnnotations } });
 }
 
 /** A work's outcome compared apart from its cluster's readiness (cluster changes are heard on their own). */
@@ -105,7 +83,6 @@ export class PlacementController {
   private readonly workload = new WorkloadCaches();
   private readonly policyStatusDue = new Set<string>();
   private policyStatusTimer: NodeJS.Timeout | undefined;
-  private readonly workloadInformers = new Map<string, Informer<WorkloadObject>>();
   private readonly policies: Informer<BindingPolicy>;
   private readonly transforms: Informer<CustomTransform>;
   private readonly clusters: Informer<ManagedCluster>;
@@ -114,10 +91,8 @@ export class PlacementController {
   private readonly otherWorks: Informer<ManifestWork>;
   private readonly reconciler: Reconciler;
   private readonly policyGenerations = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private soon: NodeJS.Timeout | undefined;
-  /** CRDs of the WDS: a new one's resource is watched at once, not at the next 10 s rediscovery. */
-  private readonly crds: Informer<KubeObject>;
+  /** The informers of every workload resource, rediscovered as CRDs come and go. */
+  private readonly watch: WorkloadWatch;
   private workersDone: Promise<void> | undefined;
   /** Who hears of workload object changes besides placement (the status controller). */
   private readonly objectListeners = new Set<(k: ObjectKey) => void>();
@@ -211,12 +186,11 @@ export class PlacementController {
         }
       },
     });
-    this.crds = new Informer<KubeObject>(o.wds, {
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', metadataOnly: true, onError: onError('customresourcedefinitions'),
-      onChange: () => {
-        if (this.soon) clearTimeout(this.soon);
-        this.soon = setTimeout(() => this.rediscoverInBackground(), CRD_REDISCOVER_MS);
-      },
+    this.watch = new WorkloadWatch({
+      wds: o.wds, cats: o.cats, workload: this.workload, log: o.log,
+      enqueue: (k) => this.enqueue(k),
+      heard: (k) => { for (const l of this.objectListeners) l(k); },
+      forgetResource: (r) => this.reconciler.forgetResource(r),
     });
     this.reconciler = new Reconciler({
       wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
@@ -255,38 +229,18 @@ export class PlacementController {
   async start(): Promise<void> {
     const fixed = [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks];
     for (const i of fixed) i.start();
-    this.crds.start();
-    await this.rediscover();
-    this.timer = setInterval(() => this.rediscoverInBackground(), REDISCOVER_MS);
+    await this.watch.start();
     await Promise.all(fixed.map((i) => i.synced));
-    await this.workloadSynced();
+    await this.watch.synced();
     this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
       (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
     this.enqueueAll();
   }
 
-  /**
-   * Waits (a bounded time: a resource that cannot be listed must not stop placement) until the
-   * workload caches are complete: a Namespace reconciled before the objects in it were listed
-   * would take its works back from clusters they still reach.
-   */
-  private async workloadSynced(): Promise<void> {
-    const informers = [...this.workloadInformers.values()];
-    try {
-      await withTimeout(Promise.all(informers.map((i) => i.synced)), WORKLOAD_SYNC_TIMEOUT_MS);
-    } catch (err) {
-      if (!(err instanceof TimeoutError)) throw err;
-      this.o.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
-    }
-  }
-
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    if (this.soon) clearTimeout(this.soon);
+    this.watch.stop();
     if (this.policyStatusTimer) clearTimeout(this.policyStatusTimer);
-    this.crds.stop();
     for (const i of [this.policies, this.transforms, this.clusters, this.properties, this.works, this.otherWorks]) i.stop();
-    for (const informer of this.workloadInformers.values()) informer.stop();
     this.queue.shutDown();
     await this.workersDone;
   }
@@ -358,62 +312,5 @@ export class PlacementController {
     const k = decodeKey(key);
     if (!k) throw new Error(`not a queue key: ${key}`);
     await this.reconciler.reconcile(k);
-  }
-
-  /** rediscover() off the caller's path: a failure is logged, the next round tries again. */
-  private rediscoverInBackground(): void {
-    this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`));
-  }
-
-  /** Every workload resource has an informer; resources that went away lose theirs. */
-  private async rediscover(): Promise<void> {
-    const [[core, groups], crds] = await Promise.all([
-      aggregatedDiscoveryOf(this.o.wds),
-      upstreamJson<KubeList>(this.o.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
-    ]);
-    const from = new Map<string, string>();
-    for (const crd of crds.items) {
-      const label = crd.metadata?.labels?.[DENATURED_FROM_LABEL] ?? '';
-      const plural = (crd.spec as { names?: { plural?: string } } | undefined)?.names?.plural;
-      const dot = label.indexOf('.');
-      if (dot > 0 && plural) from.set(plural, label.slice(dot + 1) === 'core' ? '' : label.slice(dot + 1));
-    }
-    const wanted = workloadResources([core, groups], this.o.cats, (plural) => from.get(plural));
-    const keys = new Set(wanted.map(resourceKey));
-    for (const res of this.workload.resources()) {
-      if (keys.has(resourceKey(res))) continue;
-      this.workloadInformers.get(resourceKey(res))?.stop();
-      this.workloadInformers.delete(resourceKey(res));
-      this.workload.remove(res);
-      this.reconciler.forgetResource(res);
-    }
-    for (const res of wanted) {
-      if (this.workload.has(res)) continue;
-      const informer = this.workloadInformer(res);
-      this.workloadInformers.set(resourceKey(res), informer);
-      this.workload.add(res, informer.store);
-      informer.start();
-    }
-  }
-
-  /** The informer of one workload resource: it queues keys, nothing else (it runs on the view's event loop). */
-  private workloadInformer(res: WorkloadResource): Informer<WorkloadObject> {
-    const path = `${groupVersionPath(res.group, res.version)}/${res.resource}`;
-    const isNamespaces = resourceKey(res) === resourceKey(NAMESPACES);
-    return new Informer<WorkloadObject>(this.o.wds, {
-      // Nothing here reads managedFields (works are made of stripped copies): not kept.
-      path, indexers: WORKLOAD_INDEXERS, transform: withoutManagedFields,
-      onChange: (type: ChangeType, obj, old) => {
-        const key = this.workload.keyOf(res, obj);
-        // A change of status alone (the status controller's returned status and marks) sends nothing new.
-        if (type !== 'MODIFIED' || !old || placementView(old) !== placementView(obj)) this.enqueue(key);
-        for (const l of this.objectListeners) l(key);
-        // Namespace selectors read a Namespace's labels: the objects in it resolve anew.
-        if (isNamespaces && type === 'MODIFIED' && labelsOf(old) !== labelsOf(obj)) {
-          for (const k of this.workload.keysInNamespace(obj.metadata.name)) this.enqueue(k);
-        }
-      },
-      onError: (err) => this.o.log(`placement: ${path}: ${err.message}`),
-    });
   }
 }

@@ -14,7 +14,7 @@
 // Then, per policy, the destinations' counts and a capped list of broken objects (KubeStellar's
 // seed: "limited-length lists of broken objects"), and whether the policy is Ready.
 import type { Condition, FeedbackValue, ManagedCluster, ManifestWork } from '../../kube/ocm-api.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
 import { applyFailures, wecWords } from './apply-failures.js';
 
 export const OBJECT_STATES = ['Available', 'Applied', 'Pending', 'ApplyFailed', 'Conflict', 'ClusterNotReady', 'WaitingForRemoval'] as const;

@@ -6,7 +6,7 @@
 // Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
 // per generation; the leader writes its `status` (observedGeneration, and the compile errors in
 // `errors`, KubeStellar's place for them); an invalid collector yields no result.
-// CEL never runs on this thread (issue 24, defect 4): compiles and evaluations are tasks of the
+// CEL never runs on this thread (docs/security.md D4): compiles and evaluations are tasks of the
 // CEL workers (./cel-pool.ts, one lane per collector), with deadlines; the workers start with the
 // first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
 // them: it shows each collector's result over the rows computed so far (none before the first; a WEC
@@ -25,11 +25,11 @@ import { EventEmitter } from 'node:events';
 import { Informer } from '../../kube/informer.js';
 import { lastStatusUpdate, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import { decodeKey, encodeKey } from '../placement/keys.js';
+import { decodeKey, encodeKey } from '../model/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, type CombinedStatus } from './combined-status.js';
-import type { StatusSources } from './controller.js';
+import type { StatusSources } from '../model/sent.js';
 import type { Reports } from './reports.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';

@@ -23,48 +23,20 @@
 // and in the log.
 import { Informer, type ChangeType } from '../../kube/informer.js';
 import { WorkStatusIntake, type CachedWorkStatus } from './workstatus-cache.js';
-import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { WORKSTATUSES_PATH, type ManifestWork, type WorkStatus } from '../../kube/ocm-api.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import type { JsonObject } from '../../kube/objects.js';
+import { WORKSTATUSES_PATH, type WorkStatus } from '../../kube/ocm-api.js';
 import { Reports } from './reports.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
-import type { Placement } from '../placement/bindings.js';
-import { decodeKey, describeObject, encodeKey, identityKey, type ObjectKey } from '../placement/keys.js';
-import type { SentObject } from '../placement/workload.js';
+import { decodeKey, describeObject, encodeKey, identityKey, type ObjectKey } from '../model/keys.js';
+import type { StatusSources, StoredObject } from '../model/sent.js';
 import { invalidStatus } from './combine.js';
-import { RETURNED_FROM_ANNOTATION, returnedState, returnPlan, returnRequest, statusInWdsTerms, type ReturnedState } from './returned-state.js';
-import { writeReturnedState, WriteRefused, type StoredObject } from './status-writer.js';
+import { RETURNED_FROM_ANNOTATION } from '../model/marks.js';
+import { returnedState, returnPlan, returnRequest, statusInWdsTerms, type ReturnedState } from './returned-state.js';
+import { writeReturnedState, WriteRefused } from './status-writer.js';
 
 const RESYNC_MS = 5 * 60_000;
 
-/** What the status controller reads of placement (the placement controller provides it). */
-export interface StatusSources {
-  /** The object a key names, in the native form it is sent in. */
-  find(k: ObjectKey): SentObject | undefined;
-  /** The object a key names as stored in the WDS, with its resource (for writes). */
-  stored(k: ObjectKey): StoredObject | undefined;
-  /** What reconciliation recorded of an object (by encoded key); undefined when no policy selects it. */
-  placement(source: string): Placement | undefined;
-  /** The keys under which an object of a native kind is queued. */
-  keysFor(native: { group: string; resource: string }, namespace: string, name: string): ObjectKey[];
-  /** Every object key. */
-  allKeys(): ObjectKey[];
-  onPlacementChange(cb: (source: string) => void): () => void;
-  onObjectChange(cb: (k: ObjectKey) => void): () => void;
-  /**
-   * The bundled work of the cluster carrying the object (as placement's cache holds it: its
-   * feedback may carry the object's status, ./reports.ts), with the manifest's index; undefined
-   * when a work of its own carries it, or none.
-   */
-  bundleCarrying?(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined;
-  /** Calls cb with the encoded key of each object whose status a work's feedback carries when that changed. */
-  onWorkReport?(cb: (source: string) => void): () => void;
-  /** A BindingPolicy by name (its uid names CombinedStatuses). */
-  policy(name: string): (KubeObject & { metadata: { name: string; uid?: string; creationTimestamp?: string } }) | undefined;
-  /** Errors returning an object's status found, per selecting policy (shown in their status.errors). */
-  recordStatusErrors?(source: string, byPolicy: ReadonlyMap<string, string[]>): void;
-}
 
 export interface StatusOptions {
   wds: Upstream;

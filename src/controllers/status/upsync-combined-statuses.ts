@@ -1,4 +1,4 @@
-// CombinedStatuses over upsynced objects (issue 28, docs/upsync.md "Summarized"): for a policy
+// CombinedStatuses over upsynced objects (docs/upsync.md "Summarized"): for a policy
 // whose upsync clauses name StatusCollectors, one CombinedStatus per (namespace, resource) of the
 // objects upsynced for it, over every cluster: each upsynced object is a row, with
 // `inventory.name` its cluster, `returned.status` its status and `obj` the object (its own, without

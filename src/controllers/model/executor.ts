@@ -1,4 +1,4 @@
-// Under which identity a policy's works run in the WECs (issue 25): a BindingPolicy may name an
+// Under which identity a policy's works run in the WECs (docs/placement.md, "Executor: as whom a work runs in the WEC"): a BindingPolicy may name an
 // executor (`spec.executor.serviceAccount: {namespace, name}`, our extension of KubeStellar's
 // API), else the server's default (`ksview serve --default-executor NS/NAME`), else none. Placement
 // writes it into each ManifestWork as OCM's `spec.executor.subject` (a ServiceAccount of the WEC),
@@ -11,10 +11,10 @@
 // hold an object back), and each of those policies says why. No executor is picked silently: a
 // weaker one would break the delivery, a stronger one would be an escalation for the other
 // policy's author.
-// Pure functions; ./reconcile.ts applies them, ./policy-status.ts reports them.
+// Pure functions; ../placement/reconcile.ts applies them, ../placement/policy-status.ts reports them.
 import type { JsonObject } from '../../kube/objects.js';
 import { serviceAccountRefErrors, type ServiceAccountRef } from '../../kube/service-account-ref.js';
-import type { BindingPolicySpec } from '../resolution.js';
+import type { BindingPolicySpec } from './resolution.js';
 
 export type { ServiceAccountRef };
 
@@ -40,7 +40,7 @@ export function executorErrors(spec: BindingPolicySpec | undefined): string[] {
 export function policyExecutor(spec: BindingPolicySpec | undefined, fallback: ServiceAccountRef | undefined): Executor | undefined {
   const own = specExecutor(spec);
   if (own) return { ...own, source: 'policy' };
-  // A policy with a malformed executor gets no default: it asked for someone, and is not sent (./reconcile.ts).
+  // A policy with a malformed executor gets no default: it asked for someone, and is not sent (../placement/reconcile.ts).
   if (executorErrors(spec).length > 0) return undefined;
   return fallback ? { ...fallback, source: 'default' } : undefined;
 }

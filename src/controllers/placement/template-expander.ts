@@ -22,9 +22,9 @@
 // templateProperties() gathers a destination's properties from KubeStellar's four sources.
 // Which objects are expanded, and what an error does to propagation, is the caller's.
 import { existsSync } from 'node:fs';
-import { FramedProcess } from '../kube/framed-process.js';
-import type { JsonObject } from '../kube/objects.js';
-import { MAX_MANIFESTS_BYTES } from './wrapping.js';
+import { FramedProcess } from '../../kube/framed-process.js';
+import type { JsonObject } from '../../kube/objects.js';
+import { MAX_MANIFESTS_BYTES } from '../model/wrapping.js';
 
 /** One destination's outcome: the expanded object, or Go's messages (the first, and all in document order). */
 export type ExpansionResult = { object: JsonObject } | { error: string; errors: string[] };

@@ -3,10 +3,10 @@
 // denatured.kubestellar.io resources, which stand for their native kinds. The native resources of
 // denatured kinds are workload too (marked `bypassesView`): a ServiceAccount or RoleBinding
 // written straight to the WDS (by Helm or Argo CD aimed at it) is sent, as KubeStellar sends it;
-// what the WDS made itself is filtered by ./system-objects.ts. Pure over discovery.
-import { discoveredResources, type AggregatedDiscovery } from '../kube/discovery.js';
-import { DENATURED_GROUP } from '../storage/crd-schema.js';
-import type { KindCategories } from '../storage/kind-categories.js';
+// what the WDS made itself is filtered by ../placement/system-objects.ts. Pure over discovery.
+import { discoveredResources, type AggregatedDiscovery } from '../../kube/discovery.js';
+import { DENATURED_GROUP } from '../../storage/crd-schema.js';
+import type { KindCategories } from '../../storage/kind-categories.js';
 
 export interface WorkloadResource {
   /** Where the objects are listed and watched. */

@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { repoRoot } from '../util/repo-root.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { repoRoot } from '../../util/repo-root.js';
 import { MANAGED_BY_LABEL } from './crds.js';
 
 export const ITS_ADMISSION_FILES = ['managedcluster-admission.yaml', 'mailbox-bounds.yaml'].map((f) => path.join('manifests', 'its', f));

@@ -6,15 +6,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { repoRoot } from '../util/repo-root.js';
+import { CRDS_PATH, waitForEstablished } from '../../kube/crds.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { repoRoot } from '../../util/repo-root.js';
 
 export const WDS_CRD_FILES = ['control.kubestellar.io_bindingpolicies.yaml', 'control.kubestellar.io_statuscollectors.yaml', 'control.kubestellar.io_customtransforms.yaml'];
 export const ITS_CRD_FILES = ['cluster.open-cluster-management.io_managedclusters.yaml', 'work.open-cluster-management.io_manifestworks.yaml',
   // KubeStellar's WorkStatus: written by the agents into the mailbox namespaces.
   'control.kubestellar.io_workstatuses.yaml',
-  // Upsync (issue 28): the requests serve writes to each cluster, the copies its agent writes back.
+  // Upsync (docs/upsync.md): the requests serve writes to each cluster, the copies its agent writes back.
   'control.kubestellar.io_upsyncrequests.yaml', 'control.kubestellar.io_upsyncedobjects.yaml'];
 
 export function readCRD(file: string): { metadata: { name: string; labels?: Record<string, string> } } {

@@ -7,11 +7,11 @@
 // again for the moment its lease would go stale. Also creates accepted clusters' mailbox
 // namespaces (./mailboxes.ts). Only the leader writes. Nothing here touches works: placement
 // never selects on availability, so an unavailable cluster keeps its works.
-import { Informer } from '../kube/informer.js';
-import { CLUSTER_LEASE_NAME, ClusterCondition, MANAGEDCLUSTERS_PATH, type Condition, type ManagedCluster } from '../kube/ocm-api.js';
-import type { KubeObject } from '../kube/objects.js';
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import { runWorkers, WorkQueue } from '../kube/work-queue.js';
+import { Informer } from '../../kube/informer.js';
+import { CLUSTER_LEASE_NAME, ClusterCondition, MANAGEDCLUSTERS_PATH, type Condition, type ManagedCluster } from '../../kube/ocm-api.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import { runWorkers, WorkQueue } from '../../kube/work-queue.js';
 import { accepted, ensureMailbox } from './mailboxes.js';
 
 /** OCM's hub: a lease is stale after this many lease durations. */

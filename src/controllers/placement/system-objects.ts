@@ -18,11 +18,11 @@
 //   bootstrap RBAC (`system:` names, the rbac-defaults bootstrapping label, the autoupdate
 //   annotation) and the project's own `kubestellar-view:` RBAC, the API priority and fairness
 //   objects kube-apiserver maintains (the autoupdate-spec annotation).
-import { isJsonObject } from '../kube/json.js';
-import type { KubeObject } from '../kube/objects.js';
-import { isNeverSentSecret } from '../kube/system-secrets.js';
-import { kindFacts } from '../storage/kinds/index.js';
-import { HIDDEN_GROUPS } from '../storage/kinds/project-groups.js';
+import { isJsonObject } from '../../kube/json.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { isNeverSentSecret } from '../../kube/system-secrets.js';
+import { kindFacts } from '../../storage/kinds/index.js';
+import { HIDDEN_GROUPS } from '../../storage/kinds/project-groups.js';
 
 export const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'kubestellar-view']);
 const NEVER_SENT_NAMESPACE_OBJECTS: ReadonlySet<string> = new Set([...SYSTEM_NAMESPACES, 'default']);

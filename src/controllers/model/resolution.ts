@@ -16,9 +16,9 @@
 // the clusters (KubeStellar since v0.25): the object goes to every selected cluster, and more than
 // one is reported, not silently withheld. Pure functions; malformed selectors throw
 // LabelSelectorError.
-import { matchesLabelSelector, type LabelSelector, type Labels } from '../kube/label-selector.js';
-import { clauseMatches as objectTestMatches, type ObjectTest, type SelectedObjectRef } from '../kube/object-selection.js';
-import type { UpsyncClause } from '../kube/upsync-api.js';
+import { matchesLabelSelector, type LabelSelector, type Labels } from '../../kube/label-selector.js';
+import { clauseMatches as objectTestMatches, type ObjectTest, type SelectedObjectRef } from '../../kube/object-selection.js';
+import type { UpsyncClause } from '../../kube/upsync-api.js';
 
 /** What resolution reads of a workload object (the object test's view of it). */
 export type WorkloadRef = SelectedObjectRef;
@@ -37,7 +37,7 @@ export interface BindingPolicySpec {
   wantSingletonReportedState?: boolean;
   /**
    * Our extension (not KubeStellar's, whose CRD prunes it): the ServiceAccount of the WECs the
-   * policy's works are applied as (placement/executor.ts).
+   * policy's works are applied as (./executor.ts).
    */
   executor?: { serviceAccount?: { namespace?: string; name?: string } } | null;
   /** Our extension too: what the selected WECs' agents copy back (../upsync/, docs/upsync.md). */
@@ -72,7 +72,7 @@ export interface Resolution extends Modulation {
   byPolicy: Record<string, Modulation & { clusters: string[] }>;
 }
 
-/** Whether one clause selects the object (the object test lives in ../kube/object-selection.ts, shared with the agent's upsync). */
+/** Whether one clause selects the object (the object test lives in ../../kube/object-selection.ts, shared with the agent's upsync). */
 export const clauseMatches: (c: DownsyncClause, obj: WorkloadRef, namespaceLabels: Labels | undefined) => boolean = objectTestMatches;
 
 /** The clusters a policy picks, sorted by name. */

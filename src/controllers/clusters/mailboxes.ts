@@ -2,8 +2,8 @@
 // the namespace named after it created if missing, as OCM's hub does, so a pull agent with least
 // privilege never needs the right to create namespaces in the ITS. Namespaces are never deleted
 // here (a ManagedCluster going away may be re-registered; its works and leases stay).
-import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
-import type { ManagedCluster } from '../kube/ocm-api.js';
+import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
+import type { ManagedCluster } from '../../kube/ocm-api.js';
 
 /** Whether the hub accepts the cluster (then its mailbox must exist). */
 export const accepted = (mc: ManagedCluster): boolean => mc.spec?.hubAcceptsClient === true;

@@ -11,7 +11,7 @@
 //   (selector, controller-uid labels, the job-tracking annotation);
 // - CustomTransforms for its group/resource remove more (JSONPath-like `$.a.b["c.d"][0]`);
 // - template expansion (annotation control.kubestellar.io/expand-templates) is Go's own
-//   text/template, run by the Go helper (../template-expander.ts), not here;
+//   text/template, run by the Go helper (../placement/template-expander.ts), not here;
 // - one ManifestWork per (WDS, object, cluster): a stable name from the WDS and the object's
 //   identity, labels naming the WDS and every policy that selected it, and a manifestConfig that
 //   makes the agent apply it server-side under a field manager naming the WDS (CreateOnly when
@@ -20,10 +20,10 @@
 //   500 KiB limit is a WrapError.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { isJsonObject } from '../kube/json.js';
-import type { JsonObject } from '../kube/objects.js';
-import { BUNDLE_ANNOTATION, WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../kube/ocm-api.js';
-import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './status/returned-state.js';
+import { isJsonObject } from '../../kube/json.js';
+import type { JsonObject } from '../../kube/objects.js';
+import { BUNDLE_ANNOTATION, WDS_LABEL, type DeleteOption, type FeedbackRule, type JsonPathRule, type ManifestConfigOption, type ManifestWork, type ResourceIdentifier } from '../../kube/ocm-api.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from './marks.js';
 
 export const EXPAND_TEMPLATES_ANNOTATION = 'control.kubestellar.io/expand-templates';
 export { BUNDLE_ANNOTATION, WDS_LABEL };
@@ -230,7 +230,7 @@ export interface WorkOptions {
   impliedNamespace?: boolean;
 }
 
-export type { ManifestWork, ResourceIdentifier } from '../kube/ocm-api.js';
+export type { ManifestWork, ResourceIdentifier } from '../../kube/ocm-api.js';
 
 /**
  * The status feedback that makes an object's availability reach the ITS. OCM v1.2.0's agent knows

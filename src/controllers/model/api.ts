@@ -2,7 +2,7 @@
 // paths and typed views of the fields it uses (everything else stays unknown). The OCM kinds
 // (ManifestWork, ManagedCluster) are typed once for both sides, in ../../kube/ocm-api.ts.
 import type { JsonObject, KubeObject, ObjectMeta } from '../../kube/objects.js';
-import type { BindingPolicySpec } from '../resolution.js';
+import type { BindingPolicySpec } from './resolution.js';
 
 export const POLICIES = '/apis/control.kubestellar.io/v1alpha1/bindingpolicies';
 export const TRANSFORMS = '/apis/control.kubestellar.io/v1alpha1/customtransforms';

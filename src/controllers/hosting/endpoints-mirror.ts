@@ -28,9 +28,9 @@
 // (by name) and writes after both are listed and after every change (coalesced); setLeading(false) stops the watch and no write
 // starts afterwards. A write equal to the last one written in this term is skipped (idempotent);
 // a failed write is retried with backoff (1 s doubling to 30 s) for as long as it leads.
-import { Informer } from '../kube/informer.js';
-import type { KubeObject } from '../kube/objects.js';
-import { serverSideApply, type Upstream } from '../kube/upstream.js';
+import { Informer } from '../../kube/informer.js';
+import type { KubeObject } from '../../kube/objects.js';
+import { serverSideApply, type Upstream } from '../../kube/upstream.js';
 
 /** The value of endpointslice.kubernetes.io/managed-by on the slices written here. */
 export const MIRROR_MANAGER = 'endpoints-mirror.view.kubestellar.io';
