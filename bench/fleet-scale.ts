@@ -1,4 +1,4 @@
-// Benchmark (not a test): placement and status at fleet scale, simulated (issue 13).
+// Benchmark (not a test): placement and status at fleet scale, simulated (docs/benchmarks.md, "Fleet scale").
 //
 //   npx tsc -p . && node dist/bench/fleet-scale.js [--sizes 100,300,1000] [--objects 100]
 //        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--its-max-in-flight N] [--max-objects-per-work N]

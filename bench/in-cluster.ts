@@ -1,4 +1,4 @@
-// Benchmark (not a test): kubestellar-view installed where users run it (issue 26, "Speed and size").
+// Benchmark (not a test): kubestellar-view installed where users run it (docs/benchmarks.md, "Install where users run it").
 //
 //   npx tsc -p . && node dist/bench/in-cluster.js [--json FILE] [--trials N] [--dir DIR] [--port-base N] [--keep-spaces]
 //

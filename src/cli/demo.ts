@@ -182,7 +182,7 @@ const DEMO_MALLORY_RIGHTS = ['kubestellar-view:user', 'kubestellar-view:denature
   roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
 })).join('---\n');
 
-/** What mallory tries: cluster-admin for herself, labelled for the demo-rbac policy (issue 25's first example). */
+/** What mallory tries: cluster-admin for herself, labelled for the demo-rbac policy (docs/security.md, the fleet's first example). */
 const DEMO_MALLORY_BINDING = YAML.stringify({
   apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'demo-mallory-admin', labels: { app: 'demo-rbac' } },
   roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],

@@ -46,7 +46,8 @@ function startFailure(err: unknown, flags: { port: number; bindAddress: string }
   return err;
 }
 
-function buildProgram(argv: string[]): Command {
+/** The whole program, built and not run (test/unit/docs-truth.test.ts walks its commands and flags). */
+export function buildProgram(argv: string[]): Command {
   // The commit comes from git in a checkout: ask it only when the version is asked for.
   const versionAsked = argv.slice(2).some((a) => a === '-V' || a === '--version');
   const program = new Command('ksview')

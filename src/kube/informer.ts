@@ -1,5 +1,5 @@
 // A list-and-watch cache of one collection of a kube-apiserver (an informer, written here over the
-// undici pool of ./upstream: client-node's informer needs a KubeConfig per space and stops on any
+// undici pool of ./upstream.ts: client-node's informer needs a KubeConfig per space and stops on any
 // error but 410). Contract:
 // - start() lists (paginated), then watches from the list's resourceVersion with bookmarks; a 410
 //   Gone or an ERROR event relists; a dropped stream re-watches from the last resourceVersion; any

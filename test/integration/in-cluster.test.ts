@@ -1,4 +1,4 @@
-// kubestellar-view installed where users run it (issue 26): the image `make image` builds, imported
+// kubestellar-view installed where users run it (README.md, "Install into your cluster"; docs/security.md, "Installed"): the image `make image` builds, imported
 // into the real nodes of `ksview spaces up --real-nodes`, and the chart installed part by part
 // (src/spaces/in-cluster.ts: server → host1, wds → wds1, its → its1, agent.pull → wec1). Checked as
 // an operator checks it: Pod Security `restricted` enforced on the namespaces and met by the pods;

@@ -17,7 +17,7 @@
 // reference, so where it reconciles the releasing work first it deletes and re-creates the object —
 // ours also looks at the works not applied yet (src/agent/apply/handover.ts). The test says which happened.
 //
-// Executors (issue 25): OCM's agent honours the same work with `spec.executor` that
+// Executors (docs/agent.md, "Executors"): OCM's agent honours the same work with `spec.executor` that
 // test/integration/agent-executor.test.ts gives ours — same outcomes (the namespaced objects
 // applied, the ClusterRoleBinding refused, nothing else held back, deletion cleans). The refusal's
 // words differ: OCM checks by SubjectAccessReviews before applying with its own identity, and says

@@ -1,4 +1,4 @@
-// Denatured kinds are indistinguishable from native ones (issue 12): every step here is made
+// Denatured kinds are indistinguishable from native ones (docs/view.md, "Denatured kinds"): every step here is made
 // through the view (wds1-view, through the aggregator) and natively on wec1, and must give the
 // same outcome: HTTP code, reason, field causes and message; after a successful step, the same
 // object with the same managedFields. Messages are compared without what differs between two

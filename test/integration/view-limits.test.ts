@@ -1,4 +1,4 @@
-// One user's watches cannot block the view for everyone (issue 24, defect 9). A user who may only
+// One user's watches cannot block the view for everyone (docs/security.md D9). A user who may only
 // watch ConfigMaps in their own namespace opens 300 watches through the view (through the
 // aggregator, as kubectl would); meanwhile another user's list of namespaces through the view is
 // answered as fast as ever (median of ten under 200 ms, and kubectl get ns works); the next watch

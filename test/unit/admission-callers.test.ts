@@ -1,5 +1,5 @@
 // Who may call the admission webhooks of ksview serve (every route under /admission/): only the
-// WDS's kube-apiserver, by the front-proxy client certificate it presents (issue 24, defect 6).
+// WDS's kube-apiserver, by the front-proxy client certificate it presents (docs/security.md D6).
 // Without credentials a caller gets 401, with another identity 403, and the review is never read.
 import t from 'tap';
 import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';

@@ -1,5 +1,4 @@
-// The executor of a work (docs/agent.md, "Executors: whose rights apply a work"): over a recorded
-// mock WEC, every request of the apply path
+// The executor of a work (docs/agent.md, "Executors"): over a recorded mock WEC, every request of the apply path
 // (each strategy's reads and writes, the read after a failure, the owner references) impersonates
 // the executor's ServiceAccount with no group (kube-apiserver adds a ServiceAccount's groups), a
 // manifest the WEC refuses to it fails alone in the WEC's words, a malformed or non-ServiceAccount

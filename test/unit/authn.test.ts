@@ -138,7 +138,7 @@ t.test('nothing at all is 401', async (t) => {
   await rejects401(t, authn().authenticate(request({})), 'anonymous');
 });
 
-// Defect 1 of issue 24: the chain a client sends is the client's to choose. Node links it by
+// docs/security.md D1: the chain a client sends is the client's to choose. Node links it by
 // names, and the TLS layer verifies it against both CA pools at once; neither may decide which
 // pool signed the leaf.
 const forgedLink = await madeUpLink('client-ca', 'front-proxy-ca');

@@ -1,4 +1,4 @@
-// CEL off the server's thread (src/controllers/status/cel-pool.ts, issue 24 defect 4): a runaway
+// CEL off the server's thread (src/controllers/status/cel-pool.ts, docs/security.md D4): a runaway
 // evaluation is stopped at its deadline in its worker, while the server's thread keeps turning
 // and another collector's work is answered meanwhile; one collector's tasks run one at a time
 // (it never holds more than one worker); a stopped worker is replaced. Through the

@@ -347,7 +347,7 @@ t.test('an object read again unchanged (same uid and resourceVersion) is shown w
 });
 
 // One stored object the view cannot show (written around it, before its admission webhook) must
-// never fail reads of the others (issue 24, defect 10).
+// never fail reads of the others (docs/security.md D10).
 const NATIVE_METADATA = 'view.kubestellar.io/native-metadata';
 const storedRole = (name: string, namespace: string, annotations: Record<string, string> = {}, uid = `uid-${name}`) => ({
   apiVersion: 'denatured.kubestellar.io/v1', kind: 'Role',

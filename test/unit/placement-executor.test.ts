@@ -1,4 +1,4 @@
-// The executor of a policy's works (issue 25): the policy's own spec.executor, else the server's
+// The executor of a policy's works (docs/placement.md, "Executor"): the policy's own spec.executor, else the server's
 // --default-executor, written into each ManifestWork as OCM's spec.executor.subject; a conflict
 // when the policies sending an object to one cluster name different ones; the Executor condition
 // of the policy's status. Run on the controller fixture: what reaches the ITS and the WDS.

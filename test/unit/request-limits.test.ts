@@ -1,4 +1,4 @@
-// What one user may hold open in ksview serve (issue 24, defect 9): long-running requests
+// What one user may hold open in ksview serve (docs/security.md D9): long-running requests
 // (watches, logs, ...) go to the WDS on a pool of their own and are capped per user and in total;
 // ordinary requests in flight are capped per user and in total; past a cap a 429 TooManyRequests
 // Status with Retry-After; system:masters is never refused; slots come back when responses end.

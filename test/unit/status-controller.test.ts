@@ -1,6 +1,6 @@
 // The status controller with fakes: what it decides from the caches (placement recorded, WorkStatuses
 // filled in the informer's store) and the requests it sends the WDS (recorded by a MockUpstream).
-// One cluster's bad report (issue 24, defects 13 and 14) — an overflowing count, a status nested
+// One cluster's bad report (docs/security.md D13 and D14) — an overflowing count, a status nested
 // 6,000 levels deep, 3,000 conditions — never keeps the others' status from being returned, and is
 // said on the policies that send the object there; a status the WDS refuses (422) is reported, not
 // written again until it changes.

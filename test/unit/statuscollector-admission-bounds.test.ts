@@ -1,5 +1,5 @@
 // What one StatusCollector admission review may cost (src/apiserver/admission/statuscollectors-webhook.ts over
-// validateCollector, issue 24 defect 6), through the app with the real compiler: the issue's
+// validateCollector, docs/security.md D6), through the app with the real compiler: the issue's
 // review (246 KB, 60 expressions of 4,083 characters) is refused by counting, at once, without
 // compiling anything; the largest review within the bounds is compiled in a CEL worker, within its
 // deadline, while the server's thread keeps answering other requests. The same bounds make a

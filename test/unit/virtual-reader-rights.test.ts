@@ -1,5 +1,5 @@
 // What a reader sees of the virtual Bindings and CombinedStatuses (src/apiserver/auth/subject-access.ts
-// through the app, issue 24 defect 3): only what they may `get` natively. A restricted reader's
+// through the app, docs/security.md D3): only what they may `get` natively. A restricted reader's
 // Binding lists only their objects, in the workload and in the destinations' counts and broken
 // objects, and the policy's own status only if they may get the policy; a CombinedStatus of an
 // object they may not get is absent from lists, watches and gets (a Secret's data with it); an

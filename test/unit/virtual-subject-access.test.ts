@@ -1,5 +1,5 @@
 // How the server decides what a reader may see of the objects the virtual resources speak of
-// (src/apiserver/auth/subject-access.ts, issue 24 defect 3): SubjectAccessReviews of the reader from
+// (src/apiserver/auth/subject-access.ts, docs/security.md D3): SubjectAccessReviews of the reader from
 // coarse to fine (cluster, namespace, then by name: RBAC's resourceNames), a denatured kind asked
 // in denatured.kubestellar.io, an admin decided per kind without a look at each object, and no
 // answer making more than MAX_REVIEWS_PER_ANSWER new reviews (what is left undecided is hidden,
