@@ -60,7 +60,7 @@ import (
 const maxFrame = 64 << 20
 
 // maxObject bounds one destination's expanded object: OCM refuses a ManifestWork whose manifests
-// are over 500 KiB (src/controllers/model/wrapping.ts MAX_MANIFESTS_BYTES), so more is never useful.
+// are over 500 KiB (src/controllers/wrapping.ts MAX_MANIFESTS_BYTES), so more is never useful.
 const maxObject = 500 * 1024
 
 // maxAnswer bounds one answer frame (what ksview serve reads at once).
@@ -70,7 +70,7 @@ const maxAnswer = 16 << 20
 const maxMessages = 64 << 10
 
 // maxMillis bounds one object's expansion, for all its destinations: well under the 20 s after
-// which ksview serve kills a helper that does not answer (src/controllers/placement/template-expander.ts).
+// which ksview serve kills a helper that does not answer (src/controllers/template-expander.ts).
 const maxMillis = 2000
 
 // memoryLimit is the helper's soft memory limit: a request of 64 MiB, its tree and an answer of
