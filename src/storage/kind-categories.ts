@@ -1,4 +1,4 @@
-// Which kinds the view shows and how (DESIGN.md, "Kinds in the view"): hidden kinds and groups
+// Which kinds the view shows and how (docs/view.md, "Kinds in the view"): hidden kinds and groups
 // are absent from the view; denatured kinds are stored as denatured.kubestellar.io CRs; every
 // other kind is data, passed through to the WDS. Resources are named as in discovery
 // (group + plural resource), so classification needs no round trip. What the view knows of each

@@ -150,7 +150,7 @@ t.test('watch: from a list\'s resourceVersion, only this cluster and kind, selec
   src.put(copy('wec1', ['', 'v1', 'pods'], 'Pod', 'ns3', 'web-2', { labels: { app: 'web' } }));
   src.put(copy('wec2', ['', 'v1', 'pods'], 'Pod', 'ns1', 'web-9', { labels: { app: 'web' } }));
   src.put(copy('wec1', ['', 'v1', 'pods'], 'Pod', 'ns1', 'not-web', { labels: { app: 'x' } }));
-  // The feed gathers a key's changes for 100 ms before watches see them (src/apiserver/virtual-feed.ts).
+  // The feed gathers a key's changes for 100 ms before watches see them (src/apiserver/virtual/feed.ts).
   await sleep(250);
   src.remove(POD);
   const events = (await watching).body.split('\n').filter(Boolean).map((l) => JSON.parse(l));

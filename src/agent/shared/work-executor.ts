@@ -78,7 +78,7 @@ export type ReviewAttributes = { group: string; version: string; resource: strin
 /**
  * Asks the WEC by SubjectAccessReview whether `ex` may `verb` what `a` names, with OCM's user and
  * groups for a ServiceAccount (the agent's right of system:auth-delegator). The one SAR client of
- * executors: the delete check below and upsync's read check (./upsync/read-rights.ts).
+ * executors: the delete check below and upsync's read check (../upsync/read-rights.ts).
  */
 export async function reviewExecutor(wec: Upstream, ex: Pick<Executor, 'namespace' | 'user'>, verb: string, a: ReviewAttributes):
   Promise<{ allowed: boolean; reason?: string }> {

@@ -4,7 +4,7 @@
 // WorkStatus per applied object whose content changed (and deletes those no longer applied). A
 // missing WorkStatus CRD (`ksview serve` installs it) is retried, never fatal.
 // A bundled work (many objects in one) carries its objects' statuses itself, in each manifest's
-// statusFeedback (../kube/status-in-work.ts): one write per work, not one per object; only a status
+// statusFeedback (../../kube/status-in-work.ts): one write per work, not one per object; only a status
 // that does not fit there has a WorkStatus. Writes are ordered so that a reader always finds each
 // status in one place or the other: WorkStatuses written, then the work, then WorkStatuses deleted.
 // A WorkStatus the ITS refuses (the mailbox's quota is full, or past its size bound) is said once,

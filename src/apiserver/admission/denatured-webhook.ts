@@ -1,6 +1,6 @@
 // The validating admission webhook for writes made to denatured.kubestellar.io objects straight in
 // the WDS, around the view: the WDS calls it on every CREATE and UPDATE of one (and of its status)
-// but the view's own writes (registration.ts writes the ValidatingWebhookConfiguration with a
+// but the view's own writes (../wds-registration.ts writes the ValidatingWebhookConfiguration with a
 // matchCondition on the view's user extra, ../../storage/view-write-extra.ts; hosted or local alike). The checks are the view's own
 // (../../storage/denatured-admission.ts: reserved annotations, Kubernetes' validation of the native
 // object); a write one refuses is denied with its Status (422 Invalid, with the fields), which

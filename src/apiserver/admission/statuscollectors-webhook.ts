@@ -1,5 +1,5 @@
 // The validating admission webhook for StatusCollectors (control.kubestellar.io/v1alpha1), which
-// the WDS calls on every CREATE and UPDATE of one (registration.ts writes the
+// the WDS calls on every CREATE and UPDATE of one (../wds-registration.ts writes the
 // ValidatingWebhookConfiguration, with --register): a
 // collector whose CEL expressions or shape the status controller would refuse is denied with a
 // 422 Invalid Status listing each error, in the words the collector's status.errors would use.

@@ -24,7 +24,7 @@
 // conditions as the hosting cluster says them. Node names and targetRefs name the hosting
 // cluster's objects and are not copied.
 //
-// Contract: setLeading(true) starts a watch (./informer) of the hosting slices and of the Service
+// Contract: setLeading(true) starts a watch (../../kube/informer.ts) of the hosting slices and of the Service
 // (by name) and writes after both are listed and after every change (coalesced); setLeading(false) stops the watch and no write
 // starts afterwards. A write equal to the last one written in this term is skipped (idempotent);
 // a failed write is retried with backoff (1 s doubling to 30 s) for as long as it leads.

@@ -45,8 +45,6 @@ export function policyExecutor(spec: BindingPolicySpec | undefined, fallback: Se
   return fallback ? { ...fallback, source: 'default' } : undefined;
 }
 
-export const describeExecutor = (e: Executor | undefined): string => (e ? `ServiceAccount ${e.namespace}/${e.name}` : 'none (the agent\'s own rights)');
-
 /** OCM's ManifestWork spec.executor for it. */
 export function workExecutor(e: ServiceAccountRef): JsonObject {
   return { subject: { type: 'ServiceAccount', serviceAccount: { namespace: e.namespace, name: e.name } } };

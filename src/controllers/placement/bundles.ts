@@ -10,7 +10,7 @@
 // longer fits (it grew, N was lowered, its policies changed) moves to the first slot of its group
 // with room, or a new one. A move writes the receiving work before the releasing one, and until
 // then every write of the releasing one still carries the object (Slot.leaving), so an agent sees
-// it carried by both before it sees it released (src/agent/handover.ts: it is handed over in
+// it carried by both before it sees it released (src/agent/apply/handover.ts: it is handed over in
 // place, never deleted and re-created).
 //
 // State: which object is in which slot, with its manifest, is held in memory (the leader's); a slot

@@ -44,7 +44,7 @@ function feedback(values: readonly FeedbackValue[] | undefined, name: string): n
   return v?.integer ?? v?.string ?? v?.boolean;
 }
 
-/** The kinds whose health the works' WellKnownStatus feedback tells (src/agent/status-feedback.ts). */
+/** The kinds whose health the works' WellKnownStatus feedback tells (src/agent/status/status-feedback.ts). */
 const WELL_KNOWN_HEALTH = new Set(['Deployment', 'DaemonSet', 'Pod', 'Job']);
 
 /** Not healthy, by the kind's well-known status feedback: why, or undefined when healthy or the kind has none. */

@@ -7,7 +7,7 @@
 // - everything in the namespaces kube-system, kube-public, kube-node-lease and kubestellar-view
 //   (the project's own), and those Namespaces and `default`;
 // - in every namespace: the kube-root-ca.crt ConfigMap, the `default` ServiceAccount,
-//   service-account-token and bootstrap-token Secrets (../kube/system-secrets.ts, shared with upsync);
+//   service-account-token and bootstrap-token Secrets (../../kube/system-secrets.ts, shared with upsync);
 // - Service default/kubernetes, its Endpoints and EndpointSlices;
 // - ServiceCIDRs and IPAddresses (the WDS's own service network);
 // - the system PriorityClasses (`system-` prefix);

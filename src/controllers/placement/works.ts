@@ -299,7 +299,7 @@ export class Works {
 
   /**
    * Whether the cluster's work of that name is being deleted: no object is placed into it (its agent
-   * may be removing what it held, ../../agent/handover.ts); a new work takes another name.
+   * may be removing what it held, ../../agent/apply/handover.ts); a new work takes another name.
    */
   terminating(cluster: string, name: string): boolean {
     return this.store.get(cluster, name)?.metadata.deletionTimestamp !== undefined;

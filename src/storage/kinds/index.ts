@@ -1,4 +1,4 @@
-// The kinds the view stores denatured by default (DESIGN.md, "Kinds in the view"), one file each
+// The kinds the view stores denatured by default (docs/view.md, "Kinds in the view"), one file each
 // in this folder: adding a kind is its file and one line in DENATURED_KINDS. Their order is the
 // default of `ksview serve --denatured` (../kind-categories.ts DEFAULT_DENATURED), in which they
 // are discovered and their CRDs applied. A kind configured with --denatured that is not listed
