@@ -1,6 +1,7 @@
 // Admission of writes made to denatured.kubestellar.io objects straight in the WDS, around the view
-// (the WDS sends each CREATE and UPDATE to ksview serve's webhook, src/apiserver/
-// denatured-webhook.ts; the view's own writes skip it, ./view-write-extra.ts). They pass the checks
+// (the WDS sends each CREATE and UPDATE to ksview serve's webhook,
+// src/apiserver/admission/denatured-webhook.ts; the view's own writes skip it,
+// ./view-write-extra.ts). They pass the checks
 // the view's write path makes, in DIRECT_WRITE_CHECKS order; the first that refuses answers:
 //  1. reservedAnnotations — what the view's store sets is the view's word about the native object,
 //     so a direct write cannot forge it: view.kubestellar.io/native-metadata (the native object's

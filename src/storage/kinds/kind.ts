@@ -19,8 +19,8 @@ export interface KindFacts {
   tableOrder?(items: readonly KubeObject[]): KubeObject[];
   /**
    * Whether an object of the kind (native form) belongs to the WDS itself and is never sent,
-   * whatever a policy selects (src/controllers/placement/system-objects.ts); `direct`: written to the WDS
-   * natively, not through the view (a user's object, whatever its name). Absent: never.
+   * whatever a policy selects (src/controllers/placement/system-objects.ts); `direct`: written to
+   * the WDS natively, not through the view (a user's object, whatever its name). Absent: never.
    */
   isSystemObject?(obj: KubeObject, direct: boolean): boolean;
   /**
