@@ -11,7 +11,7 @@
 //   path (src/…, test/…, docs/…, charts/…, ./x, ../x) named in a Markdown file or in a comment
 //   of src/, test/, bench/ exists, a `docs/x.md#anchor` has that anchor, and a section quoted
 //   after a doc (`docs/x.md, "Section"`) begins a heading of it. Bare file names are not read
-//   (`registration.ts` is in several folders). docs/design/kubestellar-status-reference.md
+//   (a bare name does not say its folder). docs/design/kubestellar-status-reference.md
 //   cites KubeStellar's repository, whose paths are not ours: its paths are not read.
 // - Fixtures: every entry of test/fixtures/ is in test/README.md's fixture table, and every
 //   file the table names is there.
