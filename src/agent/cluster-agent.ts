@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
-import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
+import { CRDS_PATH, waitForEstablished } from '../kube/crd-established.js';
 import { Informer } from '../kube/informer.js';
 import { carriedByLiveWork } from './apply/handover.js';
 import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';

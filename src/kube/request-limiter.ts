@@ -37,7 +37,7 @@ export interface RequestLimiterStats {
 }
 
 /**
- * `--its-max-in-flight`'s default (serve and agent): see docs/benchmarks.md, "Fleet speed, first part" for the
+ * `--max-its-requests-inflight`'s default (serve and agent): see docs/benchmarks.md, "Fleet speed, first part" for the
  * measurement it comes from.
  */
 export const DEFAULT_ITS_MAX_IN_FLIGHT = 32;
