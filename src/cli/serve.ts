@@ -33,7 +33,7 @@ import { ensureServingCert } from '../apiserver/serving-cert.js';
 import { handleUpgrades } from '../apiserver/view/upgrade-proxy.js';
 import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/http/request-limits.js';
 import { GracefulShutdown } from '../apiserver/graceful-shutdown.js';
-import { inClusterUpstream } from '../kube/in-cluster.js';
+import { inClusterUpstream } from '../kube/in-cluster-config.js';
 import { SERVICE_PORT_NAME } from '../apiserver/wds-registration.js';
 
 /** /readyz asks the WDS again after this long; its answer (the kubelet probes every 2 s) is bounded by the next. */
@@ -131,7 +131,7 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     info: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
     error: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
   };
-  if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --native-code <path>');
+  if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --ksview-native <path>');
   // ksview-native asks the WDS (as this server) about RBAC escalation: SubjectAccessReviews and informers of its RBAC.
   const native = new NativeCode(o.nativeCode ?? '', log, { kubeconfig: o.wdsKubeconfig, context: o.wdsContext });
   if (denaturedKinds.length > 0) await native.start();

@@ -29,7 +29,7 @@ export interface Upstream {
   longPool: Pool;
   /**
    * The bound on the server's own requests (upstreamRequest) when one is set: the ITS's, from
-   * `--its-max-in-flight` (./request-limiter.ts). Users' requests and watches are not under it.
+   * `--max-its-requests-inflight` (./request-limiter.ts). Users' requests and watches are not under it.
    */
   limiter?: RequestLimiter;
 }

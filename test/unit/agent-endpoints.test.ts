@@ -8,7 +8,7 @@ import https from 'node:https';
 import t, { type Test } from 'tap';
 import { buildEndpoints } from '../../src/agent/endpoints/endpoints.js';
 import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
-import { runPullAgent, runPushAgent } from '../../src/agent/agent.js';
+import { runPullAgent, runPushAgent } from '../../src/agent/agent-process.js';
 import type { ClusterWorker, PlacedResource } from '../../src/agent/shared/contract.js';
 import type { RegistrationLike } from '../../src/agent/shared/worker-factory.js';
 import type { RegistrationOptions } from '../../src/agent/registration/cluster-registration.js';

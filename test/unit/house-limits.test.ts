@@ -1,5 +1,6 @@
 // Small files with one purpose: no file of src/ over MAX_FILE_LINES lines, no function over
-// MAX_FUNCTION_LINES lines. A file's lines are counted as `wc -l` does. A function is every
+// MAX_FUNCTION_LINES lines, and no two files of src/ with the same name (a name says what a file
+// is wherever it is named: in an import, a stack trace, a doc). A file's lines are counted as `wc -l` does. A function is every
 // function-like node TypeScript's own parser finds (function declarations and expressions,
 // methods, constructors, get/set accessors, arrow functions, with a block body or an expression
 // body), measured from the line where it starts to the line where its body ends, both included;
@@ -57,6 +58,13 @@ t.test(`no file of src/ over ${MAX_FILE_LINES} lines`, async (t) => {
 t.test(`no function of src/ over ${MAX_FUNCTION_LINES} lines`, async (t) => {
   const long = filesUnder(src).flatMap((f) => longFunctions(rel(f), readFileSync(f, 'utf8'), MAX_FUNCTION_LINES));
   t.same(long, [], 'every function is small enough to hold in mind');
+});
+
+t.test('no two files of src/ share a name', async (t) => {
+  const byName = new Map<string, string[]>();
+  for (const f of filesUnder(src)) byName.set(path.basename(f), [...byName.get(path.basename(f)) ?? [], rel(f)]);
+  const repeated = [...byName.values()].filter((files) => files.length > 1).map((files) => files.join(' and '));
+  t.same(repeated, [], 'every file name of src/ is said once');
 });
 
 t.test('the measure finds what it should', async (t) => {

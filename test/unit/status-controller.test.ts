@@ -5,7 +5,7 @@
 // said on the policies that send the object there; a status the WDS refuses (422) is reported, not
 // written again until it changes.
 import t from 'tap';
-import { StatusController } from '../../src/controllers/status/controller.js';
+import { StatusController } from '../../src/controllers/status/status-controller.js';
 import type { Placement, StatusSources, StoredObject } from '../../src/controllers/model/sent.js';
 import { writeReturnedState } from '../../src/controllers/status/status-writer.js';
 import { encodeKey, objectKey } from '../../src/controllers/model/keys.js';

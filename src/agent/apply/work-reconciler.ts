@@ -78,7 +78,7 @@ export class WorkReconciler {
   /** Works keeping released objects for a handover (./handover.ts) → how many, and attempts in a row. */
   private readonly awaiting = new Map<string, { objects: number; attempts: number }>();
 
-  constructor(private readonly d: WorkReconcilerDeps) {}
+  constructor(private readonly agent: WorkReconcilerDeps) {}
 
   /** The works with a manifest that failed to apply, waiting for their next try (tests). */
   failingWorks(): string[] {
@@ -91,7 +91,7 @@ export class WorkReconciler {
   }
 
   async reconcile(name: string): Promise<void> {
-    const work = this.d.work(name);
+    const work = this.agent.work(name);
     if (!work) return this.cleanupGone(name);
     if (work.metadata.deletionTimestamp) return this.cleanupDeleting(work);
     let current = work;
@@ -102,15 +102,15 @@ export class WorkReconciler {
   }
 
   private async apply(work: ManifestWork): Promise<void> {
-    const { cluster, metrics } = this.d;
+    const { cluster, metrics } = this.agent;
     const name = work.metadata.name;
-    let amw = await this.d.applied.ensure(name);
+    let amw = await this.agent.applied.ensure(name);
     const end = metrics.applyDuration.startTimer({ cluster });
-    const watcher = this.d.watcher;
-    const unchanged = watcher.cached && this.appliedAs.unchanged(work, this.d.status.resultsOf(name),
+    const watcher = this.agent.watcher;
+    const unchanged = watcher.cached && this.appliedAs.unchanged(work, this.agent.status.resultsOf(name),
       (r) => watcher.cached!({ group: r.resourceMeta.group, version: r.resourceMeta.version, resource: r.resourceMeta.resource, namespace: r.resourceMeta.namespace, name: r.resourceMeta.name, ordinal: r.ordinal }),
-      (ordinal, live, prior) => this.d.applier.observe(work, ordinal, live, prior));
-    const results = await this.d.applier.applyWork(work, unchanged);
+      (ordinal, live, prior) => this.agent.applier.observe(work, ordinal, live, prior));
+    const results = await this.agent.applier.applyWork(work, unchanged);
     end();
     const owner = ownerOf(amw);
     const executor = executorOf(work);
@@ -136,7 +136,7 @@ export class WorkReconciler {
         const owners = desiredOwners(live, owner, ownedByTheWork(m, work.spec?.deleteOption));
         if (owners) {
           try {
-            live = await patchOwners(this.d.wec, ref, live, owners, executorHeaders(executor));
+            live = await patchOwners(this.agent.wec, ref, live, owners, executorHeaders(executor));
           } catch (err) {
             // Refused to the executor (or a conflict): this manifest failed, nothing else is held back.
             const failed = { ...r, owned: false, conditions: setCondition(r.conditions, appliedCondition((err as Error).message, work.metadata.generation), nowTime()) };
@@ -148,7 +148,7 @@ export class WorkReconciler {
         }
         now.push({ group: m.group, version: m.version, resource: m.resource, namespace: m.namespace, name: m.name, uid: live.metadata?.uid });
         refs.push(ref);
-        this.d.noteApplied?.(ref, live.metadata?.resourceVersion);
+        this.agent.noteApplied?.(ref, live.metadata?.resourceVersion);
       }
       finalResults.push(live === r.live ? r : { ...r, live });
     }
@@ -164,21 +164,21 @@ export class WorkReconciler {
     const dropped = untracked(amw.status?.appliedResources ?? [], now);
     const { pending, awaitMs } = await this.collectDropped(name, amw, dropped);
     const before = amw;
-    amw = await this.d.applied.setApplied(amw, [...now, ...pending]);
+    amw = await this.agent.applied.setApplied(amw, [...now, ...pending]);
     if (amw !== before) this.retryAwaiting(name);
     this.heldElsewhere(finalResults, amw.metadata.name);
     this.appliedAs.record(work, finalResults);
-    this.d.watcher.setWork(name, refs);
-    this.d.status.setResults(name, finalResults, work);
+    this.agent.watcher.setWork(name, refs);
+    this.agent.status.setResults(name, finalResults, work);
     // Watch events of these objects between the apply and setWork found no work to tell (e.g. a
     // Deployment becoming available meanwhile): what the watch holds now is observed once more.
     for (const ref of refs) {
-      const seen = this.d.watcher.cached?.(ref);
+      const seen = this.agent.watcher.cached?.(ref);
       const had = finalResults.find((r) => r.ordinal === ref.ordinal)?.live;
-      if (seen && newerResourceVersion(seen.metadata?.resourceVersion, had?.metadata?.resourceVersion)) this.d.status.observe(name, ref.ordinal, seen);
+      if (seen && newerResourceVersion(seen.metadata?.resourceVersion, had?.metadata?.resourceVersion)) this.agent.status.observe(name, ref.ordinal, seen);
     }
     if (pending.length) retryAfter = Math.min(retryAfter ?? Infinity, awaitMs ?? PENDING_REQUEUE_MS);
-    if (retryAfter !== undefined) this.d.enqueueAfter(name, retryAfter);
+    if (retryAfter !== undefined) this.agent.enqueueAfter(name, retryAfter);
   }
 
   /**
@@ -191,10 +191,10 @@ export class WorkReconciler {
       this.noteAwaiting(name, 0);
       return { pending: [] };
     }
-    const gc = await deleteAppliedResources(this.d.wec, dropped, ownerOf(amw), (r) => this.handover(r, name, amw.metadata.name));
+    const gc = await deleteAppliedResources(this.agent.wec, dropped, ownerOf(amw), (r) => this.handover(r, name, amw.metadata.name));
     for (const e of gc.errors) {
-      this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
-      this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
+      this.agent.metrics.errors.inc({ cluster: this.agent.cluster, where: 'gc' });
+      this.agent.log(`${this.agent.cluster}/${name}: ${e.message}`);
     }
     const awaitMs = this.noteAwaiting(name, gc.awaiting.length);
     if (gc.errors.length) return { pending: dropped }; // keep them recorded; try again
@@ -211,13 +211,13 @@ export class WorkReconciler {
     const prior = this.awaiting.get(work);
     if (objects === 0) this.awaiting.delete(work);
     else this.awaiting.set(work, { objects, attempts: (prior?.attempts ?? 0) + 1 });
-    if (prior || objects) this.d.metrics.handoverAwaiting.set({ cluster: this.d.cluster }, [...this.awaiting.values()].reduce((n, a) => n + a.objects, 0));
+    if (prior || objects) this.agent.metrics.handoverAwaiting.set({ cluster: this.agent.cluster }, [...this.awaiting.values()].reduce((n, a) => n + a.objects, 0));
     return objects ? failureRetryMs(prior?.attempts ?? 0) : undefined;
   }
 
   /** A work recorded what it applied, or the mailbox changed: the works keeping objects for a handover look again now. */
   retryAwaiting(except?: string): void {
-    for (const w of this.awaiting.keys()) if (w !== except) this.d.enqueueAfter(w, 0);
+    for (const w of this.awaiting.keys()) if (w !== except) this.agent.enqueueAfter(w, 0);
   }
 
   /**
@@ -228,7 +228,7 @@ export class WorkReconciler {
     results.forEach((r, i) => {
       const applied = r.conditions.find((c) => c.type === 'Applied');
       if (applied?.status !== 'False' || !r.resourceMeta.resource) return;
-      const holder = this.d.applied.recordedBy(r.resourceMeta, ownAmw);
+      const holder = this.agent.applied.recordedBy(r.resourceMeta, ownAmw);
       if (!holder) return;
       const message = `${applied.message}; the object stays in the cluster as ManifestWork ${holder} applied it, until this work applies it or no work selects it`;
       results[i] = { ...r, conditions: r.conditions.map((c) => (c === applied ? { ...c, message } : c)) };
@@ -250,28 +250,28 @@ export class WorkReconciler {
 
   /** Deletes the work's resources and then its AppliedManifestWork; false while some are still going. */
   private async cleanupApplied(name: string): Promise<boolean> {
-    const amw: AppliedManifestWork | undefined = this.d.applied.get(name);
-    this.d.watcher.removeWork(name);
+    const amw: AppliedManifestWork | undefined = this.agent.applied.get(name);
+    this.agent.watcher.removeWork(name);
     if (amw) {
-      const gc = await deleteAppliedResources(this.d.wec, amw.status?.appliedResources ?? [], ownerOf(amw),
+      const gc = await deleteAppliedResources(this.agent.wec, amw.status?.appliedResources ?? [], ownerOf(amw),
         (r) => this.handover(r, name, amw.metadata.name));
       for (const e of gc.errors) {
-        this.d.metrics.errors.inc({ cluster: this.d.cluster, where: 'gc' });
-        this.d.log(`${this.d.cluster}/${name}: ${e.message}`);
+        this.agent.metrics.errors.inc({ cluster: this.agent.cluster, where: 'gc' });
+        this.agent.log(`${this.agent.cluster}/${name}: ${e.message}`);
       }
       const awaitMs = this.noteAwaiting(name, gc.awaiting.length);
       if (gc.errors.length) throw gc.errors[0]!;
       if (gc.pending.length || gc.awaiting.length) {
-        this.d.enqueueAfter(name, gc.pending.length ? PENDING_REQUEUE_MS : awaitMs!);
+        this.agent.enqueueAfter(name, gc.pending.length ? PENDING_REQUEUE_MS : awaitMs!);
         return false;
       }
-      await this.d.applied.delete(amw);
+      await this.agent.applied.delete(amw);
       this.appliedAs.forget(name);
       this.failing.delete(name);
       this.retryFailing(name);
     }
     this.failing.delete(name);
-    await this.d.status.forget(name);
+    await this.agent.status.forget(name);
     return true;
   }
 
@@ -280,7 +280,7 @@ export class WorkReconciler {
    * to it), or carries it without having applied it (kept, awaiting), or nothing (./handover.ts).
    */
   private handover(r: AppliedManifestResourceMeta, work: string, amw: string): Handover {
-    return handoverOf(this.d.applied.carriedElsewhere(r, amw), () => this.d.carriedByWork?.(r, this.d.work(work)) ?? false);
+    return handoverOf(this.agent.applied.carriedElsewhere(r, amw), () => this.agent.carriedByWork?.(r, this.agent.work(work)) ?? false);
   }
 
   /** A watch event of an object the work applied (./applied-as.ts): a drift or deletion, or not. */
@@ -290,15 +290,15 @@ export class WorkReconciler {
 
   /** A work released objects in the WEC: the failing works (a conflict over some object ends so) try again now. */
   private retryFailing(releasedBy: string): void {
-    for (const w of this.failing.keys()) if (w !== releasedBy) this.d.enqueueAfter(w, 0);
+    for (const w of this.failing.keys()) if (w !== releasedBy) this.agent.enqueueAfter(w, 0);
   }
 
   /** Writes the finalizer list (merge patch with the resourceVersion read: a concurrent change is a 409 and a retry). */
   private async setFinalizers(work: ManifestWork, finalizers: string[]): Promise<ManifestWork> {
-    const path = `${manifestWorksPath(this.d.cluster)}/${work.metadata.name}`;
+    const path = `${manifestWorksPath(this.agent.cluster)}/${work.metadata.name}`;
     const body = { metadata: { finalizers, resourceVersion: work.metadata.resourceVersion } };
-    const res = await upstreamRequest(this.d.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body });
-    expectOk(res, `set finalizers of manifestwork ${this.d.cluster}/${work.metadata.name}`, [404]);
+    const res = await upstreamRequest(this.agent.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body });
+    expectOk(res, `set finalizers of manifestwork ${this.agent.cluster}/${work.metadata.name}`, [404]);
     if (res.status === 404) return work;
     return JSON.parse(res.body.toString('utf8')) as ManifestWork;
   }

@@ -1,4 +1,4 @@
-// The agent's HTTP endpoints (one fastify app per process; HTTPS when it listens, src/agent/agent.ts):
+// The agent's HTTP endpoints (one fastify app per process; HTTPS when it listens, src/agent/agent-process.ts):
 // /healthz     the process is alive;
 // /livez       the same;
 // /readyz      200 "ok" when every check passes, else 503 with one line per failing check

@@ -40,7 +40,7 @@ export class ClusterLeaseRenewer {
   private stopped = true;
   lastError: string | undefined;
 
-  constructor(private readonly o: { its: Upstream; cluster: string; durationSeconds: () => number; log: AgentLog; onError?: () => void }) {}
+  constructor(private readonly lease: { its: Upstream; cluster: string; durationSeconds: () => number; log: AgentLog; onError?: () => void }) {}
 
   start(): void {
     if (!this.stopped) return;
@@ -54,16 +54,16 @@ export class ClusterLeaseRenewer {
   }
 
   private async tick(): Promise<void> {
-    const seconds = this.o.durationSeconds();
+    const seconds = this.lease.durationSeconds();
     try {
-      await renewClusterLease(this.o.its, this.o.cluster, seconds);
-      if (this.lastError) this.o.log(`[${this.o.cluster}] cluster lease renewed again`);
+      await renewClusterLease(this.lease.its, this.lease.cluster, seconds);
+      if (this.lastError) this.lease.log(`[${this.lease.cluster}] cluster lease renewed again`);
       this.lastError = undefined;
     } catch (err) {
       const line = errorLine(err);
-      if (line !== this.lastError) this.o.log(`[${this.o.cluster}] cannot renew cluster lease: ${line}`);
+      if (line !== this.lastError) this.lease.log(`[${this.lease.cluster}] cannot renew cluster lease: ${line}`);
       this.lastError = line;
-      this.o.onError?.();
+      this.lease.onError?.();
     }
     if (!this.stopped) this.timer = setTimeout(() => void this.tick(), (seconds * 1000) / 4);
   }

@@ -153,11 +153,11 @@ export class Registration {
   /** The last ITS error (unreachable, 401/403), '' when the last sync reached it. */
   itsError: string | undefined = 'not yet synced';
 
-  constructor(private readonly o: RegistrationOptions) {
-    this.lease = new ClusterLeaseRenewer({ its: o.its, cluster: o.cluster, durationSeconds: () => this.leaseSeconds, log: o.log });
+  constructor(private readonly registration: RegistrationOptions) {
+    this.lease = new ClusterLeaseRenewer({ its: registration.its, cluster: registration.cluster, durationSeconds: () => this.leaseSeconds, log: registration.log });
   }
 
-  get path(): string { return `${MANAGEDCLUSTERS_PATH}/${this.o.cluster}`; }
+  get path(): string { return `${MANAGEDCLUSTERS_PATH}/${this.registration.cluster}`; }
   isAccepted(): boolean { return this.accepted; }
 
   start(): void {
@@ -195,7 +195,7 @@ export class Registration {
     this.running = prev.then(() => this.syncOnce()).finally(() => {
       if (!this.stopped) {
         clearTimeout(this.timer);
-        this.timer = setTimeout(() => this.kick(), this.o.syncMs ?? 5000);
+        this.timer = setTimeout(() => this.kick(), this.registration.syncMs ?? 5000);
       }
     });
   }
@@ -208,36 +208,36 @@ export class Registration {
       const accepted = mc.spec?.hubAcceptsClient === true;
       if (accepted !== this.accepted) {
         this.accepted = accepted;
-        this.o.log(`[${this.o.cluster}] ${accepted ? 'accepted by the hub (spec.hubAcceptsClient)' : 'waiting for the hub to accept this cluster (spec.hubAcceptsClient)'}`);
+        this.registration.log(`[${this.registration.cluster}] ${accepted ? 'accepted by the hub (spec.hubAcceptsClient)' : 'waiting for the hub to accept this cluster (spec.hubAcceptsClient)'}`);
         if (accepted) this.lease.start(); else this.lease.stop();
-        this.o.onAccepted(accepted);
+        this.registration.onAccepted(accepted);
       } else if (!accepted && this.itsError === 'not yet synced') {
-        this.o.log(`[${this.o.cluster}] waiting for the hub to accept this cluster (spec.hubAcceptsClient)`);
+        this.registration.log(`[${this.registration.cluster}] waiting for the hub to accept this cluster (spec.hubAcceptsClient)`);
       }
-      if (this.itsError) this.o.log(`[${this.o.cluster}] ITS reachable`);
+      if (this.itsError) this.registration.log(`[${this.registration.cluster}] ITS reachable`);
       this.itsError = undefined;
       // OCM leaves status alone until the hub accepts; a refusal by fleet is said regardless.
       if (accepted || this.heldBy) await this.writeStatus(mc, accepted);
     } catch (err) {
       const line = errorLine(err);
-      if (line !== this.itsError) this.o.log(`[${this.o.cluster}] registration: ${line}`);
+      if (line !== this.itsError) this.registration.log(`[${this.registration.cluster}] registration: ${line}`);
       this.itsError = line;
     }
   }
 
   private async ensure(): Promise<ManagedCluster> {
-    const got = await getJson<ManagedCluster>(this.o.its, this.path, `get managedcluster ${this.o.cluster}`, [404]);
+    const got = await getJson<ManagedCluster>(this.registration.its, this.path, `get managedcluster ${this.registration.cluster}`, [404]);
     if (got) return got;
-    if (this.o.create === false) throw new Error(`ManagedCluster ${this.o.cluster} not found: the hub admin creates and accepts the clusters a push agent serves`);
-    const res = await upstreamRequest(this.o.its, 'POST', MANAGEDCLUSTERS_PATH, { body: registrationRequest(this.o.cluster) });
-    if (res.status === 409) return (await getJson<ManagedCluster>(this.o.its, this.path, `get managedcluster ${this.o.cluster}`))!;
-    this.o.log(`[${this.o.cluster}] created ManagedCluster ${this.o.cluster}`);
-    return JSON.parse(expectOk(res, `create managedcluster ${this.o.cluster}`).body.toString('utf8')) as ManagedCluster;
+    if (this.registration.create === false) throw new Error(`ManagedCluster ${this.registration.cluster} not found: the hub admin creates and accepts the clusters a push agent serves`);
+    const res = await upstreamRequest(this.registration.its, 'POST', MANAGEDCLUSTERS_PATH, { body: registrationRequest(this.registration.cluster) });
+    if (res.status === 409) return (await getJson<ManagedCluster>(this.registration.its, this.path, `get managedcluster ${this.registration.cluster}`))!;
+    this.registration.log(`[${this.registration.cluster}] created ManagedCluster ${this.registration.cluster}`);
+    return JSON.parse(expectOk(res, `create managedcluster ${this.registration.cluster}`).body.toString('utf8')) as ManagedCluster;
   }
 
   /** The status we would write now, from the ManagedCluster and what the WEC says. */
   async compute(mc: ManagedCluster, accepted: boolean): Promise<ComputedStatus> {
-    const now = this.o.now?.() ?? Date.now();
+    const now = this.registration.now?.() ?? Date.now();
     let conditions = mc.status?.conditions ?? [];
     let available: Omit<Condition, 'lastTransitionTime'>;
     let rest: Omit<ComputedStatus, 'conditions'> = {};
@@ -247,7 +247,7 @@ export class Registration {
     } else if (this.wecUnreachable) {
       available = { type: ClusterCondition.Available, status: 'Unknown', reason: REASON_WEC_UNREACHABLE, message: this.wecUnreachable };
     } else {
-      ({ available, rest } = await observeWec(this.o.wec));
+      ({ available, rest } = await observeWec(this.registration.wec));
     }
     if (accepted) conditions = setCondition(conditions, { type: ClusterCondition.Joined, status: 'True', reason: 'ManagedClusterJoined', message: 'Managed cluster joined' }, now);
     conditions = setCondition(conditions, available, now);
@@ -265,11 +265,11 @@ export class Registration {
     const next = await this.compute(mc, accepted);
     if (!statusChanged(mc.status, next)) return;
     const status = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined));
-    const res = await upstreamRequest(this.o.its, 'PATCH', `${this.path}/status`, {
+    const res = await upstreamRequest(this.registration.its, 'PATCH', `${this.path}/status`, {
       headers: { 'content-type': 'application/merge-patch+json' },
       body: { metadata: { resourceVersion: mc.metadata.resourceVersion }, status },
     });
     if (res.status === 409) return; // changed meanwhile: the next sync reads it again
-    expectOk(res, `update managedcluster ${this.o.cluster} status`);
+    expectOk(res, `update managedcluster ${this.registration.cluster} status`);
   }
 }

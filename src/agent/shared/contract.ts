@@ -3,7 +3,7 @@
 //   order, and says per manifest what happened, in OCM's status vocabulary.
 // - ClusterWorker (../cluster-agent.ts): everything one cluster's works need (watch the mailbox,
 //   apply, record AppliedManifestWorks, collect garbage, report status), started and stopped by
-//   the pull or push front (../agent.ts, ../push-supervisor.ts).
+//   the pull or push front (../agent-process.ts, ../push-supervisor.ts).
 // - PlacedResource: what /federatedresources lists.
 import type { KubeObject } from '../../kube/objects.js';
 import type { Condition, FeedbackValue, ManifestResourceMeta, ManifestWork } from '../../kube/ocm-api.js';

@@ -1,4 +1,4 @@
-// How the fronts (pull: ../agent.ts, push: ../push-supervisor.ts) make the per-cluster worker: the
+// How the fronts (pull: ../agent-process.ts, push: ../push-supervisor.ts) make the per-cluster worker: the
 // process wiring passes a factory that builds the ApplyEngine and the ClusterAgent, so the fronts
 // are built and tested without them.
 import type { Upstream } from '../../kube/upstream.js';

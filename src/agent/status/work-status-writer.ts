@@ -59,8 +59,8 @@ export class StatusWriter {
   /** Counts of writes, for tests and metrics. */
   readonly writes = { work: 0, workStatus: 0 };
 
-  constructor(private readonly o: StatusWriterOptions) {
-    this.coalescer = new Coalescer((k) => this.write(k), o.debounceMs ?? 100, (_k, err) => o.onError('status', err));
+  constructor(private readonly report: StatusWriterOptions) {
+    this.coalescer = new Coalescer((k) => this.write(k), report.debounceMs ?? 100, (_k, err) => report.onError('status', err));
   }
 
   /** The results of applying `work` (its manifests as the reconciler applied them). */
@@ -70,7 +70,7 @@ export class StatusWriter {
       // The WDS generations a spec carries can move while it is applied (an annotation-only write of
       // the work, which refresh() skipped for want of results): the informer's copy of the same
       // generation is the later word, never the copy this apply started from.
-      const now = this.o.work(workName);
+      const now = this.report.work(workName);
       const source = now && now.metadata.generation === work.metadata.generation ? now : work;
       this.applied.set(workName, { generation: work.metadata.generation, source });
     }
@@ -82,7 +82,7 @@ export class StatusWriter {
    * it carries, when only the WDS object's metadata moved it): written again from the results held.
    */
   refresh(workName: string): void {
-    const work = this.o.work(workName);
+    const work = this.report.work(workName);
     const applied = this.applied.get(workName);
     // Only while the work's manifests are the ones applied (same work generation): a new spec's
     // generation is said once it is applied (setResults), never before.
@@ -93,13 +93,13 @@ export class StatusWriter {
 
   /** A watch event of an applied object: recompute that manifest's result without applying. */
   observe(workName: string, ordinal: number, live: KubeObject | undefined): void {
-    const work = this.o.work(workName);
+    const work = this.report.work(workName);
     const results = this.results.get(workName);
     if (!work || !results) return;
     const i = results.findIndex((r) => r.ordinal === ordinal);
     if (i < 0) return;
     const next = [...results];
-    next[i] = this.o.applier.observe(work, ordinal, live, results[i]);
+    next[i] = this.report.applier.observe(work, ordinal, live, results[i]);
     this.results.set(workName, next);
     this.coalescer.mark(workName);
   }
@@ -149,14 +149,14 @@ export class StatusWriter {
         const failing = r.conditions.find((c) => (c.type === 'Applied' || c.type === 'Available') && c.status !== 'True');
         const reason = this.unreachable ?? (failing ? `${failing.reason}: ${failing.message}` : '');
         const m = r.resourceMeta;
-        out.push({ cluster: this.o.cluster, work, group: m.group, version: m.version, kind: m.kind, namespace: m.namespace, name: m.name, ready: !reason, reason });
+        out.push({ cluster: this.report.cluster, work, group: m.group, version: m.version, kind: m.kind, namespace: m.namespace, name: m.name, ready: !reason, reason });
       }
     }
     return out;
   }
 
   private async write(workName: string): Promise<void> {
-    const work = this.o.work(workName);
+    const work = this.report.work(workName);
     const results = this.results.get(workName);
     if (!work || !results || work.metadata.deletionTimestamp) return;
     const { inWork, workStatuses } = this.reports(work, workName, results);
@@ -167,7 +167,7 @@ export class StatusWriter {
     const status = workStatus(work, carried, current, { wecUnreachable: this.unreachable });
     if (comparable(status) !== comparable(current ?? {})) {
       const path = `/apis/work.open-cluster-management.io/v1/namespaces/${work.metadata.namespace}/manifestworks/${workName}/status`;
-      const res = await upstreamRequest(this.o.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status } });
+      const res = await upstreamRequest(this.report.its, 'PATCH', path, { headers: { 'content-type': 'application/merge-patch+json' }, body: { status } });
       expectOk(res, `write status of manifestwork ${work.metadata.namespace}/${workName}`, [404]);
       if (res.status === 200) {
         const stored = JSON.parse(res.body.toString('utf8')) as ManifestWork;
@@ -189,7 +189,7 @@ export class StatusWriter {
     const generationOf = sourceGenerations(this.applied.get(workName)?.source);
     let budget = MAX_WORK_BYTES;
     for (const r of [...results].sort((a, b) => a.ordinal - b.ordinal)) {
-      const ws = buildWorkStatusObject(this.o.cluster, workName, r, generationOf(r.ordinal));
+      const ws = buildWorkStatusObject(this.report.cluster, workName, r, generationOf(r.ordinal));
       if (!ws) continue;
       const carried = bundled ? statusValues(ws.status ?? {}, ws.statusDetails) : undefined;
       if (carried && carried.bytes <= budget) {
@@ -213,7 +213,7 @@ export class StatusWriter {
         await this.writeInOrder(ws, before, next);
       } catch (err) {
         if (!storageRefused(err)) throw err;
-        if (!this.refused.has(name)) this.o.onError('workstatus', new Error(`WorkStatus ${name} refused by the ITS, left unwritten: ${(err as Error).message.split('\n')[0]}`));
+        if (!this.refused.has(name)) this.report.onError('workstatus', new Error(`WorkStatus ${name} refused by the ITS, left unwritten: ${(err as Error).message.split('\n')[0]}`));
         this.refused.add(name);
         continue;
       }
@@ -230,9 +230,9 @@ export class StatusWriter {
    */
   private async writeInOrder(ws: WorkStatus, before: Written | undefined, next: Written): Promise<void> {
     const { status, ...rest } = ws;
-    const path = `${workStatusesPath(this.o.cluster)}/${ws.metadata.name}`;
-    const writeObject = (object = rest) => serverSideApply(this.o.its, path, object, FIELD_MANAGER);
-    const writeStatus = () => serverSideApply(this.o.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name: ws.metadata.name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
+    const path = `${workStatusesPath(this.report.cluster)}/${ws.metadata.name}`;
+    const writeObject = (object = rest) => serverSideApply(this.report.its, path, object, FIELD_MANAGER);
+    const writeStatus = () => serverSideApply(this.report.its, `${path}/status`, { apiVersion: ws.apiVersion, kind: ws.kind, metadata: { name: ws.metadata.name, namespace: ws.metadata.namespace }, status }, FIELD_MANAGER);
     const claims = ws.statusDetails?.lastGenerationIsApplied === true;
     const hasStatus = Object.keys(status ?? {}).length > 0;
     if (!before) {
@@ -262,7 +262,7 @@ export class StatusWriter {
 
   private async deleteWorkStatus(name: string): Promise<void> {
     this.refused.delete(name);
-    const res = await upstreamRequest(this.o.its, 'DELETE', `${workStatusesPath(this.o.cluster)}/${name}`);
-    expectOk(res, `delete workstatus ${this.o.cluster}/${name}`, [404]);
+    const res = await upstreamRequest(this.report.its, 'DELETE', `${workStatusesPath(this.report.cluster)}/${name}`);
+    expectOk(res, `delete workstatus ${this.report.cluster}/${name}`, [404]);
   }
 }

@@ -70,11 +70,11 @@ export class ReadRights {
   /** Reviews sent (tests). */
   reviews = 0;
 
-  constructor(private readonly o: ReadRightsOptions) {
-    this.ttlMs = o.ttlMs ?? READ_RIGHT_TTL_MS;
-    this.retryMs = Math.min(o.retryMs ?? 5_000, this.ttlMs);
-    this.now = o.now ?? (() => Date.now());
-    this.queue = new PQueue({ concurrency: o.concurrency ?? 8 });
+  constructor(private readonly options: ReadRightsOptions) {
+    this.ttlMs = options.ttlMs ?? READ_RIGHT_TTL_MS;
+    this.retryMs = Math.min(options.retryMs ?? 5_000, this.ttlMs);
+    this.now = options.now ?? (() => Date.now());
+    this.queue = new PQueue({ concurrency: options.concurrency ?? 8 });
   }
 
   /** Whether `executor` may get `resource` objects in `namespace` ('' for a cluster-scoped resource). */
@@ -136,14 +136,14 @@ export class ReadRights {
     void this.queue.add(async () => {
       try {
         this.reviews++;
-        const { allowed } = await reviewExecutor(this.o.wec, ex, 'get', { group: r.group, version: r.version, resource: r.resource, namespace: e.namespace, name: '' });
+        const { allowed } = await reviewExecutor(this.options.wec, ex, 'get', { group: r.group, version: r.version, resource: r.resource, namespace: e.namespace, name: '' });
         e.until = this.now() + this.ttlMs;
         const changed = e.allowed !== allowed;
         e.allowed = allowed;
-        if (changed && !this.stopped && this.entries.get(key) === e) this.o.onChange();
+        if (changed && !this.stopped && this.entries.get(key) === e) this.options.onChange();
       } catch (err) {
         e.until = this.now() + this.retryMs;
-        if (!this.stopped) this.o.onError(err);
+        if (!this.stopped) this.options.onError(err);
       } finally {
         e.asking = false;
       }

@@ -80,13 +80,13 @@ export class ClusterHealthController {
   private readonly mailboxes = new Set<string>();
   private readonly now: () => number;
 
-  constructor(private readonly o: ClusterHealthOptions) {
-    this.now = o.now ?? Date.now;
-    const onError = (what: string) => (err: Error) => o.log(`${what}: ${err.message}`);
-    this.clusters = new Informer<ManagedCluster>(o.its, {
+  constructor(private readonly options: ClusterHealthOptions) {
+    this.now = options.now ?? Date.now;
+    const onError = (what: string) => (err: Error) => options.log(`${what}: ${err.message}`);
+    this.clusters = new Informer<ManagedCluster>(options.its, {
       path: MANAGEDCLUSTERS_PATH, onChange: (_t, mc) => this.queue.add(mc.metadata.name), onError: onError('managedclusters'),
     });
-    this.leases = new Informer<Lease>(o.its, {
+    this.leases = new Informer<Lease>(options.its, {
       path: LEASES_PATH,
       onChange: (_t, l) => { if (l.metadata?.name === CLUSTER_LEASE_NAME && l.metadata.namespace) this.queue.add(l.metadata.namespace); },
       onError: onError('leases'),
@@ -97,7 +97,7 @@ export class ClusterHealthController {
     this.clusters.start();
     this.leases.start();
     await Promise.all([this.clusters.synced, this.leases.synced]);
-    this.workers = runWorkers(this.queue, 2, (name) => this.sync(name), (name, err) => this.o.log(`cluster ${name}: ${(err as Error).message}`));
+    this.workers = runWorkers(this.queue, 2, (name) => this.sync(name), (name, err) => this.options.log(`cluster ${name}: ${(err as Error).message}`));
   }
 
   setLeading(leading: boolean): void {
@@ -109,10 +109,10 @@ export class ClusterHealthController {
     const mc = this.clusters.get('', name);
     if (!mc) return;
     if (this.leading && accepted(mc) && !this.mailboxes.has(name)) {
-      if (await ensureMailbox(this.o.its, name)) this.o.log(`created mailbox namespace ${name} in the ITS`);
+      if (await ensureMailbox(this.options.its, name)) this.options.log(`created mailbox namespace ${name} in the ITS`);
       this.mailboxes.add(name);
     }
-    const again = await checkLease(this.o.its, mc, this.leases.get(name, CLUSTER_LEASE_NAME), this.now(), this.leading);
+    const again = await checkLease(this.options.its, mc, this.leases.get(name, CLUSTER_LEASE_NAME), this.now(), this.leading);
     if (again !== undefined) this.queue.addAfter(name, again);
   }
 

@@ -196,8 +196,8 @@ export class EndpointsMirror {
   private backoff = 1000;
   private readonly write: (w: MirrorWrite) => Promise<void>;
 
-  constructor(private readonly o: EndpointsMirrorOptions) {
-    this.write = o.write ?? (async (w) => { await serverSideApply(o.wds, w.path, w.object, FIELD_MANAGER); });
+  constructor(private readonly mirror: EndpointsMirrorOptions) {
+    this.write = mirror.write ?? (async (w) => { await serverSideApply(mirror.wds, w.path, w.object, FIELD_MANAGER); });
   }
 
   get leading(): boolean {
@@ -216,7 +216,7 @@ export class EndpointsMirror {
       return;
     }
     this.backoff = 1000;
-    this.watch = (this.o.watch ?? this.informer)(() => this.schedule());
+    this.watch = (this.mirror.watch ?? this.informer)(() => this.schedule());
     this.watch.start();
   }
 
@@ -230,15 +230,15 @@ export class EndpointsMirror {
   }
 
   private readonly informer = (onChange: () => void): SliceWatch => {
-    const { namespace, service } = this.o.source;
-    const onError = (what: string) => (err: Error) => this.o.log(`endpoints mirror: hosting ${what} of ${namespace}/${service}: ${err.message.split('\n')[0]}`);
-    const inf = new Informer<SourceSlice>(this.o.hosting, {
+    const { namespace, service } = this.mirror.source;
+    const onError = (what: string) => (err: Error) => this.mirror.log(`endpoints mirror: hosting ${what} of ${namespace}/${service}: ${err.message.split('\n')[0]}`);
+    const inf = new Informer<SourceSlice>(this.mirror.hosting, {
       path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
       labelSelector: `kubernetes.io/service-name=${service}`,
       onChange, onRelisted: onChange, onError: onError('EndpointSlices'),
     });
     // The Service by name (its uid only), which RBAC can grant by name.
-    const svc = new Informer<KubeObject>(this.o.hosting, {
+    const svc = new Informer<KubeObject>(this.mirror.hosting, {
       path: `/api/v1/namespaces/${namespace}/services`, fieldSelector: `metadata.name=${service}`, metadataOnly: true,
       onChange, onRelisted: onChange, onError: onError('Service'),
     });
@@ -271,7 +271,7 @@ export class EndpointsMirror {
         this.backoff = 1000;
       } catch (err) {
         if (term !== this.term) return;
-        this.o.log(`endpoints mirror: writing ${this.o.target.namespace}/${this.o.target.service} in the WDS: ${(err as Error).message.split('\n')[0]} (retrying)`);
+        this.mirror.log(`endpoints mirror: writing ${this.mirror.target.namespace}/${this.mirror.target.service} in the WDS: ${(err as Error).message.split('\n')[0]} (retrying)`);
         clearTimeout(this.retry);
         this.retry = setTimeout(() => { this.retry = undefined; this.schedule(); }, this.backoff);
         this.retry.unref?.();
@@ -282,7 +282,7 @@ export class EndpointsMirror {
   }
 
   private async sync(term: number): Promise<void> {
-    const writes = mirroredObjects(this.watch!.list(), this.o.target, this.o.serverPort, this.watch!.serviceUid());
+    const writes = mirroredObjects(this.watch!.list(), this.mirror.target, this.mirror.serverPort, this.watch!.serviceUid());
     for (const w of writes) {
       if (term !== this.term) return; // leadership lost: no write starts
       const body = JSON.stringify(w.object);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { repoRoot } from '../../util/repo-root.js';
-import { MANAGED_BY_LABEL } from './crds.js';
+import { MANAGED_BY_LABEL } from './controller-crds.js';
 
 export const ITS_ADMISSION_FILES = ['managedcluster-admission.yaml', 'mailbox-bounds.yaml'].map((f) => path.join('manifests', 'its', f));
 const ADMISSION_API = '/apis/admissionregistration.k8s.io/v1';

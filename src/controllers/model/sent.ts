@@ -1,6 +1,6 @@
 // The objects placement sends and what the status controller reads of them: the contract between
 // the two rooms, which neither owns. Placement records a Placement per object and provides the
-// StatusSources (../placement/controller.ts statusSources()); status reads them to return each
+// StatusSources (../placement/placement-controller.ts statusSources()); status reads them to return each
 // WEC's state into the WDS object. Types only.
 import type { KubeObject } from '../../kube/objects.js';
 import type { ManifestWork } from '../../kube/ocm-api.js';

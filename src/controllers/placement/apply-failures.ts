@@ -28,7 +28,7 @@ export function applyFailureError(cluster: string, what: string, message: string
 /**
  * Whether an error of a policy's status is a WEC's, not the policy's reconciliation's: one of
  * those, or a cluster's status report that was refused or capped (`cluster <c> reported …`,
- * src/controllers/status/controller.ts).
+ * src/controllers/status/status-controller.ts).
  */
 export function isApplyFailureError(error: string): boolean {
   return /^cluster \S+ (did not apply|reported) /.test(error);

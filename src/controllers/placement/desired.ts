@@ -73,7 +73,7 @@ export async function desiredWorks(src: DesiredSources, found: SentObject, clust
     // (a roleRef or a rule expanded after the check), so RBAC objects are never expanded.
     for (const c of clusters) out.expansionErrors.set(c, [`${c}: ${RBAC_NOT_EXPANDED}`]);
   } else if (!src.templates) {
-    for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)`]);
+    for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--ksview-gotemplate)`]);
   } else {
     const props = clusters.map((name) => {
       const mc = src.clusters.get('', name);

@@ -29,7 +29,7 @@ export interface ObjectReporterOptions {
 }
 
 export class ObjectReporter {
-  constructor(private readonly o: ObjectReporterOptions) {}
+  constructor(private readonly inputs: ObjectReporterOptions) {}
 
   /** Errors and Warning Events the selecting policies should know of. */
   async report(found: SentObject, resolution: Resolution, desired: ReadonlyMap<string, ManifestWork>, addError: (policy: string, message: string) => void): Promise<void> {
@@ -42,16 +42,16 @@ export class ObjectReporter {
     };
     const warn = async (subject: string, reason: string, message: string, to: readonly string[] = selecting) => {
       for (const p of to) addError(p, message);
-      if (this.o.leading()) await this.o.events.warnOnce(subject, about, to, reason, message);
+      if (this.inputs.leading()) await this.inputs.events.warnOnce(subject, about, to, reason, message);
     };
     for (const cluster of desired.keys()) {
-      const others = this.o.conflicts.otherWDSs(cluster, found.id);
+      const others = this.inputs.conflicts.otherWDSs(cluster, found.id);
       if (others.length === 0) continue;
       await warn(Conflicts.subject(cluster, found.id, others), 'WDSConflict', `conflict: cluster ${cluster} also receives ${what} from WDS ${others.join(', ')}`);
     }
     if (found.bypassesView && selecting.length > 0) {
       await warn(`direct|${what}|${found.native.metadata.uid ?? ''}`, 'WrittenToWDS',
-        `${what} was written to the WDS directly, so it has also taken effect in the WDS; write it through the view (kubectl --context ${this.o.wdsName}-view) to have it only in the clusters`);
+        `${what} was written to the WDS directly, so it has also taken effect in the WDS; write it through the view (kubectl --context ${this.inputs.wdsName}-view) to have it only in the clusters`);
     }
     if (found.shadowsNative && selecting.length > 0) {
       await warn(`shadow|${what}`, 'ViewAndWDSConflict',
@@ -77,7 +77,7 @@ export class ObjectReporter {
     if (desired.size === 0) return;
     const executors = new Map<string, Executor | undefined>();
     const executorOf = (name: string) => {
-      if (!executors.has(name)) executors.set(name, policyExecutor(this.o.policies.get('', name)?.spec, this.o.defaultExecutor));
+      if (!executors.has(name)) executors.set(name, policyExecutor(this.inputs.policies.get('', name)?.spec, this.inputs.defaultExecutor));
       return executors.get(name);
     };
     // Mostly every policy names the same one (or none does): one answer for every cluster, no
@@ -93,7 +93,7 @@ export class ObjectReporter {
       }
       if ('conflict' in r) {
         desired.delete(cluster);
-        if (this.o.works.carrying(cluster, found.id)) kept.add(cluster);
+        if (this.inputs.works.carrying(cluster, found.id)) kept.add(cluster);
         for (const p of r.policies) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
         continue;
       }
@@ -111,9 +111,9 @@ export class ObjectReporter {
    */
   reportApplyFailures(found: SentObject, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>,
     resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
-    for (const cluster of this.o.works.clustersOf(found.id)) {
+    for (const cluster of this.inputs.works.clustersOf(found.id)) {
       if (!desired.has(cluster) && !kept.has(cluster)) continue;
-      const stored = this.o.works.carrying(cluster, found.id);
+      const stored = this.inputs.works.carrying(cluster, found.id);
       const failures = applyFailures(stored);
       if (failures.length === 0) continue;
       let senders = sendersTo(resolution, cluster, []);

@@ -9,7 +9,7 @@
 //   longer goes to, and out of its own works under another name (an earlier release cut long WDS
 //   names short: ../model/wrapping.ts). What receives the object is written before what releases it (an
 //   agent hands it over in place: src/agent/apply/handover.ts). One object's works in all its clusters at
-//   once (bounded here; the whole controller's writes by the ITS's limiter, --its-max-in-flight).
+//   once (bounded here; the whole controller's writes by the ITS's limiter, --max-its-requests-inflight).
 import { eachSettled } from '../../util/each-settled.js';
 import { manifestWorkName, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
 import type { Bundles } from './bundles.js';

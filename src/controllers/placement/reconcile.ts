@@ -96,21 +96,21 @@ export class Reconciler {
   private readonly evaluated = new Set<string>();
   private leader = false;
 
-  constructor(private readonly o: ReconcilerOptions) {
-    const c = o.caches;
-    const limits = o.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+  constructor(private readonly options: ReconcilerOptions) {
+    const c = options.caches;
+    const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
     this.conflicts = new Conflicts();
-    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1, (cluster, name) => this.conflicts.ownerOf(cluster, name));
-    this.bundles = new Bundles(o.wdsName, this.works, limits, o.log);
+    this.works = new Works(options.its, c.works, `kubestellar-view-${options.wdsName}`, options.wdsName, limits.objects > 1, (cluster, name) => this.conflicts.ownerOf(cluster, name));
+    this.bundles = new Bundles(options.wdsName, this.works, limits, options.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
       outcome: (cluster, id) => objectOutcome(this.works.carrying(cluster, id), clusterReadiness(c.clusters.get('', cluster))),
       readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
     });
-    this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue, o.defaultExecutor);
-    this.sources = { ...c, wdsName: o.wdsName, templates: o.templates };
+    this.status = new PolicyStatus(options.wds, c.policies, this.works, this.bindings, options.enqueue, options.defaultExecutor);
+    this.sources = { ...c, wdsName: options.wdsName, templates: options.templates };
     this.reporter = new ObjectReporter({
-      wdsName: o.wdsName, works: this.works, conflicts: this.conflicts, events: new ObjectEvents(o.wds, o.wdsName, o.log),
-      policies: c.policies, defaultExecutor: o.defaultExecutor, leading: () => this.leader,
+      wdsName: options.wdsName, works: this.works, conflicts: this.conflicts, events: new ObjectEvents(options.wds, options.wdsName, options.log),
+      policies: c.policies, defaultExecutor: options.defaultExecutor, leading: () => this.leader,
     });
   }
 
@@ -160,11 +160,11 @@ export class Reconciler {
 
   /** A resource is no longer watched: its objects reach no Namespace any more. */
   forgetResource(r: ResourceRef): void {
-    for (const ns of this.reach.forgetResource(r)) this.o.enqueue(namespaceKey(ns));
+    for (const ns of this.reach.forgetResource(r)) this.options.enqueue(namespaceKey(ns));
   }
 
   private async reconcileObject(k: ObjectKey): Promise<void> {
-    const { caches } = this.o;
+    const { caches } = this.options;
     const source = encodeKey(k);
     const found = caches.workload.find(k);
     if (found && encodeKey(found.key) !== source) {
@@ -172,7 +172,7 @@ export class Reconciler {
       // or the reverse): its key carries the identity; this one records nothing.
       this.record(k, source, undefined, [], new Map(), undefined);
       this.recordExpansion(source, undefined, new Map(), () => undefined);
-      this.o.enqueue(found.key);
+      this.options.enqueue(found.key);
       return;
     }
     const resolveRef = this.resolver();
@@ -240,7 +240,7 @@ export class Reconciler {
    * reconciled first (KubeStellar computes a Binding's works all at once).
    */
   private async evaluateExpansions(resolveRef: (ref: WorkloadRef) => Resolution): Promise<void> {
-    const { caches } = this.o;
+    const { caches } = this.options;
     for (const k of caches.workload.templatedKeys()) {
       const source = encodeKey(k);
       if (this.evaluated.has(source)) continue;
@@ -256,13 +256,13 @@ export class Reconciler {
   /** Why a denatured object may not be sent (its stored form unreadable, or invalid for its kind), or undefined. */
   private async invalidity(found: SentObject): Promise<string | undefined> {
     if (found.unreadable !== undefined) return `its stored form cannot be read: ${found.unreadable} (written around the view)`;
-    if (!found.denatured || !this.o.validate) return undefined;
-    return this.o.validate(found.id, found.stored);
+    if (!found.denatured || !this.options.validate) return undefined;
+    return this.options.validate(found.id, found.stored);
   }
 
   /** What an object (not reconciled since the records were cleared) adds to its Namespace. */
   private unrecordedReach(k: ObjectKey, resolveRef: (ref: WorkloadRef) => Resolution): Reach | undefined {
-    const o = this.o.caches.workload.find(k);
+    const o = this.options.caches.workload.find(k);
     if (!o) return undefined;
     const r = resolveRef(o.ref);
     // An object expanded per cluster may fail to expand: until it is reconciled it counts only
@@ -277,7 +277,7 @@ export class Reconciler {
   /** Records an object's outcome: its errors per policy, its reach into its Namespace, its Binding entry (cleared here). */
   private record(k: ObjectKey, source: string, found: SentObject | undefined, selecting: readonly string[], errors: ReadonlyMap<string, string[]>, reach: Reach | undefined): void {
     this.status.recordErrors(source, errors);
-    if (k.namespace && this.reach.record(k, reach)) this.o.enqueue(namespaceKey(k.namespace));
+    if (k.namespace && this.reach.record(k, reach)) this.options.enqueue(namespaceKey(k.namespace));
     if (!found || selecting.length === 0) this.bindings.record(source, undefined);
   }
 
@@ -296,7 +296,7 @@ export class Reconciler {
       for (const message of failed.get(mine[0]!)!) addError(policy, message);
     }
     if (this.expansion.record(source, byPolicy).size > 0) {
-      for (const key of this.o.caches.workload.allKeys()) if (encodeKey(key) !== source) this.o.enqueue(key);
+      for (const key of this.options.caches.workload.allKeys()) if (encodeKey(key) !== source) this.options.enqueue(key);
     }
   }
 
@@ -314,7 +314,7 @@ export class Reconciler {
 
   /** Resolution of objects against the live, well-formed policies and the clusters, as they are now. */
   private resolver(): (ref: WorkloadRef) => Resolution {
-    const { caches } = this.o;
+    const { caches } = this.options;
     const policies = caches.policies.list().filter((p) => !p.metadata.deletionTimestamp)
       .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} }))
       // A policy naming a malformed executor selects nothing: it must not fall back to the agent's rights.

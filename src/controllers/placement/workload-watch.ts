@@ -56,9 +56,9 @@ export class WorkloadWatch {
   private timer: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
 
-  constructor(private readonly o: WorkloadWatchOptions) {
-    this.crds = new Informer<KubeObject>(o.wds, {
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', metadataOnly: true, onError: (err) => o.log(`placement: customresourcedefinitions: ${err.message}`),
+  constructor(private readonly options: WorkloadWatchOptions) {
+    this.crds = new Informer<KubeObject>(options.wds, {
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', metadataOnly: true, onError: (err) => options.log(`placement: customresourcedefinitions: ${err.message}`),
       onChange: () => {
         if (this.soon) clearTimeout(this.soon);
         this.soon = setTimeout(() => this.rediscoverInBackground(), CRD_REDISCOVER_MS);
@@ -84,7 +84,7 @@ export class WorkloadWatch {
       await withTimeout(Promise.all(informers.map((i) => i.synced)), WORKLOAD_SYNC_TIMEOUT_MS);
     } catch (err) {
       if (!(err instanceof TimeoutError)) throw err;
-      this.o.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
+      this.options.log(`placement: ${informers.filter((i) => !i.hasSynced).length} workload resources not listed after ${WORKLOAD_SYNC_TIMEOUT_MS / 1000} s; reconciling anyway`);
     }
   }
 
@@ -97,14 +97,14 @@ export class WorkloadWatch {
 
   /** rediscover() off the caller's path: a failure is logged, the next round tries again. */
   private rediscoverInBackground(): void {
-    this.rediscover().catch((err) => this.o.log(`placement: discovery: ${(err as Error).message}`));
+    this.rediscover().catch((err) => this.options.log(`placement: discovery: ${(err as Error).message}`));
   }
 
   /** Every workload resource has an informer; resources that went away lose theirs. */
   private async rediscover(): Promise<void> {
     const [[core, groups], crds] = await Promise.all([
-      aggregatedDiscoveryOf(this.o.wds),
-      upstreamJson<KubeList>(this.o.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
+      aggregatedDiscoveryOf(this.options.wds),
+      upstreamJson<KubeList>(this.options.wds, 'GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector=${encodeURIComponent(DENATURED_FROM_LABEL)}`),
     ]);
     const from = new Map<string, string>();
     for (const crd of crds.items) {
@@ -113,20 +113,20 @@ export class WorkloadWatch {
       const dot = label.indexOf('.');
       if (dot > 0 && plural) from.set(plural, label.slice(dot + 1) === 'core' ? '' : label.slice(dot + 1));
     }
-    const wanted = workloadResources([core, groups], this.o.cats, (plural) => from.get(plural));
+    const wanted = workloadResources([core, groups], this.options.cats, (plural) => from.get(plural));
     const keys = new Set(wanted.map(resourceKey));
-    for (const res of this.o.workload.resources()) {
+    for (const res of this.options.workload.resources()) {
       if (keys.has(resourceKey(res))) continue;
       this.workloadInformers.get(resourceKey(res))?.stop();
       this.workloadInformers.delete(resourceKey(res));
-      this.o.workload.remove(res);
-      this.o.forgetResource(res);
+      this.options.workload.remove(res);
+      this.options.forgetResource(res);
     }
     for (const res of wanted) {
-      if (this.o.workload.has(res)) continue;
+      if (this.options.workload.has(res)) continue;
       const informer = this.workloadInformer(res);
       this.workloadInformers.set(resourceKey(res), informer);
-      this.o.workload.add(res, informer.store);
+      this.options.workload.add(res, informer.store);
       informer.start();
     }
   }
@@ -135,20 +135,20 @@ export class WorkloadWatch {
   private workloadInformer(res: WorkloadResource): Informer<WorkloadObject> {
     const path = `${groupVersionPath(res.group, res.version)}/${res.resource}`;
     const isNamespaces = resourceKey(res) === resourceKey(NAMESPACES);
-    return new Informer<WorkloadObject>(this.o.wds, {
+    return new Informer<WorkloadObject>(this.options.wds, {
       // Nothing here reads managedFields (works are made of stripped copies): not kept.
       path, indexers: WORKLOAD_INDEXERS, transform: withoutManagedFields,
       onChange: (type: ChangeType, obj, old) => {
-        const key = this.o.workload.keyOf(res, obj);
+        const key = this.options.workload.keyOf(res, obj);
         // A change of status alone (the status controller's returned status and marks) sends nothing new.
-        if (type !== 'MODIFIED' || !old || placementView(old) !== placementView(obj)) this.o.enqueue(key);
-        this.o.heard(key);
+        if (type !== 'MODIFIED' || !old || placementView(old) !== placementView(obj)) this.options.enqueue(key);
+        this.options.heard(key);
         // Namespace selectors read a Namespace's labels: the objects in it resolve anew.
         if (isNamespaces && type === 'MODIFIED' && labelsOf(old) !== labelsOf(obj)) {
-          for (const k of this.o.workload.keysInNamespace(obj.metadata.name)) this.o.enqueue(k);
+          for (const k of this.options.workload.keysInNamespace(obj.metadata.name)) this.options.enqueue(k);
         }
       },
-      onError: (err) => this.o.log(`placement: ${path}: ${err.message}`),
+      onError: (err) => this.options.log(`placement: ${path}: ${err.message}`),
     });
   }
 }

@@ -99,10 +99,10 @@ export class PlacementController {
   /** The status controller's: an object's status carried in a bundled work changed. */
   private readonly workReportListeners = new Set<(source: string) => void>();
 
-  constructor(private readonly o: PlacementOptions) {
+  constructor(private readonly options: PlacementOptions) {
     const everything = () => this.enqueueAll();
-    const onError = (what: string) => (err: Error) => o.log(`placement: ${what}: ${err.message}`);
-    this.policies = new Informer<BindingPolicy>(o.wds, {
+    const onError = (what: string) => (err: Error) => options.log(`placement: ${what}: ${err.message}`);
+    this.policies = new Informer<BindingPolicy>(options.wds, {
       path: POLICIES, onError: onError('bindingpolicies'),
       onChange: (type, p, old) => {
         const name = p.metadata.name;
@@ -122,8 +122,8 @@ export class PlacementController {
         everything();
       },
     });
-    this.transforms = new Informer<CustomTransform>(o.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
-    this.clusters = new Informer<ManagedCluster>(o.its, {
+    this.transforms = new Informer<CustomTransform>(options.wds, { path: TRANSFORMS, onChange: everything, onError: onError('customtransforms') });
+    this.clusters = new Informer<ManagedCluster>(options.its, {
       path: CLUSTERS, onError: onError('managedclusters'),
       onChange: () => {
         for (const p of this.policies.list()) this.reconciler.bindings.touch(p.metadata.name);
@@ -131,15 +131,15 @@ export class PlacementController {
       },
     });
     // A cluster's template properties: the objects expanded for it expand anew.
-    this.properties = new Informer<PropertyConfigMap>(o.its, {
+    this.properties = new Informer<PropertyConfigMap>(options.its, {
       path: `/api/v1/namespaces/${PROPERTIES_NAMESPACE}/configmaps`, onError: onError('customization-properties configmaps'),
       onChange: everything,
     });
     // A work changed or deleted by someone else, or left by an object deleted while this server
     // was down: its source object is reconciled again; so is one whose cluster's agent reports a
     // different set of manifests it could not apply (other status writes change nothing here).
-    this.works = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}=${o.wdsName}`, indexers: WORK_INDEXERS, transform: slimWork, onError: onError('manifestworks'),
+    this.works = new Informer<ManifestWork>(options.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}=${options.wdsName}`, indexers: WORK_INDEXERS, transform: slimWork, onError: onError('manifestworks'),
       onChange: (type, w, old) => {
         // The objects it carries now and carried before (a bundle's may differ: ./bundles.ts), by their place in each.
         const now = sourcesOf(w);
@@ -177,8 +177,8 @@ export class PlacementController {
       },
     });
     // Other WDSs' works: the same object sent to one cluster by two WDSs is a conflict to report.
-    this.otherWorks = new Informer<ManifestWork>(o.its, {
-      path: WORKS, labelSelector: `${WDS_LABEL}!=${o.wdsName}`, transform: conflictCopy, onError: onError('manifestworks of other WDSs'),
+    this.otherWorks = new Informer<ManifestWork>(options.its, {
+      path: WORKS, labelSelector: `${WDS_LABEL}!=${options.wdsName}`, transform: conflictCopy, onError: onError('manifestworks of other WDSs'),
       onChange: (type, w) => {
         for (const id of this.reconciler.conflicts.index(type === 'DELETED', w)) {
           if (!id.resource || !id.name) continue;
@@ -187,15 +187,15 @@ export class PlacementController {
       },
     });
     this.watch = new WorkloadWatch({
-      wds: o.wds, cats: o.cats, workload: this.workload, log: o.log,
+      wds: options.wds, cats: options.cats, workload: this.workload, log: options.log,
       enqueue: (k) => this.enqueue(k),
       heard: (k) => { for (const l of this.objectListeners) l(k); },
       forgetResource: (r) => this.reconciler.forgetResource(r),
     });
     this.reconciler = new Reconciler({
-      wdsName: o.wdsName, wds: o.wds, its: o.its, log: o.log,
+      wdsName: options.wdsName, wds: options.wds, its: options.its, log: options.log,
       caches: { policies: this.policies.store, transforms: this.transforms.store, clusters: this.clusters.store, properties: this.properties.store, works: this.works.store, workload: this.workload },
-      templates: o.templates, validate: o.validate, defaultExecutor: o.defaultExecutor, bundleLimits: o.bundleLimits,
+      templates: options.templates, validate: options.validate, defaultExecutor: options.defaultExecutor, bundleLimits: options.bundleLimits,
       enqueue: (k, afterMs) => this.enqueue(k, afterMs),
     });
     // A Binding that may have changed (its objects, its clusters, how they fare): its policy's
@@ -232,8 +232,8 @@ export class PlacementController {
     await this.watch.start();
     await Promise.all(fixed.map((i) => i.synced));
     await this.watch.synced();
-    this.workersDone = runWorkers(this.queue, this.o.workers ?? 16, (key) => this.reconcile(key),
-      (key, err) => this.o.log(`placement: ${key}: ${(err as Error).message}`));
+    this.workersDone = runWorkers(this.queue, this.options.workers ?? 16, (key) => this.reconcile(key),
+      (key, err) => this.options.log(`placement: ${key}: ${(err as Error).message}`));
     this.enqueueAll();
   }
 

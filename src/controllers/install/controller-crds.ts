@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { CRDS_PATH, waitForEstablished } from '../../kube/crds.js';
+import { CRDS_PATH, waitForEstablished } from '../../kube/crd-established.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { repoRoot } from '../../util/repo-root.js';
 

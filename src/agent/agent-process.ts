@@ -1,4 +1,4 @@
-// The process wiring of `ksview agent` (the CLI parses flags; src/cli/agent.ts):
+// The process wiring of `ksview agent` (the CLI parses and checks the flags: src/cli/run-agent.ts):
 // - runPullAgent: one cluster; the agent opens every connection itself (ITS and WEC); Registration
 //   runs, and the ClusterWorker starts once the hub accepts the cluster (and stops if it stops).
 // - runPushAgent: a PushSupervisor serves every accepted cluster with a `<cluster>-kubeconfig` Secret.

@@ -1,6 +1,6 @@
-// `ksview agent`: checks the flags and kubeconfigs (a mistake is one line and a non-zero exit,
-// before anything starts), then runs the pull or push front (src/agent/agent.ts) until SIGTERM or
-// SIGINT. Runtime trouble (ITS or WEC unreachable, credentials rejected) never ends the process:
+// `ksview agent` once its flags are parsed (./agent-command.ts): checks the flags and kubeconfigs
+// (a mistake is one line and a non-zero exit, before anything starts), then starts the pull or
+// push front (src/agent/agent-process.ts), which runs until the command closes it. Runtime trouble (ITS or WEC unreachable, credentials rejected) never ends the process:
 // it is logged once and /readyz says it. The endpoints' TLS files are read here too: a missing,
 // unreadable or mismatched one is a one-line error naming the file.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
@@ -14,19 +14,20 @@ import { createAgentMetrics, type AgentMetrics } from '../agent/shared/agent-met
 import { stderrLog, type AgentLog } from '../agent/shared/log.js';
 import { parseCABundle } from '../kube/client-ca.js';
 import type { KeyPair } from '../kube/pki.js';
-import { inClusterUpstream } from '../kube/in-cluster.js';
+import { inClusterUpstream } from '../kube/in-cluster-config.js';
 import { upstreamFromKubeconfig } from '../kube/upstream.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
 import { fsProblem } from '../util/fs-error.js';
 import { UserError } from '../util/user-error.js';
 
+/** What `ksview agent`'s flags parse into (commander's attribute names), the options of runAgentCommand. */
 export interface AgentFlags {
   push?: boolean;
   cluster?: string;
   itsKubeconfig?: string;
   itsContext?: string;
   /** The bound on this agent's requests to the ITS (../kube/request-limiter.ts). */
-  itsMaxInFlight?: number;
+  maxItsRequestsInflight?: number;
   wecKubeconfig?: string;
   wecContext?: string;
   fleetId: string;
@@ -110,14 +111,14 @@ export async function runAgentCommand(f: AgentFlags, deps: { log?: AgentLog; cre
   const tls = endpointTls(f);
   // Unusable kubeconfigs are the user's to fix now: UserErrors naming the file.
   const its = await upstreamFromKubeconfig(f.itsKubeconfig!, f.itsContext);
-  its.limiter = new RequestLimiter({ maxInFlight: f.itsMaxInFlight ?? DEFAULT_ITS_MAX_IN_FLIGHT });
+  its.limiter = new RequestLimiter({ maxInFlight: f.maxItsRequestsInflight ?? DEFAULT_ITS_MAX_IN_FLIGHT });
   // Pull mode without --wec-kubeconfig: the WEC is the cluster the pod runs in (client-go's
   // in-cluster configuration: the Service's IP from the environment, no cluster DNS needed).
   const wec = inv.mode !== 'pull' ? undefined
     : f.wecKubeconfig ? await upstreamFromKubeconfig(f.wecKubeconfig, f.wecContext) : (await inClusterUpstream(process.env, undefined, '--wec-kubeconfig')).up;
   const metrics = createAgentMetrics();
   const createWorker = deps.createWorker ?? realWorkerFactory(metrics);
-  const { runPullAgent, runPushAgent } = await import('../agent/agent.js');
+  const { runPullAgent, runPushAgent } = await import('../agent/agent-process.js');
   const common = { its, itsServer: its.origin + its.basePath, agentID: inv.agentID, metrics, createWorker, log, port: f.port, bindAddress: f.bindAddress, ...tls };
   let agent;
   try {

@@ -75,22 +75,22 @@ export class StatusController {
   /** The sources whose status errors are recorded (the others need no call to clear). */
   private readonly withErrors = new Set<string>();
 
-  constructor(private readonly o: StatusOptions) {
-    this.workStatuses = new Informer<WorkStatus>(o.its, {
+  constructor(private readonly options: StatusOptions) {
+    this.workStatuses = new Informer<WorkStatus>(options.its, {
       path: WORKSTATUSES_PATH, indexers: WORKSTATUS_INDEXERS, transform: (ws) => this.intake.take(ws),
       onChange: (type: ChangeType, ws: CachedWorkStatus, old?: CachedWorkStatus) => {
         if (type === 'DELETED') this.intake.release(ws);
         else if ((ws.refused || ws.capped) && (ws.refused !== old?.refused || ws.capped !== old?.capped)) {
-          o.log(`status: workstatus ${ws.metadata.namespace}/${ws.metadata.name}: the report of ${describeObject(ws.spec?.sourceRef ?? {})} was ${ws.refused ? `refused: ${ws.refused}` : `capped: ${ws.capped}`}`);
+          options.log(`status: workstatus ${ws.metadata.namespace}/${ws.metadata.name}: the report of ${describeObject(ws.spec?.sourceRef ?? {})} was ${ws.refused ? `refused: ${ws.refused}` : `capped: ${ws.capped}`}`);
         }
         const ref = ws.spec?.sourceRef;
         if (!ref?.resource || !ref.name) return;
-        for (const k of o.sources.keysFor({ group: ref.group ?? '', resource: ref.resource }, ref.namespace ?? '', ref.name)) this.enqueue(k);
+        for (const k of options.sources.keysFor({ group: ref.group ?? '', resource: ref.resource }, ref.namespace ?? '', ref.name)) this.enqueue(k);
       },
       onRelisted: () => this.intake.retain(this.workStatuses.store),
-      onError: (err) => o.log(`status: workstatuses: ${err.message}`),
+      onError: (err) => options.log(`status: workstatuses: ${err.message}`),
     });
-    this.reports = new Reports(this.workStatuses.store, (cluster, id) => o.sources.bundleCarrying?.(cluster, id));
+    this.reports = new Reports(this.workStatuses.store, (cluster, id) => options.sources.bundleCarrying?.(cluster, id));
   }
 
   /** Whether this replica writes; becoming leader looks at every object again. */
@@ -101,14 +101,14 @@ export class StatusController {
   }
 
   async start(): Promise<void> {
-    this.unsubscribe.push(this.o.sources.onPlacementChange((source) => this.add(source)));
-    this.unsubscribe.push(this.o.sources.onObjectChange((k) => this.enqueue(k)));
-    if (this.o.sources.onWorkReport) this.unsubscribe.push(this.o.sources.onWorkReport((source) => this.add(source)));
+    this.unsubscribe.push(this.options.sources.onPlacementChange((source) => this.add(source)));
+    this.unsubscribe.push(this.options.sources.onObjectChange((k) => this.enqueue(k)));
+    if (this.options.sources.onWorkReport) this.unsubscribe.push(this.options.sources.onWorkReport((source) => this.add(source)));
     this.workStatuses.start();
     await this.workStatuses.synced;
     if (this.stopped) return;
-    this.workersDone = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.reconcile(key),
-      (key, err) => this.o.log(`status: ${key}: ${(err as Error).message}`));
+    this.workersDone = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key),
+      (key, err) => this.options.log(`status: ${key}: ${(err as Error).message}`));
     this.timer = setInterval(() => this.enqueueAll(), RESYNC_MS);
     this.enqueueAll();
   }
@@ -129,12 +129,12 @@ export class StatusController {
   desired(source: string): { target: StoredObject; want: ReturnedState; errors: StatusErrors; what: string } | undefined {
     const k = decodeKey(source);
     if (k?.kind !== 'object') return undefined;
-    const found = this.o.sources.find(k);
-    const target = this.o.sources.stored(k);
+    const found = this.options.sources.find(k);
+    const target = this.options.sources.stored(k);
     // A twin (the same identity through the view and natively) is handled under the key that wins.
     if (!found || !target || encodeKey(found.key) !== source) return undefined;
     const objectKind = { group: found.id.group, kind: found.native.kind ?? target.res.kind };
-    const modulations = this.o.sources.placement(source)?.modulations;
+    const modulations = this.options.sources.placement(source)?.modulations;
     const req = returnRequest(modulations);
     const plan = returnPlan(req, objectKind);
     const errors: StatusErrors = new Map();
@@ -174,19 +174,19 @@ export class StatusController {
       if (refused?.want !== want) {
         this.refused.delete(source);
         try {
-          await writeReturnedState(this.o.wds, d.target, d.want);
+          await writeReturnedState(this.options.wds, d.target, d.want);
         } catch (err) {
           if (!(err instanceof WriteRefused)) throw err;
           // The same content would be refused again: it waits for a change, and is reported.
           this.refused.set(source, { want, message: err.message });
-          this.o.log(`status: ${source}: the WDS refused the status returned from ${d.want.returnedFrom ?? 'no cluster'}: ${err.message}`);
+          this.options.log(`status: ${source}: the WDS refused the status returned from ${d.want.returnedFrom ?? 'no cluster'}: ${err.message}`);
         }
       }
     }
     if (!d) this.refused.delete(source);
     const refusal = d && this.refused.get(source);
     if (refusal) {
-      const m = this.o.sources.placement(source)?.modulations ?? {};
+      const m = this.options.sources.placement(source)?.modulations ?? {};
       const message = `the WDS refused the status of ${d.what} returned from ${d.want.returnedFrom ?? 'no cluster'}: ${refusal.message}`;
       for (const [policy, p] of Object.entries(m)) {
         if (p.wantSingletonReportedState || p.wantMultiWECReportedState) errors.set(policy, [...(errors.get(policy) ?? []), message]);
@@ -200,7 +200,7 @@ export class StatusController {
     if (errors.size === 0 && !this.withErrors.has(source)) return;
     if (errors.size > 0) this.withErrors.add(source);
     else this.withErrors.delete(source);
-    this.o.sources.recordStatusErrors?.(source, errors);
+    this.options.sources.recordStatusErrors?.(source, errors);
   }
 
   /**
@@ -223,6 +223,6 @@ export class StatusController {
 
   /** The backstop pass: queued here only (nothing changed that others should hear of). */
   private enqueueAll(): void {
-    for (const k of this.o.sources.allKeys()) this.queue.add(encodeKey(k));
+    for (const k of this.options.sources.allKeys()) this.queue.add(encodeKey(k));
   }
 }
