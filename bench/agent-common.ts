@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { jsonLines } from '../src/kube/json-lines.js';
-import { manifestWork, manifestWorkName, type ObjectIdentity } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName, type ObjectIdentity } from '../src/controllers/model/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { writeSpaceKubeconfig } from '../src/spaces/kubeconfig.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout, type SpacesLayout } from '../src/spaces/layout.js';
@@ -180,7 +180,7 @@ export class WorkWatch {
   close(): void { this.ac.abort(); }
 }
 
-/** The ManifestWork placement would write for one object to `cluster` (see src/controllers/wrapping.ts). */
+/** The ManifestWork placement would write for one object to `cluster` (see src/controllers/model/wrapping.ts). */
 export function benchWork(cluster: string, manifest: Obj, id: ObjectIdentity, label: string, feedback = false): Obj {
   const w = manifestWork(manifest, { wds: BENCH_WDS, cluster, id, policies: [label], createOnly: false }) as Obj;
   // wrapping.ts sets WellKnownStatus feedback for the kinds that have it (a Deployment does); the

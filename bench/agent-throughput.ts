@@ -16,7 +16,7 @@
 //     ITS that no agent serves (`bench-<r>-floor`, not a mailbox), timed until the last answer: what
 //     the works cost the ITS before any agent does anything.
 //  4. RSS of the agent with the N objects applied.
-//  5. With --executor-rounds R (issue 25): R rounds each of AGENT and AGENT+EXECUTOR, alternating, each
+//  5. With --executor-rounds R (docs/placement.md, "Executor"): R rounds each of AGENT and AGENT+EXECUTOR, alternating, each
 //     into a fresh WEC namespace and cleaned (works deleted, released by the agent) before the next:
 //     the same N works, the second kind naming as executor (spec.executor.subject) a ServiceAccount
 //     of the WEC bound to `edit` in that namespace (it may write everything they carry). Medians.

@@ -1,6 +1,6 @@
 // Benchmark (not a test): one object's change → applied in the WEC, with 100 objects sent to wec1
 // as a work each (--max-objects-per-work 1) and packed into one bundle (100), side by side in one
-// run (issue 27: bundled p50 ≤ 300 ms).
+// run (target: bundled p50 ≤ 300 ms; docs/placement.md "Bundled works").
 //
 //   npx tsc -p . && node dist/bench/bundle-update.js [--objects 100] [--trials 60] [--rounds 2]
 //

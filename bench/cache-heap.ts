@@ -1,5 +1,5 @@
 // Benchmark (not a test): the heap that `ksview serve`'s two big fleet-scale caches take, as they
-// keep their objects now against keeping them whole (issue 13: `ksview serve` RSS ≤ 1 GB with
+// keep their objects now against keeping them whole (target: `ksview serve` RSS ≤ 1 GB with
 // 100,000 ManifestWorks and 100,000 WorkStatuses).
 //
 //   npx tsc -p . && node dist/bench/cache-heap.js [--count 100000] [--objects 100]
@@ -13,13 +13,13 @@
 //  - works: whole; without managedFields (the transform before 20720ed); `slimWork` (now);
 //  - WorkStatuses: whole; managedFields reduced to the status time (before 20720ed);
 //    `WorkStatusIntake.take` (now: `slimWorkStatus`'s copy of 20720ed, each report's status
-//    bounded and counted against its mailbox since issue 24).
+//    bounded and counted against its mailbox, docs/security.md D15).
 // It needs V8's `gc()`, so it runs itself again under `--expose-gc` when started without it.
 // Exit: 0 measured, 2 could not run.
 import { spawnSync } from 'node:child_process';
-import { manifestWork, manifestWorkName } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName } from '../src/controllers/model/wrapping.js';
 import { slimWork } from '../src/controllers/placement/works.js';
-import { encodeKey, objectKey, SOURCE_ANNOTATION } from '../src/controllers/placement/keys.js';
+import { encodeKey, objectKey, SOURCE_ANNOTATION } from '../src/controllers/model/keys.js';
 import { WorkStatusIntake } from '../src/controllers/status/workstatus-cache.js';
 import { lastStatusUpdate } from '../src/kube/objects.js';
 import { withoutManagedFields } from '../src/kube/informer.js';

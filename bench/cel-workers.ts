@@ -1,5 +1,5 @@
 // Benchmark (not a test): what moving StatusCollector evaluation off the server's thread costs
-// (issue 24, defect 4). The fleet bench's shapes (./fleet-shapes.ts): one Deployment reported by
+// (docs/security.md D4). The fleet bench's shapes (./fleet-shapes.ts): one Deployment reported by
 // --clusters WECs (its WorkStatus status as the simulated agent writes it), and KubeStellar's
 // documented collectors (a SUM of availableReplicas, and a select of the whole returned status,
 // the largest thing a typical collector moves). Each collector's rows over all WECs are computed

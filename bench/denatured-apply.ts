@@ -1,5 +1,5 @@
 // Benchmark (not a test): server-side apply of a large denatured object through the view against
-// the same apply on the native kind (issue 12: a ClusterRole with 2,000 rules).
+// the same apply on the native kind (a ClusterRole with 2,000 rules).
 //
 //   npx tsc -p . && node dist/bench/denatured-apply.js
 //

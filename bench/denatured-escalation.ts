@@ -1,5 +1,5 @@
 // Benchmark (not a test): what Kubernetes' RBAC escalation check (ksview-native's escalation.go,
-// issue 25) adds to a write of denatured RBAC through the view.
+// docs/security.md F1) adds to a write of denatured RBAC through the view.
 //
 //   npx tsc -p . && node dist/bench/denatured-escalation.js
 //
@@ -15,7 +15,7 @@
 //            without asking anything (EscalationAllowed): the write without the check
 // The writes: POST a ClusterRole with rules get/list configmaps, then POST a ClusterRoleBinding
 // to a ClusterRole with those rules; alternating which user goes first each iteration, after a
-// warm-up. Reported: medians per write and user, and the difference. Target (issue 25): the check
+// warm-up. Reported: medians per write and user, and the difference. Target: the check
 // adds <= 2 ms to the median of each write. Everything it creates carries a label and is deleted
 // at the end, with the users' grants.
 // Exit status: 0 target met, 1 missed, 2 could not run.

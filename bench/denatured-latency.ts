@@ -9,7 +9,7 @@
 //   NATIVE     POST a ConfigMap (passed through to wds1), then GET it
 // alternating which kind goes first each iteration, after a warm-up. Reported: medians of create,
 // get and create+get per kind and their ratios. Target (the issue): median create+get
-// DENATURED/NATIVE <= 1.3 (issue 12; it was 2). Everything it creates carries a label and is deleted at the end.
+// DENATURED/NATIVE <= 1.3 (it was 2). Everything it creates carries a label and is deleted at the end.
 // Exit status: 0 target met, 1 missed, 2 could not run.
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

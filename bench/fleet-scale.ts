@@ -1,7 +1,7 @@
-// Benchmark (not a test): placement and status at fleet scale, simulated (issue 13).
+// Benchmark (not a test): placement and status at fleet scale, simulated (docs/benchmarks.md, "Fleet scale").
 //
 //   npx tsc -p . && node dist/bench/fleet-scale.js [--sizes 100,300,1000] [--objects 100]
-//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--its-max-in-flight N] [--max-objects-per-work N]
+//        [--churn-rate 100] [--churn-seconds 30] [--direct 10000] [--max-its-requests-inflight N] [--max-objects-per-work N]
 //
 // Ensures the demo spaces and `ksview serve` for wds1 as `ksview spaces up` runs them (placement
 // and status controllers on), then:
@@ -33,7 +33,7 @@
 //     sampled every second (the maximum is reported); when all is placed, the ManifestWorks and
 //     WorkStatuses of the stage are counted and their stored size (JSON as listed) summed, and the
 //     writes to them (watch events: ours and the agent's) counted.
-// --its-max-in-flight N, --max-objects-per-work N: `ksview serve` restarted with that flag (and
+// --max-its-requests-inflight N, --max-objects-per-work N: `ksview serve` restarted with that flag (and
 // again as `spaces up` runs it at the end); with N > 1 the works are bundles (docs/placement.md),
 // and "works" in the table counts (object, cluster) placements, the works themselves apart.
 // Everything made is deleted at the end (also on error). Prints progress on stderr and a table on
@@ -46,7 +46,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { jsonLines } from '../src/kube/json-lines.js';
-import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/model/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
 import { spacesUp } from '../src/spaces/spaces.js';
@@ -167,11 +167,12 @@ async function main(): Promise<number> {
   const layout = spacesLayout({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2 });
   progress.step(`ensuring the demo spaces in ${dir} and ksview serve`);
   await spacesUp({ dir, portBase: DEFAULT_PORT_BASE, wecs: 2, cacheDir: defaultCacheDir(), progress });
-  // --its-max-in-flight: serve restarted with it (and again without it at the end), to measure its default.
-  const itsMaxInFlight = arg('its-max-in-flight', '');
+  // --max-its-requests-inflight: serve restarted with it (and again without it at the end), to measure its default.
+  // Its former spelling --its-max-in-flight too, as serve still takes it.
+  const itsMaxInFlight = arg('max-its-requests-inflight', arg('its-max-in-flight', ''));
   const perWork = arg('max-objects-per-work', '');
   const bundled = Number(perWork) > 1;
-  const serveArgs = [...(itsMaxInFlight ? ['--its-max-in-flight', itsMaxInFlight] : []), ...(perWork ? ['--max-objects-per-work', perWork] : [])];
+  const serveArgs = [...(itsMaxInFlight ? ['--max-its-requests-inflight', itsMaxInFlight] : []), ...(perWork ? ['--max-objects-per-work', perWork] : [])];
   if (serveArgs.length > 0) await ensureViewServer(layout, progress, { restart: true, extraArgs: serveArgs });
   else await ensureViewServer(layout, progress);
   const pidOf = (name: string) => readState(layout.statePath)?.processes.find((p) => p.name === name)?.pid;
@@ -431,7 +432,7 @@ async function main(): Promise<number> {
     const last = results[results.length - 1]!;
     const rssOk = results.every((x) => x.rssMaxMb > 0 && x.rssMaxMb <= RSS_TARGET_MB);
     process.stdout.write([
-      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight, its1 ${directCores.toFixed(2)} cores); serve --its-max-in-flight ${itsMaxInFlight || 'default'} --max-objects-per-work ${perWork || '1'}`,
+      `its1 baseline (DIRECT): ${directN} ManifestWork applies in ${s(directS)} s = ${directRate.toFixed(0)} works/s (32 in flight, its1 ${directCores.toFixed(2)} cores); serve --max-its-requests-inflight ${itsMaxInFlight || 'default'} --max-objects-per-work ${perWork || '1'}`,
       ...(Number.isFinite(directAckedS) ? [`its1 baseline (DIRECT, acknowledged: work, its status, a WorkStatus and its status): ${directN} in ${s(directAckedS)} s = ${(directN / directAckedS).toFixed(0)} works/s (its1 ${directAckedCores.toFixed(2)} cores)`] : []),
       '',
       '| clusters | placements | ManifestWorks stored | works + WorkStatuses stored (MB) | etcd grew (MB) | work writes until Ready | all placed (s) | placements/s | acknowledged + WorkStatuses (s) | CombinedStatuses complete (s) | policy Ready (s) | churn sent/s | churn lag p50 / p99 / max (ms) | not shown | policy deleted → works gone (s) | serve RSS max (MB) | cores while writing: its1 apiserver / etcd / serve / agent | agent errors |',

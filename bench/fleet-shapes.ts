@@ -2,7 +2,7 @@
 // (./fleet-agent.ts), kept in one place so that the cache-heap bench (./cache-heap.ts) measures
 // caches holding exactly these shapes: the Deployments, a ManifestWork's status for one Deployment
 // with all replicas available, and the Deployment's WorkStatus.
-import { splitApiVersion } from '../src/agent/rest-mapper.js';
+import { splitApiVersion } from '../src/kube/api-version.js';
 import type { Obj } from './agent-common.js';
 
 /** The i-th Deployment of a fleet bench run, labelled fleet=<fleet>. */

@@ -1,4 +1,4 @@
-// Benchmark (not a test): kubestellar-view installed where users run it (issue 26, "Speed and size").
+// Benchmark (not a test): kubestellar-view installed where users run it (docs/benchmarks.md, "Install where users run it").
 //
 //   npx tsc -p . && node dist/bench/in-cluster.js [--json FILE] [--trials N] [--dir DIR] [--port-base N] [--keep-spaces]
 //
@@ -10,7 +10,7 @@
 //      Targets: archive ≤ 100 MB, unpacked ≤ 250 MB, `make image` ≤ 60 s.
 //   2. on real-node spaces of its own (`--dir`, default ~/.local/state/kubestellar-view/bench-in-cluster,
 //      port base 23400, `--wdss 2`: wds1's server runs as the chart's pods in host1, wds2's as a
-//      process `ksview serve` with the pods' WDS rights: serveWds2AsTheChartDoes), the chart installed as src/spaces/in-cluster.ts installs it; then, per
+//      process `ksview serve` with the pods' WDS rights: serveWds2AsTheChartDoes), the chart installed as src/spaces/in-cluster-install.ts installs it; then, per
 //      trial, `helm uninstall` of the server part (the WDS-side objects it registered left as they
 //      are), the APIService awaited not Available, and `helm upgrade --install` of the server part
 //      again: seconds from helm's start to wds1 saying the APIService is Available (polled every
@@ -39,13 +39,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import YAML from 'yaml';
-import { viewRoot } from '../src/apiserver/view-group.js';
+import { viewRoot } from '../src/apiserver/groups/view-group.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { ensureHelm } from '../src/spaces/helm.js';
 import { imageSizes } from '../src/spaces/image.js';
-import { helmPart, installInCluster, RELEASES, SERVER_NAMESPACE, serverValues, type InClusterOptions } from '../src/spaces/in-cluster.js';
+import { helmPart, installInCluster, RELEASES, SERVER_NAMESPACE, serverValues, type InClusterOptions } from '../src/spaces/in-cluster-install.js';
 import type { SpacesLayout } from '../src/spaces/layout.js';
-import { spacesDown, spacesUp } from '../src/spaces/spaces.js';
+import { spacesUp } from '../src/spaces/spaces.js';
+import { spacesDown } from '../src/spaces/spaces-down.js';
 import { rbacPath, type Manifest } from '../src/spaces/agent-identities.js';
 import { renderKubeconfig } from '../src/spaces/kubeconfig.js';
 import { ensureClientCert, spacePkiFiles } from '../src/spaces/space-pki.js';

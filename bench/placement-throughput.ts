@@ -22,7 +22,7 @@ import type https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { stderrProgress } from '../src/util/progress.js';
-import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/wrapping.js';
+import { manifestWork, manifestWorkName, stripServerFields } from '../src/controllers/model/wrapping.js';
 import { defaultCacheDir } from '../src/spaces/binaries.js';
 import { DEFAULT_PORT_BASE, defaultSpacesDir, spacesLayout } from '../src/spaces/layout.js';
 import { spacesUp } from '../src/spaces/spaces.js';

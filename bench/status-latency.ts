@@ -1,4 +1,4 @@
-// Benchmark (not a test): a status change in a WEC → visible in the WDS object (issue 13: p50 ≤
+// Benchmark (not a test): a status change in a WEC → visible in the WDS object (docs/status.md; target: p50 ≤
 // 500 ms, p99 ≤ 1.5 s over 200 trials).
 //
 //   npx tsc -p . && node dist/bench/status-latency.js [--trials N]

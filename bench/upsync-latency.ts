@@ -1,4 +1,4 @@
-// Benchmark (not a test): an object changed in a WEC → visible in the view (issue 28: p50 ≤ 300 ms,
+// Benchmark (not a test): an object changed in a WEC → visible in the view (docs/upsync.md; target: p50 ≤ 300 ms,
 // p99 ≤ 1 s over 200 trials).
 //
 //   npx tsc -p . && node dist/bench/upsync-latency.js [--trials N]

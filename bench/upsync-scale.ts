@@ -1,4 +1,4 @@
-// Benchmark (not a test): upsync at fleet scale, simulated (issue 28: 10,000 upsynced objects over
+// Benchmark (not a test): upsync at fleet scale, simulated (docs/upsync.md; target: 10,000 upsynced objects over
 // 100 clusters; time to all visible, churn of 100 changes/s with bounded lag, `ksview serve`'s RSS
 // growth ≤ 150 MB for them).
 //

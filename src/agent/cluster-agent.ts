@@ -10,26 +10,26 @@
 //   in the mailbox → copies of WEC objects as UpsyncedObjects), stopped with it.
 // When the ITS is unreachable, the informer keeps its cache, so nothing applied is touched; it
 // re-lists on reconnect and the differences are queued.
-import { sourceGenerationsOf } from './workstatus.js';
+import { sourceGenerationsOf } from './status/workstatus.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
-import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
+import { CRDS_PATH, waitForEstablished } from '../kube/crd-established.js';
 import { Informer } from '../kube/informer.js';
-import { carriedByLiveWork } from './handover.js';
+import { carriedByLiveWork } from './apply/handover.js';
 import { MANIFEST_WORK_FINALIZER, manifestWorksPath, type ManifestWork } from '../kube/ocm-api.js';
 import { expectOk, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { WorkQueue, runWorkers } from '../kube/work-queue.js';
 import { repoRoot } from '../util/repo-root.js';
-import type { ClusterWorker, PlacedResource, WorkApplier } from './contract.js';
-import type { AgentMetrics } from './metrics.js';
-import { AppliedWorks } from './applied-works.js';
-import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './applied-watcher.js';
-import { StatusWriter } from './status-writer.js';
-import { WorkReconciler } from './work-reconciler.js';
+import type { ClusterWorker, PlacedResource, WorkApplier } from './shared/contract.js';
+import type { AgentMetrics } from './shared/agent-metrics.js';
+import { AppliedWorks } from './apply/applied-works.js';
+import { AppliedWatcher, classify, type AppliedEvent, type AppliedRef, type InformerFactory } from './status/applied-watcher.js';
+import { StatusWriter } from './status/work-status-writer.js';
+import { WorkReconciler } from './apply/work-reconciler.js';
 import { gvrKey } from '../kube/resource-path.js';
-import type { RestMapper } from './rest-mapper.js';
+import type { RestMapper } from './shared/rest-mapper.js';
 import { UpsyncAgent } from './upsync/upsync-agent.js';
 
 export const APPLIED_MANIFESTWORK_CRD_FILE = 'work.open-cluster-management.io_appliedmanifestworks.yaml';
@@ -87,10 +87,10 @@ export class ClusterAgent implements ClusterWorker {
   private gauge: NodeJS.Timeout | undefined;
   private loops: Promise<void> | undefined;
 
-  constructor(private readonly o: ClusterAgentOptions) {
-    this.cluster = o.cluster;
-    const { cluster, metrics } = o;
-    this.works = new Informer<ManifestWork>(o.its, {
+  constructor(private readonly options: ClusterAgentOptions) {
+    this.cluster = options.cluster;
+    const { cluster, metrics } = options;
+    this.works = new Informer<ManifestWork>(options.its, {
       path: manifestWorksPath(cluster),
       onChange: (t, w, old) => {
         if (t !== 'MODIFIED' || needsReconcile(w, old)) {
@@ -101,30 +101,30 @@ export class ClusterAgent implements ClusterWorker {
         else if (sourceGenerationsOf(w) !== sourceGenerationsOf(old)) this.status.refresh(w.metadata.name);
         metrics.works.set({ cluster }, this.works.store.size);
       },
-      onError: (err) => o.log(`${cluster}: mailbox watch: ${err.message}`),
+      onError: (err) => options.log(`${cluster}: mailbox watch: ${err.message}`),
     });
-    this.applied = new AppliedWorks(o.wec, o.hubHash, o.agentID);
+    this.applied = new AppliedWorks(options.wec, options.hubHash, options.agentID);
     this.status = new StatusWriter({
-      cluster, its: o.its, applier: o.applier, debounceMs: o.statusDebounceMs,
+      cluster, its: options.its, applier: options.applier, debounceMs: options.statusDebounceMs,
       work: (n) => this.works.get(cluster, n),
       onError: (where, err) => {
         metrics.errors.inc({ cluster, where });
-        o.log(`${cluster}: ${where}: ${(err as Error).message}`);
+        options.log(`${cluster}: ${where}: ${(err as Error).message}`);
       },
     });
-    this.watcher = new AppliedWatcher(o.wec, (e) => this.onApplied(e), o.appliedInformers);
+    this.watcher = new AppliedWatcher(options.wec, (e) => this.onApplied(e), options.appliedInformers);
     this.reconciler = new WorkReconciler({
-      cluster, its: o.its, wec: o.wec, applier: o.applier, applied: this.applied, status: this.status, watcher: this.watcher,
+      cluster, its: options.its, wec: options.wec, applier: options.applier, applied: this.applied, status: this.status, watcher: this.watcher,
       work: (n) => this.works.get(cluster, n),
       enqueueAfter: (n, ms) => this.queue.addAfter(n, ms),
-      metrics, log: o.log,
+      metrics, log: options.log,
       noteApplied: (ref, rv) => this.noteApplied(ref, rv),
       carriedByWork: (r, releasing) => carriedByLiveWork(this.works.store.list(), releasing, r, (n) => this.status.resultsOf(n)),
     });
     this.upsync = new UpsyncAgent({
-      cluster, its: o.its, wec: o.wec, resyncMs: o.resyncMs, log: o.log,
+      cluster, its: options.its, wec: options.wec, resyncMs: options.resyncMs, log: options.log,
       // The ApplyEngine's mapper when there is one: one discovery cache of the WEC per cluster.
-      mapper: (o.applier as { mapper?: RestMapper }).mapper,
+      mapper: (options.applier as { mapper?: RestMapper }).mapper,
       onError: (where) => metrics.errors.inc({ cluster, where }),
     });
   }
@@ -161,11 +161,11 @@ export class ClusterAgent implements ClusterWorker {
   }
 
   private async run(): Promise<void> {
-    const { cluster, log, metrics } = this.o;
+    const { cluster, log, metrics } = this.options;
     // The WEC side first: without AppliedManifestWorks nothing can be applied safely.
     for (let backoff = 1000; !this.stopped; backoff = Math.min(backoff * 2, 30_000)) {
       try {
-        await ensureAppliedWorkCRD(this.o.wec);
+        await ensureAppliedWorkCRD(this.options.wec);
         await this.applied.load();
         this.wecOk = true;
         break;
@@ -178,7 +178,7 @@ export class ClusterAgent implements ClusterWorker {
     if (this.stopped) return;
     this.works.start();
     this.upsync.start();
-    const workers = runWorkers(this.queue, this.o.workers ?? DEFAULT_WORKERS, (k) => this.reconciler.reconcile(k), (k, err) => {
+    const workers = runWorkers(this.queue, this.options.workers ?? DEFAULT_WORKERS, (k) => this.reconciler.reconcile(k), (k, err) => {
       metrics.errors.inc({ cluster, where: 'apply' });
       log(`${cluster}/${k}: ${(err as Error).message}`);
     });
@@ -191,7 +191,7 @@ export class ClusterAgent implements ClusterWorker {
     }
     this.resync = setInterval(() => {
       for (const w of this.works.list()) this.queue.add(w.metadata.name);
-    }, this.o.resyncMs ?? 300_000);
+    }, this.options.resyncMs ?? 300_000);
     return workers;
   }
 

@@ -22,12 +22,12 @@ import { KubeconfigRefused, type FleetKubeconfigPolicy } from '../kube/kubeconfi
 import type { KubeObject } from '../kube/objects.js';
 import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../kube/ocm-api.js';
 import { closeUpstream, upstreamFromKubeconfigText, UpstreamError, type Upstream } from '../kube/upstream.js';
-import type { ClusterWorker, PlacedResource } from './contract.js';
-import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './fleet-lease.js';
-import { errorLine, type AgentLog } from './log.js';
-import { Registration, reportClusterCondition, REASON_KUBECONFIG_INVALID, REASON_KUBECONFIG_REFUSED, type RegistrationOptions } from './registration.js';
-import { checkWec } from './wec-health.js';
-import type { CreateWorker, RegistrationLike } from './worker-factory.js';
+import type { ClusterWorker, PlacedResource } from './shared/contract.js';
+import { claimFleetLease, DEFAULT_FLEET_LEASE_SECONDS } from './registration/fleet-lease.js';
+import { errorLine, type AgentLog } from './shared/log.js';
+import { Registration, reportClusterCondition, REASON_KUBECONFIG_INVALID, REASON_KUBECONFIG_REFUSED, type RegistrationOptions } from './registration/cluster-registration.js';
+import { checkWec } from './registration/wec-health.js';
+import type { CreateWorker, RegistrationLike } from './shared/worker-factory.js';
 
 export const KUBECONFIG_SECRET_SUFFIX = '-kubeconfig';
 export const KUBECONFIG_SECRET_KEY = 'kubeconfig';
@@ -84,33 +84,33 @@ class ClusterSlot {
   /** Serialises this slot's start/stop of its worker (never shared with other slots). */
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(readonly cluster: string, readonly kubeconfig: string, private readonly o: PushSupervisorOptions) {}
+  constructor(readonly cluster: string, readonly kubeconfig: string, private readonly fleet: PushSupervisorOptions) {}
 
-  private log(line: string): void { this.o.log(`[${this.cluster}] ${line}`); }
+  private log(line: string): void { this.fleet.log(`[${this.cluster}] ${line}`); }
 
   async start(): Promise<void> {
-    const policy: FleetKubeconfigPolicy = { allowCredentialPlugins: this.o.allowCredentialPlugins === true };
+    const policy: FleetKubeconfigPolicy = { allowCredentialPlugins: this.fleet.allowCredentialPlugins === true };
     const label = `secret ${this.cluster}/${kubeconfigSecretName(this.cluster)}`;
     try {
-      this.wec = await (this.o.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, label, policy);
+      this.wec = await (this.fleet.wecFromKubeconfig ?? upstreamFromKubeconfigText)(this.kubeconfig, label, policy);
     } catch (err) {
       this.problem = errorLine(err);
       this.log(`cannot serve: ${this.problem}`);
       // The hub admin reads it where they look at clusters: Available=False with the reason.
       const reason = err instanceof KubeconfigRefused ? REASON_KUBECONFIG_REFUSED : REASON_KUBECONFIG_INVALID;
-      await reportClusterCondition(this.o.its, this.cluster, { type: ClusterCondition.Available, status: 'False', reason, message: this.problem })
+      await reportClusterCondition(this.fleet.its, this.cluster, { type: ClusterCondition.Available, status: 'False', reason, message: this.problem })
         .catch((e: unknown) => this.log(`cannot report the refused kubeconfig on the ManagedCluster: ${errorLine(e)}`));
       return;
     }
     if (this.stopped) return;
-    const regOpts: RegistrationOptions = { cluster: this.cluster, its: this.o.its, wec: this.wec, log: this.o.log, create: false, onAccepted: () => this.reconcileWorker() };
-    this.reg = (this.o.createRegistration ?? ((ro) => new Registration(ro)))(regOpts);
-    const leaseMs = (this.o.fleetLeaseSeconds ?? DEFAULT_FLEET_LEASE_SECONDS) * 1000;
+    const regOpts: RegistrationOptions = { cluster: this.cluster, its: this.fleet.its, wec: this.wec, log: this.fleet.log, create: false, onAccepted: () => this.reconcileWorker() };
+    this.reg = (this.fleet.createRegistration ?? ((ro) => new Registration(ro)))(regOpts);
+    const leaseMs = (this.fleet.fleetLeaseSeconds ?? DEFAULT_FLEET_LEASE_SECONDS) * 1000;
     await this.claim();
     if (this.stopped) return;
     this.reg.start();
     this.every(leaseMs / 4, () => this.claim());
-    this.every(this.o.healthIntervalMs ?? 5000, () => this.health());
+    this.every(this.fleet.healthIntervalMs ?? 5000, () => this.health());
   }
 
   private every(ms: number, fn: () => Promise<void>): void {
@@ -125,9 +125,9 @@ class ClusterSlot {
   async claim(): Promise<void> {
     if (!this.wec || this.stopped) return;
     try {
-      const r = await claimFleetLease(this.wec, { fleetID: this.o.fleetID, holderIdentity: this.o.agentID, durationSeconds: this.o.fleetLeaseSeconds });
+      const r = await claimFleetLease(this.wec, { fleetID: this.fleet.fleetID, holderIdentity: this.fleet.agentID, durationSeconds: this.fleet.fleetLeaseSeconds });
       if (r.held) {
-        if (!this.fleetHeld) this.log(r.tookOver ? 'took over the expired fleet lease of another fleet' : `holds the fleet lease (fleet ${this.o.fleetID})`);
+        if (!this.fleetHeld) this.log(r.tookOver ? 'took over the expired fleet lease of another fleet' : `holds the fleet lease (fleet ${this.fleet.fleetID})`);
         this.fleetHeld = true;
         this.reg?.setHeldByAnotherFleet(undefined);
       } else {
@@ -148,7 +148,7 @@ class ClusterSlot {
 
   async health(): Promise<void> {
     if (!this.wec || this.stopped) return;
-    const reason = await checkWec(this.wec, this.o.healthTimeoutMs ?? Math.min(3000, this.o.healthIntervalMs ?? 5000));
+    const reason = await checkWec(this.wec, this.fleet.healthTimeoutMs ?? Math.min(3000, this.fleet.healthIntervalMs ?? 5000));
     if (reason === this.wecProblem) return;
     this.log(reason ? `WEC unreachable: ${reason}` : 'WEC answers again');
     this.wecProblem = reason;
@@ -161,7 +161,7 @@ class ClusterSlot {
     this.chain = this.chain.then(async () => {
       const want = !this.stopped && this.fleetHeld && this.reg?.isAccepted() === true;
       if (want && !this.worker) {
-        const w = this.o.createWorker({ cluster: this.cluster, its: this.o.its, wec: this.wec!, hubHash: this.o.hubHash, agentID: this.o.agentID, log: this.o.log });
+        const w = this.fleet.createWorker({ cluster: this.cluster, its: this.fleet.its, wec: this.wec!, hubHash: this.fleet.hubHash, agentID: this.fleet.agentID, log: this.fleet.log });
         this.worker = w;
         if (this.wecProblem) w.setWecUnreachable(this.wecProblem);
         try {
@@ -202,13 +202,13 @@ export class PushSupervisor {
   /** The last error reading each cluster's Secret, logged once (a 403: not this agent's to serve). */
   private readonly secretErrors = new Map<string, string>();
 
-  constructor(private readonly o: PushSupervisorOptions) {}
+  constructor(private readonly fleet: PushSupervisorOptions) {}
 
   start(): void {
-    this.clusters = new Informer<ManagedCluster>(this.o.its, {
+    this.clusters = new Informer<ManagedCluster>(this.fleet.its, {
       path: MANAGEDCLUSTERS_PATH,
       onChange: (type, mc) => this.clusterChanged(type, mc),
-      onError: (err) => this.o.log(`push: watching ManagedClusters in the ITS: ${errorLine(err)}`),
+      onError: (err) => this.fleet.log(`push: watching ManagedClusters in the ITS: ${errorLine(err)}`),
     });
     this.clusters.start();
   }
@@ -220,7 +220,7 @@ export class PushSupervisor {
     const want = type !== 'DELETED' && mc.spec?.hubAcceptsClient === true;
     const watch = this.secretWatches.get(cluster);
     if (want && !watch) {
-      const w = (this.o.watchSecret ?? this.informerOfSecret)(cluster, (t, s) => this.secretChanged(t, s), (err) => this.secretError(cluster, err));
+      const w = (this.fleet.watchSecret ?? this.informerOfSecret)(cluster, (t, s) => this.secretChanged(t, s), (err) => this.secretError(cluster, err));
       this.secretWatches.set(cluster, w);
       w.start();
     } else if (!want && watch) {
@@ -231,13 +231,13 @@ export class PushSupervisor {
         const cur = this.slots.get(cluster);
         if (!cur) return;
         this.slots.delete(cluster);
-        this.o.log(`[${cluster}] ${type === 'DELETED' ? 'ManagedCluster deleted' : 'no longer accepted by the hub'}: stopping`);
+        this.fleet.log(`[${cluster}] ${type === 'DELETED' ? 'ManagedCluster deleted' : 'no longer accepted by the hub'}: stopping`);
         await cur.stop();
       });
     }
   }
 
-  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<KubeconfigSecret>(this.o.its, {
+  private readonly informerOfSecret: WatchSecret = (cluster, onChange, onError) => new Informer<KubeconfigSecret>(this.fleet.its, {
     path: `/api/v1/namespaces/${encodeURIComponent(cluster)}/secrets`,
     fieldSelector: `metadata.name=${kubeconfigSecretName(cluster)}`,
     onChange, onError,
@@ -248,7 +248,7 @@ export class PushSupervisor {
     const line = err instanceof UpstreamError && err.upstreamStatus === 403 ? 'forbidden (403)' : errorLine(err);
     if (this.secretErrors.get(cluster) === line) return;
     this.secretErrors.set(cluster, line);
-    this.o.log(`[${cluster}] cannot read Secret ${cluster}/${kubeconfigSecretName(cluster)} (a cluster this agent may not read is not its to serve): ${line}`);
+    this.fleet.log(`[${cluster}] cannot read Secret ${cluster}/${kubeconfigSecretName(cluster)} (a cluster this agent may not read is not its to serve): ${line}`);
   }
 
   /** Reacts to one Secret event of an accepted cluster's watch (tests call it directly). */
@@ -264,23 +264,23 @@ export class PushSupervisor {
       if (type !== 'DELETED' && text !== undefined && cur?.kubeconfig === text) return;
       if (cur) {
         this.slots.delete(cluster);
-        this.o.log(`[${cluster}] ${type === 'DELETED' || text === undefined ? 'kubeconfig Secret gone: stopping' : 'kubeconfig Secret changed: restarting'}`);
+        this.fleet.log(`[${cluster}] ${type === 'DELETED' || text === undefined ? 'kubeconfig Secret gone: stopping' : 'kubeconfig Secret changed: restarting'}`);
         await cur.stop();
       }
       if (type === 'DELETED') return;
       if (text === undefined) {
-        this.o.log(`[${cluster}] Secret ${cluster}/${kubeconfigSecretName(cluster)} has no key ${KUBECONFIG_SECRET_KEY}: not served`);
+        this.fleet.log(`[${cluster}] Secret ${cluster}/${kubeconfigSecretName(cluster)} has no key ${KUBECONFIG_SECRET_KEY}: not served`);
         return;
       }
-      const slot = new ClusterSlot(cluster, text, this.o);
+      const slot = new ClusterSlot(cluster, text, this.fleet);
       this.slots.set(cluster, slot);
-      this.o.log(`[${cluster}] kubeconfig Secret found: serving`);
+      this.fleet.log(`[${cluster}] kubeconfig Secret found: serving`);
       await slot.start();
     });
   }
 
   private enqueue(cluster: string, fn: () => Promise<void>): void {
-    const next = (this.chains.get(cluster) ?? Promise.resolve()).then(fn).catch((err: unknown) => this.o.log(`[${cluster}] ${errorLine(err)}`));
+    const next = (this.chains.get(cluster) ?? Promise.resolve()).then(fn).catch((err: unknown) => this.fleet.log(`[${cluster}] ${errorLine(err)}`));
     this.chains.set(cluster, next);
   }
 

@@ -1,48 +1,45 @@
-// The HTTP app of `ksview serve` (the apiserver room; the process around it — connections,
-// controllers, listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS
-// client certificates requested (front proxy and client CAs from the WDS), authentication on every
-// request but health checks, the admission webhooks (every route under /admission/) answered only
-// for the WDS's kube-apiserver itself, each user's requests counted against the limits of
-// ./request-limits.ts, the group view.kubestellar.io (discovery, OpenAPI, the virtual
-// `spaces`, `bindings`, `combinedstatuses` and `upsyncedobjects`), /metrics, and the view under its
-// root (where `bindings` and `combinedstatuses` are also served in control.kubestellar.io,
-// `upsyncedobjects` in this group, and each cluster's upsynced objects below `clusters/<cluster>`). Every error is
+// The HTTP app of `ksview serve`, assembled (the process around it — connections, controllers,
+// listening, shutdown — is wired in src/cli/serve.ts): fastify over HTTPS with TLS client
+// certificates requested (front proxy and client CAs from the WDS), the front door on every
+// request (./front-door.ts: body limits, authentication but for health checks, the admission
+// webhooks answered only for the WDS's kube-apiserver, each user's requests counted against the
+// limits of ./http/request-limits.ts), the group view.kubestellar.io (discovery, OpenAPI, the
+// virtual `spaces`, `bindings`, `combinedstatuses` and `upsyncedobjects`: ./groups/), the
+// admission webhooks (./admission/), /metrics, and the view under its root (./view/, where
+// `bindings` and `combinedstatuses` are also served in control.kubestellar.io, `upsyncedobjects`
+// in this group, and each cluster's upsynced objects below `clusters/<cluster>`). Every error is
 // a Kubernetes Status; no request can crash the process. Tests build it with a stub
 // Authenticator/Authorizer and drive it with `inject`.
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { DenaturedRegistry } from '../storage/denatured-registry.js';
-import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
-import { registerBindings, type BindingSource } from './bindings-resource.js';
-import { registerCombinedStatuses, type CombinedStatusSource } from './combinedstatuses-resource.js';
-import { registerUpsyncedObjects } from './upsynced-objects.js';
-import { clusterViewPath } from './upsynced-cluster-view.js';
-import type { UpsyncedSource } from './upsynced-source.js';
-import type { KindCategories } from '../storage/kind-categories.js';
-import type { Upstream } from '../kube/upstream.js';
-import { registerAdmission, type CollectorValidator } from './admission.js';
-import { registerPolicyAdmission } from './policy-admission.js';
-import { DENATURED_ADMISSION_PATH, MAX_DENATURED_REVIEW_BYTES, registerDenaturedWebhook } from './denatured-webhook.js';
-import type { AuthnConfig } from './authn-config.js';
-import type { Authenticator } from './authn.js';
-import type { Authorizer } from './authz.js';
-import { createMetrics, instrument } from './metrics.js';
-import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './negotiation.js';
-import { assertSafePath } from '../kube/request-info.js';
-import { registerSpaces, type SpaceInfo } from './spaces-resource.js';
-import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
-import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, viewRoot } from './view-group.js';
-import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './view-openapi.js';
-import { SubjectAccess } from './subject-access.js';
-import type { Authorize, SubjectVisibility } from './virtual-resource.js';
-import { registerView } from './view-proxy.js';
-import { canonicalViewUrl } from './view-path.js';
-import { decorateRequests, userOf } from './request-state.js';
-import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './request-limits.js';
-import { isLongRunning, parseRequestInfo } from '../kube/request-info.js';
-import { markLongRunning } from './graceful-shutdown.js';
-import type { UserInfo } from '../kube/user.js';
-import { sendExact } from './send-exact.js';
 import { createHash } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { errors, MAX_BODY_BYTES, statusForCode, toStatus } from '../kube/status.js';
+import type { Upstream } from '../kube/upstream.js';
+import type { DenaturedRegistry } from '../storage/denatured-registry.js';
+import type { KindCategories } from '../storage/kind-categories.js';
+import type { ProtobufDecoder } from '../storage/protobuf-decoder.js';
+import { bindingPoliciesWebhook } from './admission/bindingpolicies-webhook.js';
+import { denaturedWebhook } from './admission/denatured-webhook.js';
+import { statusCollectorsWebhook, type CollectorValidator } from './admission/statuscollectors-webhook.js';
+import type { AuthnConfig } from './auth/authn-config.js';
+import type { Authenticator } from './auth/authn.js';
+import type { Authorizer } from './auth/authz.js';
+import { SubjectAccess } from './auth/subject-access.js';
+import type { BindingSource } from './groups/bindings-resource.js';
+import type { CombinedStatusSource } from './groups/combinedstatuses-resource.js';
+import { spacesResource, type SpaceInfo } from './groups/spaces-resource.js';
+import type { UpsyncedSource } from './groups/upsynced-source.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, GROUP, GROUP_VERSION, VIRTUAL_KINDS, viewRoot } from './groups/view-group.js';
+import { openAPIV2, openAPIV3GroupVersion, openAPIV3Index } from './groups/view-openapi.js';
+import { ViewPaths } from './groups/view-paths.js';
+import { groupResources } from './groups/group-resources.js';
+import { AGGREGATED_V2, AGGREGATED_V2BETA1, wantsAggregatedDiscovery } from './http/negotiation.js';
+import { decorateRequests, userOf } from './http/request-state.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits } from './http/request-limits.js';
+import { sendExact } from './http/send-exact.js';
+import { installFrontDoor } from './front-door.js';
+import { createMetrics, instrument } from './server-metrics.js';
+import type { Authorize, SubjectVisibility } from './virtual/read-only-resource.js';
+import { view } from './view/view-plugin.js';
 
 export interface AppOptions {
   wdsName: string;
@@ -78,25 +75,13 @@ export interface AppOptions {
 }
 
 
-// Health, as kube-apiserver serves it: anyone may ask.
-const UNAUTHENTICATED = /^\/(healthz|livez|readyz)(\/|$|\?)/;
-
-/**
- * The admission webhooks (./admission.ts, and any other route under /admission/): only the WDS's
- * kube-apiserver calls them, with its front-proxy client certificate (its
- * --admission-control-config-file; charts/kubestellar-view/README.md). Judged by the route matched, so no
- * spelling of the path escapes the rule.
- */
-const isWebhookRoute = (req: FastifyRequest) => req.routeOptions.url?.startsWith('/admission/') === true;
-
 /** The paths of the group's own API, composed once (spaces and bindings are under GROUP_VERSION_PATH, the view root under spaces). */
 const GROUP_PATH = `/apis/${GROUP}`;
 const GROUP_VERSION_PATH = `/apis/${GROUP_VERSION}`;
 
-export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
-  const root = viewRoot(opts.wdsName);
+/** Fastify over HTTPS, every error a Status: those of routes, of the router and of Node's HTTP parser. */
+function createServer(opts: AppOptions, paths: ViewPaths): FastifyInstance {
   const cfg = opts.authnConfig();
-  const limits = opts.limits ?? new RequestLimits(DEFAULT_REQUEST_LIMITS);
   const app = Fastify({
     https: {
       key: opts.servingKeyPem, cert: opts.servingCertPem, ca: cfg.caBundlePem || undefined,
@@ -105,8 +90,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { maxParamLength: 1000 },
     // Before routing, view URLs take their one spelling: `/api/v1/` reaches the filtered discovery
-    // of /api/v1, never the passthrough (./view-path.ts).
-    rewriteUrl: (req) => canonicalViewUrl(req.url ?? '/', root),
+    // of /api/v1, never the passthrough (./groups/view-paths.ts).
+    rewriteUrl: (req) => paths.canonical(req.url ?? '/'),
     return503OnClosing: true,
     // Watches never finish by themselves: on shutdown every connection is closed, clients re-watch.
     forceCloseConnections: true,
@@ -133,10 +118,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       socket.end(`HTTP/1.1 ${s.code} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
     },
   });
-  decorateRequests(app);
-  const metrics = createMetrics(() => limits.usage());
-  instrument(app, metrics, root);
-
   app.setErrorHandler((err, _req, reply) => {
     const status = toStatus(err);
     if (reply.sent || reply.raw.headersSent) {
@@ -151,78 +132,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const s = errors.pathNotFound().status;
     void reply.code(404).header('content-type', 'application/json').send(s);
   });
+  return app;
+}
 
-  // Callback style: this runs on every request, and an async hook costs a promise more.
-  app.addHook('onRequest', (req, reply, done) => {
-    try {
-      rejectOversizedBody(req.raw, req.url.startsWith(DENATURED_ADMISSION_PATH) ? MAX_DENATURED_REVIEW_BYTES : MAX_BODY_BYTES);
-      const q = req.url.indexOf('?');
-      assertSafePath(q < 0 ? req.url : req.url.slice(0, q));
-    } catch (err) {
-      done(err as Error);
-      return;
-    }
-    if (UNAUTHENTICATED.test(req.url)) {
-      done();
-      return;
-    }
-    if (isWebhookRoute(req)) {
-      if (opts.authenticator.isKubeApiserver(req.raw)) {
-        done();
-        return;
-      }
-      // Anyone else: no credentials is 401, a user who is not the kube-apiserver 403.
-      opts.authenticator.authenticate(req.raw).then((user) => done(errors.forbidden(
-        `User "${user.username}" cannot call the admission webhooks of this server: only the WDS's kube-apiserver may`)), done);
-      return;
-    }
-    const known = opts.authenticator.authenticateKnown(req.raw);
-    if (known) {
-      admit(req, reply, known, done);
-      return;
-    }
-    opts.authenticator.authenticate(req.raw).then((user) => admit(req, reply, user, done), done);
-  });
-
-  /** The user is known: count the request against their limits until its response closes. */
-  const admit = (req: FastifyRequest, reply: FastifyReply, user: UserInfo, done: (err?: Error) => void) => {
-    req.user = user;
-    let release;
-    try {
-      const long = longRunning(req);
-    release = limits.acquire(user, long);
-    // A graceful shutdown ends these rather than waiting for them.
-    if (long) markLongRunning(reply.raw);
-    } catch (err) {
-      done(err as Error);
-      return;
-    }
-    // The client may have left while it was authenticated: its 'close' came already.
-    if (reply.raw.destroyed) release();
-    else reply.raw.once('close', release);
-    done();
-  };
-
-  /** Whether kube-apiserver would count the request as long-running (under the view root: as the WDS would see it). */
-  const longRunning = (req: FastifyRequest): boolean => {
-    const url = req.url;
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const query = q < 0 ? '' : url.slice(q + 1);
-    const inView = path.startsWith(root) && (path.length === root.length || path.charCodeAt(root.length) === 47 /* / */);
-    const below = inView ? path.slice(root.length) || '/' : path;
-    // A cluster's view of its upsynced objects is a Kubernetes API of its own below `clusters/<cluster>`.
-    const info = parseRequestInfo(inView ? clusterViewPath(below)?.path ?? below : below);
-    // The view's routes classify the same request: parsed once.
-    if (inView) req.viewInfo = info;
-    req.longRunning = isLongRunning(info, req.method, query);
-    return req.longRunning;
-  };
-
-  const info: SpaceInfo = {
-    name: opts.wdsName, wdsServer: opts.up.origin + opts.up.basePath, viewPath: root, startedAt: opts.startedAt ?? new Date(),
-  };
-
+/** Health, metrics, and the group's own discovery and OpenAPI. */
+function serverRoutes(app: FastifyInstance, opts: AppOptions, metrics: ReturnType<typeof createMetrics>): void {
   // Health, as kube-apiserver serves it: anyone may ask.
   const ok = async (_req: FastifyRequest, reply: FastifyReply) => reply.type('text/plain').send('ok');
   app.get('/healthz', ok);
@@ -250,49 +164,41 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const v3hash = createHash('sha512').update(JSON.stringify(v3doc)).digest('hex').slice(0, 32).toUpperCase();
   app.get('/openapi/v3', async () => openAPIV3Index(v3hash));
   app.get(`/openapi/v3${GROUP_VERSION_PATH}`, async (_req, reply) => reply.header('etag', `"${v3hash}"`).send(v3doc));
+}
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const paths = new ViewPaths(viewRoot(opts.wdsName));
+  const limits = opts.limits ?? new RequestLimits(DEFAULT_REQUEST_LIMITS);
+  const app = createServer(opts, paths);
+  decorateRequests(app);
+  const metrics = createMetrics(() => limits.usage());
+  instrument(app, metrics, paths);
+  installFrontDoor(app, { authenticator: opts.authenticator, limits, paths });
+  serverRoutes(app, opts, metrics);
 
   // The group's own resources: a SubjectAccessReview of the user on each.
   const authorizeOn = (resource: string, group = GROUP): Authorize => (req, verb, namespace, name) =>
     opts.authorizer.authorize(userOf(req), { resource: { verb, group, resource, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } });
-  registerSpaces(app, info, authorizeOn('spaces'));
-  // And on what each Binding and CombinedStatus speaks of: the user's own rights, object by object.
+  const space: SpaceInfo = {
+    name: opts.wdsName, wdsServer: opts.up.origin + opts.up.basePath, viewPath: paths.root, startedAt: opts.startedAt ?? new Date(),
+  };
+  await app.register(spacesResource, { space, authorize: authorizeOn('spaces') });
+  // And on what each Binding, CombinedStatus and UpsyncedObject speaks of: the user's own rights, object by object.
   const access = new SubjectAccess(opts.authorizer, opts.cats);
   const visibility: SubjectVisibility = (req) => ({
     resolve: (subjects) => access.resolve(userOf(req), subjects),
     everywhere: (kinds) => access.everywhere(userOf(req), kinds),
   });
-  registerBindings(app, opts.bindings, authorizeOn('bindings'), GROUP, visibility);
-  registerCombinedStatuses(app, opts.combinedStatuses, authorizeOn('combinedstatuses'), GROUP, visibility);
-  registerUpsyncedObjects(app, opts.upsynced, authorizeOn('upsyncedobjects'), GROUP, visibility, opts.now);
-  registerAdmission(app, opts.validateCollector);
-  registerPolicyAdmission(app, opts.authorizer, opts.log ?? (() => undefined));
-  registerDenaturedWebhook(app, opts.denatured, opts.log ?? (() => undefined));
+  const sources = { bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, upsynced: opts.upsynced };
+  await app.register(groupResources, { group: GROUP, kinds: VIRTUAL_KINDS, sources, authorizeOn, visibility, now: opts.now });
+  const log = opts.log ?? (() => undefined);
+  await app.register(statusCollectorsWebhook, { validate: opts.validateCollector });
+  await app.register(bindingPoliciesWebhook, { authorizer: opts.authorizer, log });
+  await app.register(denaturedWebhook, { registry: opts.denatured, log });
 
   // Inside the view the same resources are also KubeStellar's, in control.kubestellar.io.
-  await registerView(app, {
-    root, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf,
-    bindings: opts.bindings, combinedStatuses: opts.combinedStatuses, upsynced: opts.upsynced, authorizeOn, visibility, now: opts.now,
+  await app.register(view, {
+    paths, up: opts.up, cats: opts.cats, denatured: opts.denatured, protobuf: opts.protobuf, sources, authorizeOn, visibility, now: opts.now,
   });
   return app;
-}
-
-/** How much of an oversized body is read and thrown away so the client sees the 413 (not a broken pipe). */
-const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
-
-/**
- * A body announced larger than the limit (kube-apiserver's; an AdmissionReview of an update carries
- * two objects) is refused before anything reads it. The rest of the
- * upload is drained (up to MAX_DRAIN_BYTES, then the connection is cut), because closing early
- * makes clients report a write error instead of the 413.
- */
-function rejectOversizedBody(raw: import('node:http').IncomingMessage, limit: number): void {
-  const length = Number(raw.headers['content-length'] ?? 0);
-  if (!(length > limit)) return;
-  let drained = 0;
-  raw.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) raw.socket.destroy();
-  });
-  raw.resume();
-  throw errors.requestEntityTooLarge(limit);
 }

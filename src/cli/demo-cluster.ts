@@ -8,16 +8,16 @@
 // `make demo`'s.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { waitFor } from '../kube/wait.js';
 import { buildImage } from '../spaces/image.js';
-import { installInCluster, SERVER_NAMESPACE } from '../spaces/in-cluster.js';
+import { installInCluster, SERVER_NAMESPACE } from '../spaces/in-cluster-install.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { httpdDeployment } from '../spaces/real-workload.js';
 import { spacesUp } from '../spaces/spaces.js';
 import { stderrProgress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
-import { DEMO_RBAC, DEMO_RBAC_POLICY } from './demo.js';
+import { DEMO_RBAC, DEMO_RBAC_POLICY } from './demo-objects.js';
 import { kubectlShow } from './demo-show.js';
 import { kubectl } from './kubectl.js';
 

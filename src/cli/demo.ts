@@ -12,248 +12,29 @@ import { spacesUp } from '../spaces/spaces.js';
 import { DEFAULT_PORT_BASE, DEFAULT_WECS } from '../spaces/layout.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntry } from '../spaces/kubeconfig.js';
 import { ensureViewServer } from '../spaces/view-server.js';
-import { ADMIN_EXECUTOR } from '../spaces/wec-executors.js';
 import YAML from 'yaml';
+import type { SpacesLayout } from '../spaces/layout.js';
+import type { Progress } from '../util/progress.js';
 import { kubectl } from './kubectl.js';
-import { kubectlShow } from './demo-show.js';
+import { kubectlShow, type Show } from './demo-show.js';
+import {
+  DEMO_BINDING_POLICY, DEMO_COMBINED, DEMO_DENATURED_BUNDLE, DEMO_DEPLOYMENT, DEMO_MALLORY_BINDING, DEMO_MALLORY_RIGHTS, DEMO_RBAC,
+  DEMO_RBAC_POLICY, DEMO_STATUS_POLICY, DEMO_UPSYNC, DEMO_UPSYNC_POLICY, DEMO_VIEW_WORKLOAD, demoPersistentVolumes,
+} from './demo-objects.js';
 import { stderrProgress } from '../util/progress.js';
 import { UserError } from '../util/user-error.js';
 import { waitFor } from '../kube/wait.js';
 
-const DEMO_DEPLOYMENT = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: demo-nginx
-  namespace: default
-  labels: {app: nginx}
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: nginx}
-  template:
-    metadata:
-      labels: {app: nginx}
-    spec:
-      containers:
-      - name: nginx
-        image: nginx:1.27
-`;
-
-const DEMO_VIEW_WORKLOAD = `apiVersion: v1
-kind: Namespace
-metadata:
-  name: demo
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: demo-config
-  namespace: demo
-  labels: {app: nginx}
-data:
-  greeting: hello from the view
----
-${DEMO_DEPLOYMENT.replace('namespace: default', 'namespace: demo')}`;
-
-// RBAC, a webhook and a quota that would change wds1 if they were real: through the view they are
-// stored denatured and do nothing there.
-const DEMO_DENATURED_BUNDLE = `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: demo-alice-admin
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: demo-deny-configmaps
-webhooks:
-- name: deny.demo.example.com
-  clientConfig: {url: "https://127.0.0.1:1/does-not-exist"}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
-  failurePolicy: Fail
-  sideEffects: None
-  admissionReviewVersions: [v1]
----
-apiVersion: v1
-kind: ResourceQuota
-metadata:
-  name: no-configmaps
-  namespace: demo
-spec:
-  hard: {configmaps: "0"}
-`;
-
-const DEMO_BINDING_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata:
-  name: demo-nginx
-spec:
-  clusterSelectors:
-  - matchLabels: {location-group: edge}
-  downsync:
-  - objectSelectors:
-    - matchLabels: {app: nginx}
-    namespaces: [demo]
-`;
-
-// A binding that is data in wds1 and grants in wec1 only: its own policy selects it for wec1.
-export const DEMO_RBAC = `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: demo-bob-view
-  labels: {app: demo-rbac}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
-`;
-
-// The default executor may not write cluster RBAC in the WECs: this policy names the admin
-// executor (an admin's choice; its author must be allowed to impersonate it in wds1).
-export const DEMO_RBAC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata:
-  name: demo-rbac
-spec:
-  clusterSelectors:
-  - matchLabels: {name: wec1}
-  downsync:
-  # RBAC only: the admin executor would apply whatever else carries the label (a webhook, a Pod),
-  # unchecked; RBAC has passed Kubernetes' escalation check in the view.
-  - apiGroup: rbac.authorization.k8s.io
-    resources: [clusterrolebindings, clusterroles, rolebindings, roles]
-    objectSelectors:
-    - matchLabels: {app: demo-rbac}
-  executor:
-    serviceAccount: {namespace: ${ADMIN_EXECUTOR.namespace}, name: ${ADMIN_EXECUTOR.name}}
-`;
-
-// Singleton status: the demo Deployment's status in wec1 comes back into wds1.
-const DEMO_STATUS_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata:
-  name: demo-status
-spec:
-  clusterSelectors:
-  - matchLabels: {name: wec1}
-  downsync:
-  - objectSelectors:
-    - matchLabels: {app: nginx}
-    namespaces: [demo]
-    resources: [deployments]
-    wantSingletonReportedState: true
-`;
-
-// CombinedStatus: a StatusCollector summing availableReplicas over every WEC the Deployment goes to.
-const DEMO_COMBINED = `apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata:
-  name: demo-available
-spec:
-  combinedFields:
-  - name: sum
-    type: SUM
-    subject: returned.status.availableReplicas
----
-apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata:
-  name: demo-combined
-spec:
-  clusterSelectors:
-  - matchLabels: {location-group: edge}
-  downsync:
-  - objectSelectors:
-    - matchLabels: {app: nginx}
-    namespaces: [demo]
-    resources: [deployments]
-    statusCollectors: [demo-available]
-`;
-
-/** mallory: a WDS user with only the two roles docs/view.md tells an admin to grant (natively in wds1). */
-const DEMO_MALLORY_RIGHTS = ['kubestellar-view:user', 'kubestellar-view:denatured-editor'].map((role) => YAML.stringify({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `demo-mallory-${role.split(':')[1]}` },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
-})).join('---\n');
-
-/** What mallory tries: cluster-admin for herself, labelled for the demo-rbac policy (issue 25's first example). */
-const DEMO_MALLORY_BINDING = YAML.stringify({
-  apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'demo-mallory-admin', labels: { app: 'demo-rbac' } },
-  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }],
-});
-
-// Upsync (docs/upsync.md): the WECs' storage, as their own admins provide it (a hostPath PV per
-// replica, bound by the WEC's own PV controller), then a StatefulSet downsynced to both WECs whose
-// Pods and PVCs, born there, come home; a StatusCollector counts them by cluster and phase.
-const demoPersistentVolumes = (n: number) => Array.from({ length: n }, (_, i) => YAML.stringify({
-  apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `demo-db-pv-${i}`, labels: { app: 'demo-db' } },
-  spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/kubestellar-view-demo-db-${i}` } },
-})).join('---\n');
-
-const DEMO_UPSYNC = `apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: demo-db
-  namespace: demo
-  labels: {app: demo-db}
-spec:
-  serviceName: demo-db
-  replicas: 2
-  selector:
-    matchLabels: {app: demo-db}
-  template:
-    metadata:
-      labels: {app: demo-db}
-    spec:
-      containers:
-      - name: db
-        image: postgres:17
-        volumeMounts: [{name: data, mountPath: /var/lib/postgresql/data}]
-  volumeClaimTemplates:
-  - metadata: {name: data}
-    spec:
-      accessModes: [ReadWriteOnce]
-      resources: {requests: {storage: 1Gi}}
-`;
-
-/** The policy and collector of the upsync step: control objects, written in wds1 itself. */
-const DEMO_UPSYNC_POLICY = `apiVersion: control.kubestellar.io/v1alpha1
-kind: StatusCollector
-metadata:
-  name: demo-phases
-spec:
-  groupBy:
-  - {name: cluster, def: inventory.name}
-  - {name: phase, def: returned.status.phase}
-  combinedFields:
-  - {name: count, type: COUNT}
----
-apiVersion: control.kubestellar.io/v1alpha1
-kind: BindingPolicy
-metadata:
-  name: demo-upsync
-spec:
-  clusterSelectors:
-  - matchLabels: {location-group: edge}
-  downsync:
-  - namespaces: [demo]
-    objectSelectors:
-    - matchLabels: {app: demo-db}
-  upsync:
-  - associatedWith: downsync
-    statusCollectors: [demo-phases]
-`;
-
 const STEPS = 11;
 
-export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
-  const progress = stderrProgress();
+/** What every step of the tour uses: the spaces, one kubeconfig for all of it, and how a command is shown. */
+interface Tour { progress: Progress; layout: SpacesLayout; kc: string; show: Show; wecs: string[] }
+
+/** Step 1: the local spaces up, from this build, and the tour's kubeconfig. */
+async function upSpaces(opts: { dir: string; cacheDir: string }, progress: Progress): Promise<Tour> {
   progress.step(`1/${STEPS} local spaces: etcd, a kube-apiserver for wds1, its1, wec1, wec2, ksview serve and the agents`);
   // restartNode: serve and the agents run this build, whatever ran before.
   const layout = await spacesUp({ dir: opts.dir, portBase: DEFAULT_PORT_BASE, wecs: DEFAULT_WECS, cacheDir: opts.cacheDir, progress, restartNode: true });
@@ -261,8 +42,12 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   const kc = path.join(layout.dir, 'kubeconfig-view');
   writeFileSync(kc, renderKubeconfig([...spaceKubeconfigEntries(layout), viewKubeconfigEntry(layout, viewRoot),
     ...viewClusterKubeconfigEntries(layout, viewRoot).filter((e) => e.name.startsWith('wds1-view-'))], 'wds1-view'), { mode: 0o600 });
-  const show = kubectlShow(kc);
+  const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);
+  return { progress, layout, kc, show: kubectlShow(kc), wecs };
+}
 
+/** Steps 2 and 3: kubectl against every space; a Deployment made Available by kwok in wec1 only. */
+function spacesStep({ progress, layout, kc, show }: Tour): void {
   progress.step(`2/${STEPS} kubectl against every space`);
   for (const s of layout.spaces) {
     show(['--context', s.name, 'get', 'namespaces']);
@@ -275,7 +60,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wec1', 'get', 'deployment,pods', '-l', 'app=nginx', '-o', 'wide']);
   const absent = kubectl(kc, ['--context', 'wec2', 'get', 'deployment', 'demo-nginx', '--ignore-not-found', '-o', 'name']);
   process.stdout.write(`\nwec2 has ${absent.stdout.trim() ? 'the deployment too (unexpected)' : 'no such deployment: the spaces are isolated'}\n`);
+}
 
+/** Steps 4 and 5: ksview serve registered in wds1, and kubectl through the view. */
+async function viewStep({ progress, layout, kc, show }: Tour): Promise<void> {
   progress.step(`4/${STEPS} ksview serve: the view of wds1, registered as APIService v1alpha1.view.kubestellar.io`);
   // `spaces up` started it from this build (with its placement controllers); here it is checked Available.
   await ensureViewServer(layout, progress);
@@ -291,7 +79,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1-view', '-n', 'demo', 'get', 'deployment,configmap', '-l', 'app=nginx']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.metadata.name} is in wds1 natively, {.spec.replicas} replicas wanted and none made: a WDS runs no workload controllers']);
   process.stdout.write('\n');
+}
 
+/** Step 6: denatured kinds are data in wds1, yet written under Kubernetes' escalation rules. */
+async function denaturedStep({ progress, kc, show }: Tour): Promise<void> {
   progress.step(`6/${STEPS} denatured kinds: RBAC, a webhook and a quota through the view are data, not policy, in wds1`);
   show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_DENATURED_BUNDLE);
   show(['--context', 'wds1-view', 'get', 'clusterrolebinding,validatingwebhookconfiguration']);
@@ -311,12 +102,14 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     throw new UserError(`mallory's binding to cluster-admin was not refused by the escalation check: ${(refused.stderr || refused.stdout).trim().split('\n').pop()}`);
   }
   process.stdout.write('\nmallory may write denatured RBAC, yet not grant what she does not hold: the view runs Kubernetes\' escalation check, as wec1 would refuse her natively\n');
+}
 
+/** Step 7: a BindingPolicy turned into ManifestWorks in the clusters' mailboxes. */
+async function placementStep({ progress, kc, show, wecs }: Tour): Promise<void> {
   progress.step(`7/${STEPS} placement: a BindingPolicy sends the demo workload to wec1 and wec2 as ManifestWorks in its1`);
   // `spaces up` created and accepted its own clusters (hubAcceptsClient: true), as their hub admin; the agents report their status.
   show(['--context', 'its1', 'get', 'managedclusters', '--show-labels']);
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_BINDING_POLICY);
-  const wecs = layout.spaces.filter((s) => s.role === 'wec').map((s) => s.name);
   const worksOf = (ns: string) => kubectl(kc, ['--context', 'its1', '-n', ns, 'get', 'manifestworks', '-l', 'bindingpolicy.view.kubestellar.io/demo-nginx', '-o', 'name']).stdout.split('\n').filter(Boolean);
   const placed = await waitFor(async () => ({ ok: wecs.every((w) => worksOf(w).length >= 3), detail: 'works missing' }), 60_000, 500);
   if (!placed.ok) throw new UserError('the BindingPolicy demo-nginx did not produce its ManifestWorks within 60 s (see the ksview serve log)');
@@ -326,7 +119,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   const binding = kubectl(kc, ['--context', 'wds1', 'get', '--raw', '/apis/view.kubestellar.io/v1alpha1/bindings/demo-nginx']);
   process.stdout.write(`\n$ KUBECONFIG=${kc} kubectl --context wds1 get bindings.view.kubestellar.io demo-nginx -o yaml\n`);
   process.stdout.write(binding.status === 0 ? YAML.stringify(JSON.parse(binding.stdout)) : binding.stderr);
+}
 
+/** Step 8: the agents apply the works; a ClusterRoleBinding grants in wec1 only. */
+async function agentsStep({ progress, layout, kc, show, wecs }: Tour): Promise<void> {
   progress.step(`8/${STEPS} the agents: wec1 pulls its works, one push agent beside its1 serves wec2; RBAC renatured in wec1 only`);
   const availableIn = async (wec: string) => waitFor(async () => {
     const r = kubectl(kc, ['--context', wec, '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
@@ -348,6 +144,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', 'auth', 'can-i', '--as', 'bob', 'list', 'pods', '-n', 'demo'], undefined, true);
   show(['--context', 'wec2', 'get', 'clusterrolebinding', 'demo-bob-view', '--ignore-not-found', '-o', 'name'], undefined, true);
   process.stdout.write('\nbob may list pods in wec1, where the binding is live; in wds1 it is data; wec2 was not selected\n');
+}
+
+/** Step 8, continued: the pull agent's endpoints, answering only whom wec1 authorizes. */
+async function agentEndpointsStep({ layout }: Tour): Promise<void> {
   // The agent's endpoints answer only whom wec1 authenticates and authorizes (as kubelet's do):
   // here wec1's admin client certificate; without one, 401.
   const pullAgent = agentCommands(layout)[0]!;
@@ -361,6 +161,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
     if (res.status !== 200) throw new UserError(`${agentUrl(pullAgent, p)} answered ${res.status} to wec1's admin: ${res.body.slice(0, 300)}`);
     process.stdout.write(`${res.contentType.includes('json') ? JSON.stringify(JSON.parse(res.body), null, 2) : res.body}\n`);
   }
+}
+
+/** Steps 9 and 10: status returned into wds1, and a CombinedStatus over both WECs. */
+async function statusStep({ progress, kc, show }: Tour): Promise<void> {
   progress.step(`9/${STEPS} status comes home: wec1's status of the Deployment returned into wds1 (wantSingletonReportedState)`);
   show(['--context', 'wds1', 'apply', '-f', '-'], DEMO_STATUS_POLICY);
   const ready = () => kubectl(kc, ['--context', 'wds1', '-n', 'demo', 'get', 'deployment', 'demo-nginx', '-o', 'jsonpath={.status.readyReplicas}']).stdout.trim();
@@ -381,7 +185,10 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-combined', '-o', 'jsonpath={.items[0].results}']);
   process.stdout.write('\n\n2 available in wec1 + 2 in wec2, combined by ksview serve from the agents\' WorkStatuses; never stored\n');
+}
 
+/** Step 11: upsync, objects born in the WECs read from wds1. */
+async function upsyncStep({ progress, kc, show, wecs }: Tour): Promise<void> {
   progress.step(`11/${STEPS} upsync: a StatefulSet's Pods and PVCs, born in wec1 and wec2, read from wds1 (wds1-view-wec1, upsyncedobjects, a CombinedStatus)`);
   for (const wec of wecs) show(['--context', wec, 'apply', '-f', '-'], demoPersistentVolumes(2));
   show(['--context', 'wds1-view', 'apply', '-f', '-'], DEMO_UPSYNC);
@@ -401,5 +208,17 @@ export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<
   show(['--context', 'wds1-view', 'get', 'upsyncedobjects', '-n', 'demo']);
   show(['--context', 'wds1', '-n', 'demo', 'get', 'combinedstatuses.view.kubestellar.io', '-l', 'status.kubestellar.io/binding-policy=demo-upsync']);
   process.stdout.write('\nthe Pods and PVCs exist only in wec1 and wec2; their agents copied them home, and wds1 reads them (read-only) without logging into a WEC\n');
-  progress.step(`demo done; try: KUBECONFIG=${kc} kubectl --context wds1-view get all -n demo; or --context wds1-view-wec2 get pods -n demo -w`);
+}
+
+export async function runDemo(opts: { dir: string; cacheDir: string }): Promise<void> {
+  const tour = await upSpaces(opts, stderrProgress());
+  spacesStep(tour);
+  await viewStep(tour);
+  await denaturedStep(tour);
+  await placementStep(tour);
+  await agentsStep(tour);
+  await agentEndpointsStep(tour);
+  await statusStep(tour);
+  await upsyncStep(tour);
+  tour.progress.step(`demo done; try: KUBECONFIG=${tour.kc} kubectl --context wds1-view get all -n demo; or --context wds1-view-wec2 get pods -n demo -w`);
 }

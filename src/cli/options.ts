@@ -1,13 +1,35 @@
-// Parsers of `ksview` flag values. Each turns the text a user typed into the value the command
-// uses, or throws commander's InvalidArgumentError, which the CLI prints as one line naming the
-// flag (`option '--port <port>' argument 'x' is invalid. must be ...`).
-import { InvalidArgumentError } from 'commander';
+// Parsers of `ksview` flag values, and what several commands' flags share. Each parser turns the
+// text a user typed into the value the command uses, or throws commander's InvalidArgumentError,
+// which the CLI prints as one line naming the flag (`option '--port <port>' argument 'x' is
+// invalid. must be ...`). Flags are spelled as kube spells its own (`--max-requests-inflight`:
+// words joined by '-', "max" first, "inflight" one word); a former spelling stays accepted as a
+// hidden alias (`hiddenAlias`).
+import { InvalidArgumentError, Option } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { isDNS1123Label, isDNS1123Subdomain } from '../kube/names.js';
 import type { GroupResource } from '../storage/kind-categories.js';
 import { parseServiceAccountRef, type ServiceAccountRef } from '../kube/service-account-ref.js';
+import { defaultSpacesDir } from '../spaces/layout.js';
+
+/**
+ * A former spelling of `option` (flags such as '--its-max-in-flight <n>'), hidden from help and
+ * still working: parsed by the same parser, it sets the same attribute, so the command's action
+ * cannot tell the two apart. Scripts and charts written for the old name keep running.
+ */
+export function hiddenAlias(option: Option, formerFlags: string): Option {
+  const alias = new Option(formerFlags, `former spelling of ${option.long}`).hideHelp();
+  if (option.parseArg) alias.argParser(option.parseArg);
+  alias.attributeName = () => option.attributeName();
+  return alias;
+}
+
+/** `--dir`, the state folder of the local spaces (spaces, kubeconfig, demo). */
+export const dirOption = () => new Option('--dir <path>', 'state folder of the local spaces').argParser(stateDir).default(defaultSpacesDir());
+
+/** What the commands on the local spaces read from `--dir`. */
+export interface DirFlags { dir: string }
 
 export function intOption(min: number, max: number) {
   return (value: string): number => {

@@ -2,49 +2,39 @@
 // src/apiserver/app.ts): the connection to the WDS (and the ITS), the authentication
 // configuration the WDS publishes (re-read every minute; the TLS client CAs follow),
 // authentication, authorization, the serving certificate, the denatured kinds' CRDs, optional
-// registration (hosted: with the endpoints mirror), the app and its upgrade passthrough listening,
-// and the leader-elected work (placement controllers, endpoints mirror) under one Lease. Resolves
+// registration, the app and its upgrade passthrough listening, and the controllers
+// (src/controllers/hub.ts: placement and the other ITS controllers, the hosted endpoints mirror,
+// leader-elected under one Lease). Resolves
 // once listening; `close()` stops everything it started; `shutdown()` is the graceful way
 // (SIGTERM): readiness off and the Lease released at once, serving on for the delay, then the
 // listener drained (src/apiserver/graceful-shutdown.ts), then close().
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
-import { retryUntilDone, withTimeout } from '../kube/wait.js';
-import { ensureCRDs, ITS_CRD_FILES, WDS_CRD_FILES } from '../controllers/crds.js';
-import { ensureItsAdmission } from '../controllers/its-admission.js';
-import { LeaderElector } from '../kube/leader-election.js';
-import { PlacementController } from '../controllers/placement/controller.js';
-import { StatusController } from '../controllers/status/controller.js';
-import { CombinedStatuses } from '../controllers/status/combined-statuses.js';
-import { UpsyncRequestController } from '../controllers/upsync/request-controller.js';
-import { UpsyncedCache } from '../controllers/upsync/upsynced-cache.js';
-import { UpsyncCombinedStatuses, withUpsyncCombined } from '../controllers/status/upsync-combined-statuses.js';
+import { withTimeout } from '../kube/wait.js';
+import { ControllerHub } from '../controllers/hub.js';
 import type { UpsyncLimits } from '../controllers/upsync/desired-requests.js';
 import { DEFAULT_UPSYNC_MAX_OBJECT_BYTES, DEFAULT_UPSYNC_MAX_OBJECTS } from '../kube/upsync-api.js';
-import { ClusterHealthController } from '../controllers/cluster-health.js';
 import { DenaturedRegistry } from '../storage/denatured-registry.js';
 import { ProtobufDecoder } from '../storage/protobuf-decoder.js';
 import { NativeCode } from '../storage/native-code.js';
 import { UserError } from '../util/user-error.js';
 import type { ServiceAccountRef } from '../kube/service-account-ref.js';
-import { TemplateExpander } from '../controllers/template-expander.js';
 import { DEFAULT_DENATURED, DEFAULT_HIDDEN, KindCategories, type GroupResource } from '../storage/kind-categories.js';
 import { closeUpstream, upstreamFromKubeconfig, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { DEFAULT_ITS_MAX_IN_FLIGHT, RequestLimiter } from '../kube/request-limiter.js';
 import type { BundleLimits } from '../controllers/placement/bundles.js';
-import { loadAuthnConfig, type AuthnConfig } from '../apiserver/authn-config.js';
-import { Authenticator, tokenReviewer } from '../apiserver/authn.js';
-import { Authorizer } from '../apiserver/authz.js';
-import { register } from '../apiserver/registration.js';
+import { loadAuthnConfig, type AuthnConfig } from '../apiserver/auth/authn-config.js';
+import { Authenticator, tokenReviewer } from '../apiserver/auth/authn.js';
+import { Authorizer } from '../apiserver/auth/authz.js';
+import { register } from '../apiserver/wds-registration.js';
 import { buildApp } from '../apiserver/app.js';
-import { viewRoot } from '../apiserver/view-group.js';
+import { viewRoot } from '../apiserver/groups/view-group.js';
 import { ensureServingCert } from '../apiserver/serving-cert.js';
-import { handleUpgrades } from '../apiserver/upgrade-proxy.js';
-import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/request-limits.js';
+import { handleUpgrades } from '../apiserver/view/upgrade-proxy.js';
+import { DEFAULT_REQUEST_LIMITS, RequestLimits, type RequestLimitsOptions } from '../apiserver/http/request-limits.js';
 import { GracefulShutdown } from '../apiserver/graceful-shutdown.js';
-import { EndpointsMirror } from '../controllers/endpoints-mirror.js';
-import { inClusterUpstream } from '../kube/in-cluster.js';
-import { SERVICE_PORT_NAME } from '../apiserver/registration.js';
+import { inClusterUpstream } from '../kube/in-cluster-config.js';
+import { SERVICE_PORT_NAME } from '../apiserver/wds-registration.js';
 
 /** /readyz asks the WDS again after this long; its answer (the kubelet probes every 2 s) is bounded by the next. */
 const WDS_RECHECK_MS = 2000;
@@ -129,10 +119,10 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   const hosting = o.registerEndpointsFrom
     ? (o.hostingKubeconfig ? { up: await upstreamFromKubeconfig(o.hostingKubeconfig), stop: () => undefined } : await inClusterUpstream())
     : undefined;
-  let authnConfig: AuthnConfig = await loadAuthnConfig(up);
+  const authn = { config: await loadAuthnConfig(up) };
   // Hosted, only the names the aggregator and in-cluster clients use are required (no one dials localhost).
   const cert = await ensureServingCert(o.certDir, o.service, o.namespace, { localhost: !hosted });
-  const authenticator = new Authenticator(() => authnConfig, tokenReviewer(up));
+  const authenticator = new Authenticator(() => authn.config, tokenReviewer(up));
   const authorizer = new Authorizer(up);
   const limits = new RequestLimits(o.limits ?? DEFAULT_REQUEST_LIMITS);
   const denaturedKinds = o.denatured ?? DEFAULT_DENATURED;
@@ -141,170 +131,63 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
     info: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
     error: (m: string) => process.stderr.write(`ksview serve: ${m}\n`),
   };
-  if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --native-code <path>');
+  if (denaturedKinds.length > 0 && !o.nativeCode) throw new UserError('denatured kinds need ksview-native: pass --ksview-native <path>');
   // ksview-native asks the WDS (as this server) about RBAC escalation: SubjectAccessReviews and informers of its RBAC.
   const native = new NativeCode(o.nativeCode ?? '', log, { kubeconfig: o.wdsKubeconfig, context: o.wdsContext });
   if (denaturedKinds.length > 0) await native.start();
   const denatured = new DenaturedRegistry(up, denaturedKinds, log, native);
-
-  // Ready while the WDS answered its /readyz lately: a WDS slow for a few seconds (a loaded
-  // machine) must not take every replica out of the endpoints at once, which would turn slow
-  // answers into the aggregator's 503s for everyone; a WDS gone for WDS_GRACE_MS does.
-  let lastOk = 0;
   let gate: GracefulShutdown | undefined;
-  const ready = async () => {
-    if (!denatured.ready) return false;
-    const now = Date.now();
-    if (now - lastOk < WDS_RECHECK_MS) return true;
-    try {
-      const res = await withTimeout(upstreamRequest(up, 'GET', '/readyz'), WDS_PROBE_TIMEOUT_MS);
-      if (res.status === 200) lastOk = Date.now();
-    } catch { /* judged below */ }
-    return lastOk > 0 && Date.now() - lastOk < WDS_GRACE_MS;
-  };
+  const ready = wdsReadiness(up, () => denatured.ready);
 
   const its = o.itsKubeconfig ? await upstreamFromKubeconfig(o.itsKubeconfig, o.itsContext) : undefined;
   if (its) its.limiter = new RequestLimiter({ maxInFlight: o.itsMaxInFlight ?? DEFAULT_ITS_MAX_IN_FLIGHT });
-  const templates = its && o.templateExpander ? new TemplateExpander(o.templateExpander) : undefined;
-  const placement = its
-    ? new PlacementController({
-      wdsName: o.wdsName, wds: up, its, cats, templates, defaultExecutor: o.defaultExecutor, bundleLimits: o.bundleLimits, log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-      // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
-      validate: async (id, stored) => {
-        const store = denatured.storeFor(id.group, id.resource);
-        if (!store) throw new Error(`${id.resource}.${id.group}: denatured kinds are not ready yet`);
-        return store.invalidity(stored, id.version);
-      },
-    })
-    : undefined;
-  // The WECs' reported state returned into the WDS objects (singleton and multi-WEC status).
-  const status = placement && its
-    ? new StatusController({ wds: up, its, sources: placement.statusSources(), log: (m) => process.stderr.write(`ksview serve: ${m}\n`) })
-    : undefined;
-  // The virtual CombinedStatuses (StatusCollectors over the same WorkStatuses), served by the app.
-  const combined = placement && status
-    ? new CombinedStatuses({
-      wds: up, sources: placement.statusSources(), reports: status.reports,
-      onObjectReportChange: (cb) => status.onReportChange(cb), log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-    })
-    : undefined;
-  // Upsync (issue 28): the UpsyncRequests of the policies in the mailboxes, and the copies the
-  // agents write back, which the view serves read-only.
-  const upsyncLimits = o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES };
-  const upsyncRequests = placement && its
-    ? new UpsyncRequestController({
-      wdsName: o.wdsName, its, sources: placement, log: (m) => process.stderr.write(`ksview serve: ${m}\n`), limits: upsyncLimits,
-      // Upsync reads the WEC with the executor's rights, as downsync writes with them.
-      defaultExecutor: o.defaultExecutor,
-    })
-    : undefined;
-  if (placement && upsyncRequests) {
-    const changed = placement.setUpsyncStatus((p) => upsyncRequests.statusOf(p));
-    upsyncRequests.onRequestChange((p) => changed(p));
-  }
-  const upsynced = its && upsyncRequests
-    ? new UpsyncedCache(o.wdsName, its, { request: (c, p) => upsyncRequests.request(c, p), list: () => upsyncRequests.requests.list(), onRequestChange: (cb) => upsyncRequests.onRequestChange(cb) },
-      (m) => process.stderr.write(`ksview serve: ${m}\n`), upsyncLimits)
-    : undefined;
-  // CombinedStatuses over upsynced objects (collectors named by policies' upsync clauses), served beside the others.
-  const upsyncCombined = combined && upsynced && placement
-    ? new UpsyncCombinedStatuses({
-      policy: (n) => placement.policy(n), policyNames: () => placement.policyNames(), upsynced, pool: combined.pool,
-      onPolicyChange: (cb) => placement.onBindingChange((p, statusOnly) => { if (!statusOnly) cb(p); }),
-      collectors: {
-        compile: (n) => combined.compile(n), onCollectorChange: (cb) => combined.onCollectorChange(cb),
-        generation: (n) => { const g = combined.collectors.get('', n)?.metadata.generation; return g === undefined ? undefined : String(g); },
-        spec: (n) => combined.collectors.get('', n)?.spec,
-      },
-    })
-    : undefined;
-  // Mailbox namespaces of accepted clusters and their lease-based availability (OCM's hub duties).
-  const health = its ? new ClusterHealthController({ its, log: (m) => process.stderr.write(`ksview serve: ${m}\n`) }) : undefined;
+  const hub = new ControllerHub({
+    wdsName: o.wdsName, wds: up, its, cats, templateExpander: o.templateExpander,
+    defaultExecutor: o.defaultExecutor, bundleLimits: o.bundleLimits, log: log.info, leaseNamespace: o.namespace,
+    upsyncLimits: o.upsyncLimits ?? { maxObjects: DEFAULT_UPSYNC_MAX_OBJECTS, maxObjectBytes: DEFAULT_UPSYNC_MAX_OBJECT_BYTES },
+    // A denatured object is sent only once Kubernetes' validation of its kind accepts it.
+    validate: async (id, stored) => {
+      const store = denatured.storeFor(id.group, id.resource);
+      if (!store) throw new Error(`${id.resource}.${id.group}: denatured kinds are not ready yet`);
+      return store.invalidity(stored, id.version);
+    },
+    // Hosted: the leader keeps the WDS Service's endpoints those of our pods in the hosting cluster.
+    hosted: hosting && o.registerEndpointsFrom && {
+      hosting, source: { namespace: o.registerEndpointsFrom.namespace, service: o.registerEndpointsFrom.name },
+      target: { namespace: o.namespace, service: o.service, portName: SERVICE_PORT_NAME }, serverPort: o.port,
+    },
+  });
   const protobuf = o.protobufDecoder && existsSync(o.protobufDecoder) ? new ProtobufDecoder(o.protobufDecoder) : undefined;
   const app = await buildApp({
-    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: placement, combinedStatuses: combined && upsyncCombined ? withUpsyncCombined(combined, upsyncCombined) : combined, upsynced,
-    validateCollector: combined ? (sc) => combined.validate(sc) : undefined, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
-    authnConfig: () => authnConfig, authenticator, authorizer, ready, limits, log: log.error,
+    wdsName: o.wdsName, up, cats, denatured, protobuf, bindings: hub.bindings, combinedStatuses: hub.combinedStatuses, upsynced: hub.upsynced,
+    validateCollector: hub.validateCollector, servingCertPem: cert.certPem, servingKeyPem: cert.keyPem,
+    authnConfig: () => authn.config, authenticator, authorizer, ready, limits, log: log.error,
     shuttingDown: () => gate?.shuttingDown === true,
   });
   gate = new GracefulShutdown(app.server);
   handleUpgrades(app.server, { root: viewRoot(o.wdsName), up, cats, authenticator, limits });
   await app.listen({ host: o.bindAddress, port: o.port });
-
-  const refresh = setInterval(() => {
-    loadAuthnConfig(up).then((next) => {
-      if (next.caBundlePem !== authnConfig.caBundlePem) {
-        (app.server as import('node:https').Server).setSecureContext({ key: cert.keyPem, cert: cert.certPem, ca: next.caBundlePem });
-      }
-      authnConfig = next;
-    }).catch(() => { /* keep the last good configuration */ });
-  }, 60_000);
-  refresh.unref();
+  const refresh = keepAuthnFresh(up, app, cert, authn);
 
   if (o.register) {
     await register(up, {
       namespace: o.namespace, service: o.service, externalName: o.externalName, port: hosted ? HOSTED_SERVICE_PORT : o.port, caBundlePem: cert.caPem, hosted,
-      admission: combined !== undefined, policyAdmission: placement !== undefined, denaturedAdmission: denaturedKinds.length > 0,
+      admission: hub.placing, policyAdmission: hub.placing, denaturedAdmission: denaturedKinds.length > 0,
     });
   }
-  // Hosted: the leader keeps the WDS Service's endpoints those of our pods in the hosting cluster.
-  const mirror = hosting && o.registerEndpointsFrom
-    ? new EndpointsMirror({
-      hosting: hosting.up, source: { namespace: o.registerEndpointsFrom.namespace, service: o.registerEndpointsFrom.name },
-      wds: up, target: { namespace: o.namespace, service: o.service, portName: SERVICE_PORT_NAME }, serverPort: o.port, log: log.info,
-    })
-    : undefined;
   // After registration, which grants the CRD rules; until this sync the view answers 503 for
   // denatured kinds and /readyz is not ready.
   await denatured.start();
-  let elector: LeaderElector | undefined;
-  // Placement's controllers lead only once started (below, after the ITS answers); the endpoints
-  // mirror leads at once: the view's routing must not wait for the ITS.
-  let placementStarted = false;
-  const setPlacementLeading = (leading: boolean) => {
-    placement?.setLeading(leading); status?.setLeading(leading); combined?.setLeading(leading); health?.setLeading(leading);
-    upsyncRequests?.setLeading(leading);
-  };
-  if (placement || mirror) {
-    // Replicas of the server for one WDS: one Lease (in the WDS, the name kept from when only
-    // placement used it) decides which one writes ManifestWorks, status and the mirrored endpoints.
-    elector = new LeaderElector(up, {
-      namespace: o.namespace, name: `kubestellar-view-placement-${o.wdsName}`,
-      onStartedLeading: () => { mirror?.setLeading(true); if (placementStarted) setPlacementLeading(true); },
-      onStoppedLeading: () => { mirror?.setLeading(false); if (placementStarted) setPlacementLeading(false); },
-      log: (m) => process.stderr.write(`ksview serve: ${m}\n`),
-    });
-    elector.start();
-  }
-  if (placement && its) {
-    await ensureCRDs(up, WDS_CRD_FILES);
-    // The ITS may be restarting while this server starts: placement waits for it, the view does not.
-    let lastError = '';
-    // With the CRDs, the ManagedCluster admission policy: no agent accepts or relabels itself.
-    await retryUntilDone(async () => { await ensureCRDs(its, ITS_CRD_FILES); await ensureItsAdmission(its); }, (err) => {
-      const line = (err as Error).message.split('\n')[0]!;
-      if (line !== lastError) process.stderr.write(`ksview serve: ITS CRDs not ensured yet (retrying): ${line}\n`);
-      lastError = line;
-    });
-    await placement.start();
-    await status?.start();
-    await combined?.start();
-    await health?.start();
-    await upsyncRequests?.start();
-    await upsynced?.start();
-    upsyncCombined?.start();
-    placementStarted = true;
-    if (elector?.isLeader) setPlacementLeading(true);
-  }
+  await hub.start();
   let closed: Promise<void> | undefined;
   return {
     app, up, url: `https://${o.bindAddress}:${o.port}`, viewPath: viewRoot(o.wdsName),
-    isLeader: () => elector?.isLeader,
+    isLeader: () => hub.isLeader(),
     async shutdown(delayMs, graceMs = DRAIN_GRACE_MS) {
       gate!.begin();
-      log.info(`shutting down: not ready${elector?.isLeader ? ', leadership released' : ''}; serving ${delayMs / 1000} s more`);
+      log.info(`shutting down: not ready${hub.isLeader() ? ', leadership released' : ''}; serving ${delayMs / 1000} s more`);
       // Released at once: another replica leads on its next try, not after the Lease expires.
-      await elector?.stop().catch((err: Error) => log.error(`leader election: releasing the Lease: ${err.message.split('\n')[0]}`));
+      await hub.releaseLeadership().catch((err: Error) => log.error(`leader election: releasing the Lease: ${err.message.split('\n')[0]}`));
       if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
       const { cut } = await gate!.drain(graceMs);
       if (cut > 0) log.info(`shutdown: ${cut} connection(s) still open after ${graceMs / 1000} s were closed`);
@@ -319,22 +202,43 @@ export async function serve(o: ServeOptions): Promise<RunningServer> {
   async function closeAll(): Promise<void> {
     clearInterval(refresh);
     denatured.stop();
-    await elector?.stop();
-    mirror?.stop();
-    hosting?.stop();
-    if (hosting) await closeUpstream(hosting.up);
-    combined?.stop();
-    await status?.stop();
-    await placement?.stop();
-    await health?.stop();
-    upsyncCombined?.stop();
-    upsynced?.stop();
-    await upsyncRequests?.stop();
-    templates?.close();
-    if (its) await closeUpstream(its);
+    await hub.stop();
     protobuf?.close();
     await app.close();
     await native.close();
     await closeUpstream(up);
   }
+}
+
+/**
+ * /readyz: ready while the WDS answered its /readyz lately. A WDS slow for a few seconds (a loaded
+ * machine) must not take every replica out of the endpoints at once, which would turn slow answers
+ * into the aggregator's 503s for everyone; a WDS gone for WDS_GRACE_MS does.
+ */
+function wdsReadiness(up: Upstream, denaturedReady: () => boolean): () => Promise<boolean> {
+  let lastOk = 0;
+  return async () => {
+    if (!denaturedReady()) return false;
+    const now = Date.now();
+    if (now - lastOk < WDS_RECHECK_MS) return true;
+    try {
+      const res = await withTimeout(upstreamRequest(up, 'GET', '/readyz'), WDS_PROBE_TIMEOUT_MS);
+      if (res.status === 200) lastOk = Date.now();
+    } catch { /* judged below */ }
+    return lastOk > 0 && Date.now() - lastOk < WDS_GRACE_MS;
+  };
+}
+
+/** Re-reads the authentication configuration the WDS publishes every minute; the TLS client CAs follow. */
+function keepAuthnFresh(up: Upstream, app: FastifyInstance, cert: { keyPem: string; certPem: string }, authn: { config: AuthnConfig }): NodeJS.Timeout {
+  const refresh = setInterval(() => {
+    loadAuthnConfig(up).then((next) => {
+      if (next.caBundlePem !== authn.config.caBundlePem) {
+        (app.server as import('node:https').Server).setSecureContext({ key: cert.keyPem, cert: cert.certPem, ca: next.caBundlePem });
+      }
+      authn.config = next;
+    }).catch(() => { /* keep the last good configuration */ });
+  }, 60_000);
+  refresh.unref();
+  return refresh;
 }

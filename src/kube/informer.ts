@@ -1,5 +1,5 @@
 // A list-and-watch cache of one collection of a kube-apiserver (an informer, written here over the
-// undici pool of ./upstream: client-node's informer needs a KubeConfig per space and stops on any
+// undici pool of ./upstream.ts: client-node's informer needs a KubeConfig per space and stops on any
 // error but 410). Contract:
 // - start() lists (paginated), then watches from the list's resourceVersion with bookmarks; a 410
 //   Gone or an ERROR event relists; a dropped stream re-watches from the last resourceVersion; any
@@ -158,8 +158,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly synced: Promise<void> = new Promise((r) => { this.markSynced = r; });
   hasSynced = false;
 
-  constructor(private readonly up: Upstream, private readonly o: InformerOptions<T>) {
-    this.store = new Store<T>(o.indexers);
+  constructor(private readonly up: Upstream, private readonly options: InformerOptions<T>) {
+    this.store = new Store<T>(options.indexers);
   }
 
   get(namespace: string, name: string): T | undefined {
@@ -181,9 +181,9 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private query(extra: Record<string, string>): string {
     const q = new URLSearchParams(extra);
-    if (this.o.labelSelector) q.set('labelSelector', this.o.labelSelector);
-    if (this.o.fieldSelector) q.set('fieldSelector', this.o.fieldSelector);
-    return `${this.o.path}?${q.toString()}`;
+    if (this.options.labelSelector) q.set('labelSelector', this.options.labelSelector);
+    if (this.options.fieldSelector) q.set('fieldSelector', this.options.fieldSelector);
+    return `${this.options.path}?${q.toString()}`;
   }
 
   private async run(): Promise<void> {
@@ -201,7 +201,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           needList = true;
           continue;
         }
-        this.o.onError?.(err as Error);
+        this.options.onError?.(err as Error);
         needList = true;
         await sleep(backoff);
         backoff = Math.min(backoff * 2, 30_000);
@@ -215,9 +215,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     let rv = '';
     do {
       const res = await upstreamRequest(this.up, 'GET', this.query({ limit: '500', ...(cont ? { continue: cont } : {}) }),
-        this.o.metadataOnly ? { headers: { accept: METADATA_LIST } } : {});
+        this.options.metadataOnly ? { headers: { accept: METADATA_LIST } } : {});
       if (res.status === 410) throw new GoneError('continue token expired');
-      const list = JSON.parse(expectOk(res, `list ${this.o.path}`).body.toString('utf8')) as
+      const list = JSON.parse(expectOk(res, `list ${this.options.path}`).body.toString('utf8')) as
         { metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; apiVersion?: string; kind?: string };
       const itemKind = list.kind?.replace(/List$/, '');
       for (const i of list.items ?? []) {
@@ -242,7 +242,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.notify('DELETED', old);
     }
     this.resourceVersion = rv;
-    this.contain(undefined, () => this.o.onRelisted?.(), 'onRelisted failed');
+    this.contain(undefined, () => this.options.onRelisted?.(), 'onRelisted failed');
     if (!this.hasSynced) {
       this.hasSynced = true;
       this.markSynced();
@@ -251,9 +251,9 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** The object as the cache will hold it; undefined (reported) when the transform threw. */
   private prepare(obj: T): T | undefined {
-    if (!this.o.transform) return obj;
+    if (!this.options.transform) return obj;
     let out: T | undefined;
-    this.contain(obj, () => { out = this.o.transform!(obj); }, 'skipped');
+    this.contain(obj, () => { out = this.options.transform!(obj); }, 'skipped');
     return out;
   }
 
@@ -266,7 +266,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Calls the handler; one that throws is reported, never stops the stream. */
   private notify(type: ChangeType, obj: T, old?: T): void {
-    this.contain(obj, () => this.o.onChange(type, obj, old), `${type} handler failed`);
+    this.contain(obj, () => this.options.onChange(type, obj, old), `${type} handler failed`);
   }
 
   /** Runs fn; what it throws is reported to onError, naming the object. */
@@ -275,13 +275,13 @@ export class Informer<T extends KubeObject = KubeObject> {
       fn();
     } catch (err) {
       const name = obj ? ` ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata?.name ?? ''}` : '';
-      this.o.onError?.(new Error(`${this.o.path}${name}: ${what}: ${(err as Error)?.message ?? String(err)}`));
+      this.options.onError?.(new Error(`${this.options.path}${name}: ${what}: ${(err as Error)?.message ?? String(err)}`));
     }
   }
 
   private async watch(): Promise<void> {
     this.abort = new AbortController();
-    const headers: Record<string, string> = { accept: this.o.metadataOnly ? METADATA_WATCH : 'application/json' };
+    const headers: Record<string, string> = { accept: this.options.metadataOnly ? METADATA_WATCH : 'application/json' };
     if (this.up.authorization) headers.authorization = this.up.authorization;
     const res = await this.up.longPool.request({
       method: 'GET',
@@ -291,21 +291,21 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (res.statusCode !== 200) {
       const body = Buffer.from(await res.body.arrayBuffer());
       if (res.statusCode === 410) throw new GoneError('resourceVersion too old');
-      expectOk({ status: res.statusCode, headers: res.headers, body }, `watch ${this.o.path}`);
-      throw new Error(`watch ${this.o.path}: unexpected status ${res.statusCode}`);
+      expectOk({ status: res.statusCode, headers: res.headers, body }, `watch ${this.options.path}`);
+      throw new Error(`watch ${this.options.path}: unexpected status ${res.statusCode}`);
     }
     const started = Date.now();
     let events = 0;
     for await (const e of jsonLines(res.body)) { events++; this.apply(e as WatchEvent<T>); }
     // As client-go's reflector: a watch closed within a second with nothing on it is a fault of the
     // path (a proxy, a misbehaving server), and is retried with backoff, not in a tight loop.
-    if (events === 0 && Date.now() - started < 1000) throw new Error(`watch ${this.o.path}: very short watch: closed within a second with no events`);
+    if (events === 0 && Date.now() - started < 1000) throw new Error(`watch ${this.options.path}: very short watch: closed within a second with no events`);
   }
 
   private apply(e: WatchEvent<T>): void {
-    if (!WATCH_EVENT_TYPES.has(e?.type)) throw new Error(`watch ${this.o.path}: not a watch event (type ${JSON.stringify(e?.type)?.slice(0, 64)})`);
+    if (!WATCH_EVENT_TYPES.has(e?.type)) throw new Error(`watch ${this.options.path}: not a watch event (type ${JSON.stringify(e?.type)?.slice(0, 64)})`);
     if (e.type === 'ERROR') {
-      throw e.object?.code === 410 ? new GoneError(String(e.object?.message)) : new Error(`watch ${this.o.path}: ${String(e.object?.message)}`);
+      throw e.object?.code === 410 ? new GoneError(String(e.object?.message)) : new Error(`watch ${this.options.path}: ${String(e.object?.message)}`);
     }
     const rv = e.object?.metadata?.resourceVersion;
     if (typeof rv === 'string') this.resourceVersion = rv;

@@ -7,7 +7,7 @@
 // Read here with `yaml` rather than with @kubernetes/client-node's KubeConfig for the common,
 // static case (certificates, CA, token, token file, basic auth): importing client-node costs a
 // process about 75 MB of memory (it loads its whole generated API), which the agent cannot afford
-// (issue 11: RSS ≤ 150 MB). A user with an `exec` or `auth-provider` credential plugin still gets
+// (docs/agent.md, "Memory": RSS ≤ 150 MB). A user with an `exec` or `auth-provider` credential plugin still gets
 // client-node, which runs those plugins, loaded only then.
 //
 // A kubeconfig the fleet supplies (the push agent's `<cluster>-kubeconfig` Secrets) is not the

@@ -40,9 +40,9 @@ export class LeaderElector {
   private readonly leaseMs: number;
   private readonly retryMs: number;
 
-  constructor(private readonly up: Upstream, private readonly o: LeaderElectionOptions) {
-    this.leaseMs = o.leaseMs ?? 10_000;
-    this.retryMs = o.retryMs ?? 2_000;
+  constructor(private readonly up: Upstream, private readonly lease: LeaderElectionOptions) {
+    this.leaseMs = lease.leaseMs ?? 10_000;
+    this.retryMs = lease.retryMs ?? 2_000;
   }
 
   get isLeader(): boolean {
@@ -50,13 +50,13 @@ export class LeaderElector {
   }
 
   private get path(): string {
-    return `/apis/coordination.k8s.io/v1/namespaces/${this.o.namespace}/leases`;
+    return `/apis/coordination.k8s.io/v1/namespaces/${this.lease.namespace}/leases`;
   }
 
   start(): void {
     const tick = () => {
       if (this.stopped) return;
-      this.attempt = this.tryAcquireOrRenew().catch((err) => this.o.log?.(`leader election: ${(err as Error).message}`)).finally(() => {
+      this.attempt = this.tryAcquireOrRenew().catch((err) => this.lease.log?.(`leader election: ${(err as Error).message}`)).finally(() => {
         this.attempt = undefined;
         if (this.leading && Date.now() - this.lastRenew > this.leaseMs) this.setLeading(false);
         if (!this.stopped) this.timer = setTimeout(tick, this.retryMs);
@@ -72,35 +72,35 @@ export class LeaderElector {
     await this.attempt;
     if (!this.leading) return;
     this.setLeading(false);
-    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`, LEASE);
+    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.lease.name}`, LEASE);
     if (res.status !== 200) return;
     const lease = JSON.parse(res.body.toString('utf8')) as Lease;
     if (lease.spec.holderIdentity !== this.identity) return;
     // Released: no holder, and a duration of 1 s, so candidates take over on their next try.
     lease.spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1 };
-    await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { ...LEASE, body: lease });
+    await upstreamRequest(this.up, 'PUT', `${this.path}/${this.lease.name}`, { ...LEASE, body: lease });
   }
 
   private setLeading(leading: boolean): void {
     if (leading === this.leading) return;
     this.leading = leading;
-    this.o.log?.(`leader election: ${leading ? 'leading' : 'no longer leading'} (${this.identity})`);
-    if (leading) this.o.onStartedLeading();
-    else this.o.onStoppedLeading();
+    this.lease.log?.(`leader election: ${leading ? 'leading' : 'no longer leading'} (${this.identity})`);
+    if (leading) this.lease.onStartedLeading();
+    else this.lease.onStoppedLeading();
   }
 
   private async tryAcquireOrRenew(): Promise<void> {
     const now = new Date();
-    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.o.name}`, LEASE);
+    const res = await upstreamRequest(this.up, 'GET', `${this.path}/${this.lease.name}`, LEASE);
     if (res.status === 404) {
       const created = await upstreamRequest(this.up, 'POST', this.path, { ...LEASE, body: {
-        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.name, namespace: this.o.namespace },
+        apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.lease.name, namespace: this.lease.namespace },
         spec: { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
       } });
       if (created.status === 201) this.renewed();
       return;
     }
-    const lease = JSON.parse(expectOk(res, `get Lease ${this.o.namespace}/${this.o.name}`).body.toString('utf8')) as Lease;
+    const lease = JSON.parse(expectOk(res, `get Lease ${this.lease.namespace}/${this.lease.name}`).body.toString('utf8')) as Lease;
     const record = JSON.stringify(lease.spec);
     if (this.observed?.record !== record) this.observed = { record, at: Date.now() };
     const holder = lease.spec.holderIdentity ?? '';
@@ -114,9 +114,9 @@ export class LeaderElector {
       ? { ...lease.spec, renewTime: microTime(now), leaseDurationSeconds: Math.ceil(this.leaseMs / 1000) }
       : { holderIdentity: this.identity, leaseDurationSeconds: Math.ceil(this.leaseMs / 1000), acquireTime: microTime(now), renewTime: microTime(now),
         leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1 };
-    const put = await upstreamRequest(this.up, 'PUT', `${this.path}/${this.o.name}`, { ...LEASE, body: { ...lease, spec } });
+    const put = await upstreamRequest(this.up, 'PUT', `${this.path}/${this.lease.name}`, { ...LEASE, body: { ...lease, spec } });
     // 409: another candidate wrote first; the next try sees its record.
-    if (expectOk(put, `update Lease ${this.o.namespace}/${this.o.name}`, [409]).status === 200) this.renewed();
+    if (expectOk(put, `update Lease ${this.lease.namespace}/${this.lease.name}`, [409]).status === 200) this.renewed();
   }
 
   private renewed(): void {

@@ -1,5 +1,5 @@
 // KubeStellar's object test (api/control/v1alpha1 DownsyncObjectTest), shared by the WDS's
-// downsync resolution (src/controllers/resolution.ts) and the agent's upsync (src/agent/upsync):
+// downsync resolution (src/controllers/model/resolution.ts) and the agent's upsync (src/agent/upsync):
 // - apiGroup: absent (undefined or null) matches every group, "" is the core group (upsync
 //   callers pass "" for absent: there absent means core);
 // - resources, objectNames: empty or "*" match all, else the list must hold the object's;

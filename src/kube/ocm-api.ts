@@ -10,7 +10,6 @@ export const WORK_GROUP = 'work.open-cluster-management.io';
 export const CLUSTER_GROUP = 'cluster.open-cluster-management.io';
 
 /** Collection paths (all namespaces / cluster-scoped). */
-export const MANIFESTWORKS_PATH = '/apis/work.open-cluster-management.io/v1/manifestworks';
 export const APPLIED_MANIFESTWORKS_PATH = '/apis/work.open-cluster-management.io/v1/appliedmanifestworks';
 export const MANAGEDCLUSTERS_PATH = '/apis/cluster.open-cluster-management.io/v1/managedclusters';
 export const WORKSTATUSES_PATH = '/apis/control.kubestellar.io/v1alpha1/workstatuses';
@@ -20,20 +19,8 @@ export const workStatusesPath = (cluster: string): string => `/apis/control.kube
 
 /** Finalizer OCM's agent puts on a ManifestWork and holds until the WEC is clean. */
 export const MANIFEST_WORK_FINALIZER = 'cluster.open-cluster-management.io/manifest-work-cleanup';
-/** Finalizer OCM's agent puts on an AppliedManifestWork while its resources are deleted. */
-export const APPLIED_MANIFEST_WORK_FINALIZER = 'cluster.open-cluster-management.io/applied-manifest-work-cleanup';
 /** OCM's default field manager; every work field manager must start with it. */
 export const DEFAULT_FIELD_MANAGER = 'work-agent';
-
-/** ManifestWork / manifest condition types (work/v1 constants). */
-export const WorkCondition = {
-  Progressing: 'Progressing',
-  Applied: 'Applied',
-  Available: 'Available',
-  Degraded: 'Degraded',
-  Complete: 'Complete',
-  Deleting: 'Deleting',
-} as const;
 
 /** ManagedCluster condition types (cluster/v1 constants). */
 export const ClusterCondition = {

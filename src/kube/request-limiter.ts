@@ -37,7 +37,7 @@ export interface RequestLimiterStats {
 }
 
 /**
- * `--its-max-in-flight`'s default (serve and agent): see docs/benchmarks.md "Issue 27" for the
+ * `--max-its-requests-inflight`'s default (serve and agent): see docs/benchmarks.md, "Fleet speed, first part" for the
  * measurement it comes from.
  */
 export const DEFAULT_ITS_MAX_IN_FLIGHT = 32;
@@ -57,7 +57,7 @@ export function retryAfterMs(headers: LimitedResponse['headers'], now: number): 
 export class RequestLimiter {
   private readonly queue: PQueue;
   private readonly max: number;
-  private readonly o: Required<Omit<RequestLimiterOptions, 'now'>> & { now: () => number };
+  private readonly limits: Required<Omit<RequestLimiterOptions, 'now'>> & { now: () => number };
   private successes = 0;
   private resumeAt = 0;
   private paused = false;
@@ -67,7 +67,7 @@ export class RequestLimiter {
 
   constructor(opts: RequestLimiterOptions) {
     if (!Number.isInteger(opts.maxInFlight) || opts.maxInFlight < 1) throw new Error(`maxInFlight must be a positive integer, not ${opts.maxInFlight}`);
-    this.o = { ...DEFAULTS, now: Date.now, ...opts };
+    this.limits = { ...DEFAULTS, now: Date.now, ...opts };
     this.max = opts.maxInFlight;
     this.queue = new PQueue({ concurrency: this.max });
   }
@@ -91,7 +91,7 @@ export class RequestLimiter {
       }, { priority: attempt > 0 ? 1 : 0, throwOnTimeout: true }); // a retry first: it has waited longest
       if (wait === undefined) return res;
       this.throttledCount++;
-      if (attempt >= this.o.maxRetries) {
+      if (attempt >= this.limits.maxRetries) {
         this.gaveUpCount++;
         return res;
       }
@@ -107,9 +107,9 @@ export class RequestLimiter {
   }
 
   private waitAsked(res: LimitedResponse, attempt: number): number | undefined {
-    const asked = retryAfterMs(res.headers, this.o.now());
-    if (res.status === 429) return Math.min(asked ?? this.o.baseBackoffMs * 2 ** Math.min(attempt, 10), this.o.maxWaitMs);
-    if (res.status >= 500 && asked !== undefined) return Math.min(asked, this.o.maxWaitMs);
+    const asked = retryAfterMs(res.headers, this.limits.now());
+    if (res.status === 429) return Math.min(asked ?? this.limits.baseBackoffMs * 2 ** Math.min(attempt, 10), this.limits.maxWaitMs);
+    if (res.status >= 500 && asked !== undefined) return Math.min(asked, this.limits.maxWaitMs);
     return undefined;
   }
 
@@ -125,7 +125,7 @@ export class RequestLimiter {
     // Many requests in flight are refused together: one halving per pause, not one per refusal.
     if (!this.paused) this.queue.concurrency = Math.max(1, Math.floor(this.queue.concurrency / 2));
     this.successes = 0;
-    const until = this.o.now() + waitMs;
+    const until = this.limits.now() + waitMs;
     if (this.paused && until <= this.resumeAt) return;
     this.paused = true;
     this.resumeAt = until;

@@ -1,4 +1,4 @@
-// A reference to a ServiceAccount by namespace and name (an executor of works, issue 25), validated
+// A reference to a ServiceAccount by namespace and name (an executor of works: docs/placement.md, "Executor"), validated
 // as kube validates a namespace name (DNS-1123 label) and a ServiceAccount name (DNS-1123
 // subdomain), with kube's field-error words; and its `NAMESPACE/NAME` spelling on command lines.
 import { dns1123SubdomainErrors, isDNS1123Label } from './names.js';

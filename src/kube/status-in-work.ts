@@ -1,6 +1,6 @@
 // The status of an applied object carried in its manifest's statusFeedback values (a bundled work:
 // one ManifestWork for many objects, so one status write per work, not a WorkStatus per object).
-// Both sides read this one encoding: our agent writes it (agent/status-writer.ts), the status
+// Both sides read this one encoding: our agent writes it (agent/status/work-status-writer.ts), the status
 // controller reads it back (controllers/status/reports.ts) as it reads a WorkStatus.
 //
 // The encoding is what OCM's schema lets a status feedback say: one JsonRaw value per top-level

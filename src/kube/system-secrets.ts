@@ -2,7 +2,7 @@
 // a ServiceAccount's token (`kubernetes.io/service-account-token`) and a bootstrap token
 // (`bootstrap.kubernetes.io/token`). Both are credentials to the cluster that holds them, useful
 // nowhere else and a way into it anywhere they are copied: downsync never sends a WDS's
-// (../controllers/system-objects.ts) and upsync never copies a WEC's (../agent/upsync/select.ts),
+// (../controllers/placement/system-objects.ts) and upsync never copies a WEC's (../agent/upsync/select.ts),
 // even when a clause names one. Pure; one list for both sides.
 import type { KubeObject } from './objects.js';
 

@@ -5,7 +5,7 @@
 // reviews that admit them, nor the controllers). Long-running requests (watches, logs, ...: request-info.ts isLongRunning) hold a connection for
 // as long as they last, so they go on a pool of their own: however many are open, ordinary
 // requests always find a connection (how many each user may open is bounded where they come in:
-// src/apiserver/request-limits.ts).
+// src/apiserver/http/request-limits.ts).
 import { Pool } from 'undici';
 import type { RequestLimiter } from './request-limiter.js';
 import { loadKubeconfig, loadKubeconfigText, type FleetKubeconfigPolicy, type LoadedKubeconfig } from './kubeconfig-file.js';
@@ -29,7 +29,7 @@ export interface Upstream {
   longPool: Pool;
   /**
    * The bound on the server's own requests (upstreamRequest) when one is set: the ITS's, from
-   * `--its-max-in-flight` (./request-limiter.ts). Users' requests and watches are not under it.
+   * `--max-its-requests-inflight` (./request-limiter.ts). Users' requests and watches are not under it.
    */
   limiter?: RequestLimiter;
 }

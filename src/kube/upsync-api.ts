@@ -1,5 +1,5 @@
 // The upsync contract between `ksview serve` (WDS side) and the agents (WEC side), both through a
-// cluster's mailbox namespace of the ITS (issue 28; docs/upsync.md):
+// cluster's mailbox namespace of the ITS (docs/upsync.md):
 // - UpsyncRequest (control.kubestellar.io/v1alpha1, one per (WDS, BindingPolicy, cluster), named
 //   upsyncRequestName): written by serve's upsync controller for each cluster a policy with
 //   `spec.upsync` selects; carries the clauses, the objects the policy downsynced there (for
@@ -34,7 +34,7 @@ export const UPSYNC_POLICY_LABEL = 'upsync.view.kubestellar.io/policy';
  */
 export const ASSOCIATED_RESOURCES: readonly string[] = ['apps|replicasets', '|pods', 'batch|jobs', '|persistentvolumeclaims'];
 
-/** Default bounds (issue 28): objects per (cluster, policy), bytes per object (its JSON). */
+/** Default bounds (docs/upsync.md, "Transport"): objects per (cluster, policy), bytes per object (its JSON). */
 export const DEFAULT_UPSYNC_MAX_OBJECTS = 10_000;
 export const DEFAULT_UPSYNC_MAX_OBJECT_BYTES = 256 * 1024;
 

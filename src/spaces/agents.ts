@@ -29,7 +29,7 @@ export const INVENTORY_FIELD_MANAGER = 'ksview-spaces';
 
 /**
  * V8 flags of an agent process. A young generation of 2 MB semi-spaces (16 MB by default) is
- * collected more often but keeps the agent's resident memory down (issue 11: ≤ 150 MB with 1,000
+ * collected more often but keeps the agent's resident memory down (docs/agent.md, "Memory": ≤ 150 MB with 1,000
  * objects applied); measured in docs/benchmarks.md. the chart's agent parts set the same in NODE_OPTIONS.
  */
 export const AGENT_NODE_FLAGS = ['--max-semi-space-size=2'];

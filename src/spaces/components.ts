@@ -14,7 +14,6 @@ import { podApiserverAddress, portBaseOf } from './node-layout.js';
 import { FRONT_PROXY_CLIENT_CN, spacePkiFiles } from './space-pki.js';
 
 export const SERVICE_CIDR = '10.96.0.0/16';
-export const POD_CIDR = '10.244.0.0/16';
 
 export const etcdClientUrl = (layout: SpacesLayout): string => `https://127.0.0.1:${layout.etcdClientPort}`;
 

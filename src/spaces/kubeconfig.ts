@@ -67,7 +67,7 @@ export function viewKubeconfigEntries(layout: SpacesLayout, viewPath: (wds: stri
 
 /**
  * The contexts `<wds>-view-<wec>` of every WDS and WEC of the spaces: the WEC's upsynced objects
- * as their native kinds (the view root + `/clusters/<wec>`, src/apiserver/upsynced-cluster-view.ts),
+ * as their native kinds (the view root + `/clusters/<wec>`, src/apiserver/groups/upsynced-cluster-view.ts),
  * with the user of `<wds>-view`. One per WEC, whether it upsyncs anything or not: a cluster with
  * nothing upsynced answers 404, harmlessly.
  */

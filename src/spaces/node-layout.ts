@@ -17,7 +17,7 @@
 //                    in the node's namespace, the node's InternalIP).
 //   10.X.i.0/24      node i's pods: bridge `ksv-br` in the node's namespace, gateway .1, host-local IPAM.
 import path from 'node:path';
-import type { SpaceLayout, SpacesLayout } from './layout.js';
+import type { SpacesLayout } from './layout.js';
 
 export interface NodeLayout {
   /** The Node object's name: `<space>-node`. */
@@ -68,21 +68,11 @@ export function podApiserverAddress(portBase: number): string {
   return `10.${nodeNetOctet(portBase)}.0.1`;
 }
 
-/** The whole 10.X.0.0/16 of these spaces' nodes: its routes, rules and addresses are ours. */
-export function nodesNetwork(portBase: number): string {
-  return `10.${nodeNetOctet(portBase)}.0.0/16`;
-}
-
 /** Suffix naming these spaces' host-side things (veths, the iptables chain): the port base. */
 const tag = (portBase: number) => `ksv${portBase}`;
 
 /** The iptables chain (nat table) of these spaces' DNAT to the kube-apiservers. */
 export const dnatChain = (portBase: number): string => `KSVIEW-${portBase}`;
-
-/** The node of one space, or undefined when the space runs none. */
-export function nodeOf(layout: SpacesLayout, space: SpaceLayout): NodeLayout | undefined {
-  return nodeLayouts(layout).find((n) => n.space === space.name);
-}
 
 /** The port base of a layout (etcd's client port is the first port). */
 export const portBaseOf = (layout: SpacesLayout): number => layout.etcdClientPort;

@@ -65,7 +65,7 @@ export async function ensureViewServer(layout: SpacesLayout, progress: Progress,
     args.push('--default-executor', `${DEFAULT_EXECUTOR.namespace}/${DEFAULT_EXECUTOR.name}`);
     // Bundled works when `spaces up --max-objects-per-work` asked for them.
     if (state.bundle) args.push('--max-objects-per-work', String(state.bundle.objects), '--max-bytes-per-work', String(state.bundle.bytes));
-    // A bench's settings (e.g. --its-max-in-flight): kept until the next restart.
+    // A bench's settings (e.g. --max-its-requests-inflight): kept until the next restart.
     args.push(...opts.extraArgs ?? []);
     const rec = startDetached(name, process.execPath, args, path.join(layout.dir, 'logs', `${wds.name}-ksview-serve.log`));
     state.processes = [...state.processes.filter((p) => p.name !== name), rec];

@@ -9,12 +9,10 @@
 // changes nothing).
 // Each WDS's `ksview serve` is started with `--default-executor` naming the default one.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import YAML from 'yaml';
 import { closeUpstream, serverSideApply, upstreamFromKubeconfig } from '../kube/upstream.js';
 import { CHART_FILES_DIR, chartFile } from '../util/chart-files.js';
 
-export const EXECUTORS_FILE = path.join(CHART_FILES_DIR, 'agent', 'wec-executors.yaml');
 /** The chart files applied, in order (relative to the chart's files/). */
 export const EXECUTORS_FILES = ['agent/wec-executors.yaml', 'agent/wec-default-executor-cluster-wide.yaml'];
 export const EXECUTORS_NAMESPACE = 'kubestellar-view-executors';

@@ -2,7 +2,7 @@
 // OpenAPI says: each CRD is server-side applied (field manager ksview-serve, forced), so a run with
 // an unchanged schema changes nothing and a changed schema upgrades the CRD in place, stored
 // objects included (same group, names and versions). Resolves once every CRD is Established.
-import { CRDS_PATH, waitForEstablished } from '../kube/crds.js';
+import { CRDS_PATH, waitForEstablished } from '../kube/crd-established.js';
 import { serverSideApply, upstreamRequest, type Upstream } from '../kube/upstream.js';
 import { denaturedCRDForVersions } from './crd-schema.js';
 import type { DenaturedKind } from './denatured-kinds.js';

@@ -1,6 +1,7 @@
 // Admission of writes made to denatured.kubestellar.io objects straight in the WDS, around the view
-// (the WDS sends each CREATE and UPDATE to ksview serve's webhook, src/apiserver/
-// denatured-webhook.ts; the view's own writes skip it, ./view-write-extra.ts). They pass the checks
+// (the WDS sends each CREATE and UPDATE to ksview serve's webhook,
+// src/apiserver/admission/denatured-webhook.ts; the view's own writes skip it,
+// ./view-write-extra.ts). They pass the checks
 // the view's write path makes, in DIRECT_WRITE_CHECKS order; the first that refuses answers:
 //  1. reservedAnnotations — what the view's store sets is the view's word about the native object,
 //     so a direct write cannot forge it: view.kubestellar.io/native-metadata (the native object's
@@ -13,9 +14,10 @@
 //     writer (the review's userInfo), as on the view's writes (ksview-native's escalation.go).
 // A change of metadata alone (labels, finalizers, owner references, a deletion under way) is not
 // judged by Kubernetes' validation again: an object stored invalid before this admission existed
-// must still be released and deleted. For the RBAC kinds "metadata alone" is Kubernetes' own
-// notion (pkg/registry/rbac.IsOnlyMutatingGCFields: owner references, finalizers, managed fields):
-// a change of labels is checked, as natively, since labels decide where placement sends a grant.
+// must still be released and deleted. For the kinds whose file in ./kinds/ says 'gc-fields' (the
+// RBAC kinds) "metadata alone" is Kubernetes' own notion (pkg/registry/rbac.IsOnlyMutatingGCFields:
+// owner references, finalizers, managed fields): a change of labels is checked, as natively, since
+// labels decide where placement sends a grant.
 import { isDeepStrictEqual } from 'node:util';
 import { isJsonObject } from '../kube/json.js';
 import type { KubeObject } from '../kube/objects.js';
@@ -81,10 +83,8 @@ function metadataOnly(w: DirectWrite): boolean {
   const { metadata: now, ...nowRest } = w.object;
   const { metadata: before, ...beforeRest } = w.oldObject;
   if (!isDeepStrictEqual(nowRest, beforeRest)) return false;
-  return w.store.kind.group !== RBAC_GROUP || isDeepStrictEqual(withoutGCFields(now), withoutGCFields(before));
+  return w.store.strategy.metadataOnlyUpdates !== 'gc-fields' || isDeepStrictEqual(withoutGCFields(now), withoutGCFields(before));
 }
-
-const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 /**
  * Metadata without what Kubernetes' IsOnlyMutatingGCFields leaves out (owner references,

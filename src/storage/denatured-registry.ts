@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { installDenaturedCRDs, type InstallResult } from './crd-installer.js';
 import { discoverDenaturedKinds } from './denatured-kinds.js';
-import { DenaturedStore, kindStrategy } from './denatured-store.js';
+import { DenaturedStore } from './denatured-store.js';
+import { kindStrategy } from './denatured-strategy.js';
 import type { GroupResource } from './kind-categories.js';
 import type { Upstream } from '../kube/upstream.js';
 import type { NativeRegistries } from './native-code.js';
@@ -51,7 +52,7 @@ export class DenaturedRegistry {
         const fingerprint = createHash('sha256').update(JSON.stringify(kinds)).digest('hex');
         if (fingerprint !== this.fingerprint) {
           const stores = new Map<string, DenaturedStore>();
-          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore(this.up, kindStrategy(k), this.native, (m) => this.log.error(m)));
+          for (const k of kinds) stores.set(`${k.plural}.${k.group}`, new DenaturedStore({ up: this.up, strategy: kindStrategy(k), native: this.native, log: (m) => this.log.error(m) }));
           this.stores = stores;
           this.fingerprint = fingerprint;
         }

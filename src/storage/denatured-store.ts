@@ -1,9 +1,10 @@
 // The generic store of a denatured kind (as kubernetes/sample-apiserver's generic registry, with a
-// per-kind strategy): every verb on the native kind, served from the kind's denatured.kubestellar.io
-// CRD in the WDS. Requests reach the WDS with the caller's identity headers (impersonation), so the
+// per-kind strategy, ./denatured-strategy.ts): every verb on the native kind (./denatured-verbs.ts),
+// served from the kind's denatured.kubestellar.io CRD in the WDS. Requests reach the WDS with the caller's identity headers (impersonation), so the
 // WDS's RBAC on denatured.kubestellar.io decides; this store never widens. Contract:
 // - inputs and outputs are native (apiVersion, names, managedFields, Status wording); the stored
-//   form never leaves this module (translation: ./denatured-translation.ts);
+//   form never leaves this module: one converter (./denatured-converter.ts) turns the live object
+//   native and the registry's result stored, once each per write attempt;
 // - every write (create, update, the three patch types, server-side apply) is Kubernetes' own:
 //   ksview-native (./native-code.ts) runs the kind's registry on the request and the live object
 //   (decoding, strict field validation, patching, defaulting, validation, update rules, field
@@ -18,93 +19,23 @@
 // - errors are StatusError with the Status kube-apiserver would give for the native kind.
 import type { Dispatcher } from 'undici';
 import { LRUCache } from 'lru-cache';
-import { errors, isStatus, StatusError, statusForText, type FailureStatus, type Status, type StatusCause } from '../kube/status.js';
+import { errors, isStatus, StatusError, statusForText, type FailureStatus, type Status } from '../kube/status.js';
 import { DENATURED_GROUP } from './crd-schema.js';
-import type { DenaturedKind, NativeVersion } from './denatured-kinds.js';
-import {
-  fieldSelectorToStored, listToNative, nativeApiVersion, statusToNative, storedName, toStored,
-  TranslationError, watchEventToNative, type NativeGroupVersionResource, type WatchEvent,
-} from './denatured-translation.js';
+import { inGoOrder, StoredFormConverter } from './denatured-converter.js';
+import type { DenaturedKind } from './denatured-kinds.js';
+import type { KindStrategy } from './denatured-strategy.js';
+import { TranslationError, type WatchEvent } from './denatured-translation.js';
 import type { KubeList, KubeObject } from '../kube/objects.js';
-import { ManagedFieldsShaper } from './managed-fields-shape.js';
-import { inGoOrder, shownKey, StoredObjectPresenter } from './denatured-presenter.js';
-import { FieldSelectorError } from '../kube/field-selector.js';
+import { shownKey, StoredObjectPresenter } from './denatured-presenter.js';
 import { jsonLines } from '../kube/json-lines.js';
 import type { Upstream } from '../kube/upstream.js';
 import type { NativeRegistries } from './native-code.js';
+import type {
+  Caller, CollectionDeleter, Deleter, Getter, Lister, Result, StoredWrite, Target, Watcher, WriteRequest, Writer,
+} from './denatured-verbs.js';
 import { isJsonObject } from '../kube/json.js';
 import { VIEW_WRITE_HEADERS } from './view-write-extra.js';
-import type { UserInfo } from '../kube/user.js';
 import { VALIDATION_USER } from './native-code.js';
-
-/** Who asks, as headers for the WDS (impersonation, the server's credential, user-agent...). */
-export interface Caller {
-  headers: Record<string, string | string[]>;
-  /** The user of those headers: whom Kubernetes' RBAC escalation check asks about on writes. */
-  user?: UserInfo;
-}
-
-/** What a request addresses (`name` and `subresource` may be empty). */
-export interface Target {
-  version: string;
-  namespace: string;
-  name: string;
-  subresource: string;
-}
-
-/** A result with the Warning headers the WDS sent (CRD field validation in Warn mode). */
-export interface Result<T> {
-  value: T;
-  warnings: string[];
-}
-
-export interface Getter { get(caller: Caller, target: Target, query: URLSearchParams): Promise<Result<KubeObject>> }
-export interface Lister { list(caller: Caller, target: Target, query: URLSearchParams): Promise<Result<KubeList>> }
-export interface Watcher {
-  /** Opens the watch (a failure to open throws), then streams native events to onEvent until it ends or signal aborts. */
-  watch(caller: Caller, target: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }>;
-}
-/** A write as the client sent it: the body is decoded by Kubernetes' own code, not here. */
-export interface WriteRequest {
-  method: 'POST' | 'PUT' | 'PATCH';
-  contentType: string;
-  body: Buffer;
-  userAgent?: string;
-}
-export interface Writer { write(caller: Caller, target: Target, w: WriteRequest, query: URLSearchParams): Promise<Result<KubeObject> & { code: number }> }
-export interface Deleter { delete(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeObject | Status>> }
-export interface CollectionDeleter { deleteCollection(caller: Caller, target: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> }
-
-/** What differs between denatured kinds. */
-export interface KindStrategy {
-  readonly kind: DenaturedKind;
-  version(v: string): NativeVersion | undefined;
-  /** Shapes managedFields of objects stored before ksview-native kept the native ones. */
-  shaper(v: string): ManagedFieldsShaper;
-}
-
-/** `make(version)` computed once per served version of the kind. */
-function perVersion<T>(kind: DenaturedKind, make: (nv: NativeVersion) => T): (v: string) => T {
-  const made = new Map<string, T>();
-  return (v) => {
-    let x = made.get(v);
-    if (x === undefined) {
-      const nv = kind.versions.find((n) => n.version === v);
-      if (!nv) throw new Error(`${kind.plural}: version ${v} is not served`);
-      x = make(nv);
-      made.set(v, x);
-    }
-    return x;
-  };
-}
-
-export function kindStrategy(kind: DenaturedKind): KindStrategy {
-  return {
-    kind,
-    version: (v) => kind.versions.find((x) => x.version === v),
-    shaper: perVersion(kind, (nv) => new ManagedFieldsShaper(nv.doc.components?.schemas ?? {}, nv.schemaName)),
-  };
-}
 
 interface Answer {
   status: number;
@@ -114,31 +45,6 @@ interface Answer {
 
 /** As kube-apiserver's GuaranteedUpdate: a write that lost a race is computed again on the new live object. */
 const MAX_WRITE_ATTEMPTS = 5;
-
-/** A copy without null-valued fields: the CRD would drop them anyway (they are not nullable there). */
-function withoutNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutNulls);
-  if (!isJsonObject(v)) return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
-  return out;
-}
-
-/** A write made to the WDS around the view, as its admission sees it: the stored objects. */
-export interface StoredWrite {
-  operation: 'CREATE' | 'UPDATE';
-  /** '' or 'status'. */
-  subresource: string;
-  version: string;
-  object: unknown;
-  /** The object before an UPDATE. */
-  oldObject?: unknown;
-  /**
-   * Who writes: for RBAC kinds Kubernetes' escalation check asks about this user. Absent: the
-   * object is only validated (it was checked when written), as VALIDATION_USER.
-   */
-  user?: UserInfo;
-}
 
 /** The field manager ksview-native is told for writes it only validates. */
 const VALIDATION_MANAGER = 'kubestellar-view-admission';
@@ -150,29 +56,44 @@ const SERVER_SET_ON_CREATE = [...SERVER_SET, 'resourceVersion', 'uid', 'creation
 /** How many objects' verdicts validate() keeps (by uid and resourceVersion). */
 const VALIDITY_CACHE_ENTRIES = 10_000;
 
+interface DenaturedStoreOptions {
+  /** The WDS. */
+  up: Upstream;
+  /** What differs between denatured kinds (./denatured-strategy.ts). */
+  strategy: KindStrategy;
+  /** Kubernetes' own code (ksview-native): the kind's registry for writes, its normalization for reads. */
+  native: NativeRegistries;
+  /** Where stored objects that cannot be shown are logged (once each). */
+  log?: (msg: string) => void;
+}
+
 export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter, CollectionDeleter {
   readonly kind: DenaturedKind;
+  readonly strategy: KindStrategy;
+  private readonly up: Upstream;
+  private readonly native: NativeRegistries;
+  /** The one converter between the stored and the native form. */
+  private readonly convert: StoredFormConverter;
   /** How stored objects are shown natively (and which cannot be). */
   private readonly presenter: StoredObjectPresenter;
 
   /** validate()'s verdicts: '' for valid, else why not. */
   private readonly validity = new LRUCache<string, string>({ max: VALIDITY_CACHE_ENTRIES });
 
-  constructor(private readonly up: Upstream, readonly strategy: KindStrategy, private readonly native: NativeRegistries,
-    log: (msg: string) => void = () => undefined) {
+  constructor({ up, strategy, native, log = () => undefined }: DenaturedStoreOptions) {
+    this.up = up;
+    this.strategy = strategy;
+    this.native = native;
     this.kind = strategy.kind;
-    this.presenter = new StoredObjectPresenter(strategy, native, log);
-  }
-
-  private gvr(version: string): NativeGroupVersionResource {
-    return { group: this.kind.group, version, resource: this.kind.plural };
+    this.convert = new StoredFormConverter(strategy);
+    this.presenter = new StoredObjectPresenter({ convert: this.convert, native, plural: strategy.kind.plural, log });
   }
 
   private path(t: Target, name: string, query?: URLSearchParams): string {
     let p = `/apis/${DENATURED_GROUP}/${t.version}`;
     if (this.kind.namespaced && t.namespace) p += `/namespaces/${encodeURIComponent(t.namespace)}`;
     p += `/${this.kind.plural}`;
-    if (name) p += `/${storedName(name)}`;
+    if (name) p += `/${this.convert.storedName(name)}`;
     if (name && t.subresource) p += `/${t.subresource}`;
     const qs = query?.toString();
     return qs ? `${p}?${qs}` : p;
@@ -228,22 +149,9 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   private statusError(code: number, json: unknown, text: string, version: string, name?: string): StatusError {
     if (isStatus(json)) {
       // A kube-apiserver's error Status always has its code, reason and message.
-      return new StatusError(statusToNative(json, this.gvr(version), name || undefined) as FailureStatus);
+      return new StatusError(this.convert.status(json, version, name || undefined) as FailureStatus);
     }
     return new StatusError(statusForText(code, text));
-  }
-
-  private stored(obj: KubeObject, version: string): KubeObject {
-    try {
-      return withoutNulls(toStored(obj, { group: this.kind.group, version })) as KubeObject;
-    } catch (err) {
-      if (err instanceof TranslationError) {
-        const field = err.message.split(':')[0]!;
-        const cause: StatusCause = { reason: 'FieldValueInvalid', message: err.message.replace(/^[^:]+: /, 'Invalid value: '), field };
-        throw errors.invalid({ group: this.kind.group, kind: this.kind.kind, name: obj.metadata?.name ?? '' }, [cause]);
-      }
-      throw err;
-    }
   }
 
   async get(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeObject>> {
@@ -251,46 +159,30 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     return { value: await this.presenter.presentOne(a.json, t.version), warnings: a.warnings };
   }
 
-  private storedQuery(query: URLSearchParams): URLSearchParams {
-    const q = new URLSearchParams(query);
-    const fs = q.get('fieldSelector');
-    if (fs) {
-      try {
-        q.set('fieldSelector', fieldSelectorToStored(fs));
-      } catch (err) {
-        if (err instanceof FieldSelectorError) throw errors.badRequest(err.message);
-        throw err;
-      }
-    }
-    return q;
-  }
-
   /** The native list, without the items that cannot be shown; Warning headers name those. */
   private async nativeList(json: unknown, version: string): Promise<Result<KubeList>> {
     if (!isJsonObject(json) || !Array.isArray(json.items)) throw errors.internal('the WDS answered a list without items');
     const { items, ...rest } = json as KubeList;
-    const list = listToNative({ ...rest, items: [] } as KubeList, { group: this.kind.group, version });
-    list.kind = `${this.kind.kind}List`;
+    const list = this.convert.listWithoutItems(rest, version);
     const shown = await this.presenter.present(items, version);
     list.items = shown.flatMap((s) => (s.object ? [s.object] : []));
     return { value: list, warnings: this.presenter.unreadableWarnings(shown.flatMap((s) => (s.unreadable ? [s.unreadable] : []))) };
   }
 
   async list(caller: Caller, t: Target, query: URLSearchParams): Promise<Result<KubeList>> {
-    const a = await this.request(caller, 'GET', t, '', this.storedQuery(query));
+    const a = await this.request(caller, 'GET', t, '', this.convert.storedQuery(query));
     const r = await this.nativeList(a.json, t.version);
     return { value: r.value, warnings: [...a.warnings, ...r.warnings] };
   }
 
   async watch(caller: Caller, t: Target, query: URLSearchParams, onEvent: (e: WatchEvent) => void, signal: AbortSignal): Promise<{ done: Promise<void> }> {
-    const q = this.storedQuery(query);
+    const q = this.convert.storedQuery(query);
     q.set('watch', 'true');
     const res = await this.call(caller, 'GET', this.path(t, '', q), undefined, undefined, signal, true);
     if (res.statusCode !== 200) {
       const { text, json } = await DenaturedStore.bodyOf(res);
       throw this.statusError(res.statusCode, json, text, t.version);
     }
-    const gvr = this.gvr(t.version);
     const done = (async () => {
       try {
         for await (const line of jsonLines(res.body)) {
@@ -300,9 +192,9 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
             // An unreadable object is left out of the stream as out of lists (present logged it);
             // its deletion is still told, by identity, so no client keeps it for ever.
             if (shown!.object) onEvent({ type: e.type, object: shown!.object });
-            else if (e.type === 'DELETED') onEvent({ type: e.type, object: this.presenter.identityOnly(e.object, shown!.unreadable!, t.version) });
+            else if (e.type === 'DELETED') onEvent({ type: e.type, object: this.convert.identityOnly(e.object, shown!.unreadable!, t.version) });
           } else {
-            onEvent(watchEventToNative(e, gvr));
+            onEvent(this.convert.watchEvent(e, t.version));
           }
         }
       } catch (err) {
@@ -334,7 +226,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     let conflict: StatusError | undefined;
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const live = w.method === 'POST' ? undefined : await this.live(caller, t);
-      const liveNative = live ? Buffer.from(JSON.stringify(this.presenter.translated(live, t.version))) : undefined;
+      const liveNative = live ? Buffer.from(JSON.stringify(this.convert.toNativeOrFail(live, t.version))) : undefined;
       const a = await this.native.write({ method: w.method, path, contentType: w.contentType, userAgent: w.userAgent, body: w.body, live: liveNative, user: caller.user });
       if (a.status >= 300) {
         if (isStatus(a.json)) throw new StatusError(a.json as FailureStatus);
@@ -367,7 +259,7 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
    * them as "update" where natively they are "patch" (docs/view.md).
    */
   private async store(caller: Caller, t: Target, kind: 'create' | 'update', obj: KubeObject, live: KubeObject | undefined): Promise<Answer> {
-    const stored = this.stored(obj, t.version);
+    const stored = this.convert.toStored(obj, t.version);
     // Checked here already: the WDS's webhook for direct writes is not called for it (./view-write-extra.ts).
     const admitted: Caller = { headers: { ...caller.headers, ...VIEW_WRITE_HEADERS } };
     if (kind === 'create' || !live) {
@@ -388,16 +280,16 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   async validateStored(w: StoredWrite): Promise<FailureStatus | undefined> {
     let native: KubeObject;
     try {
-      native = this.presenter.translate(w.object, w.version);
+      native = this.convert.toNative(w.object, w.version);
     } catch (err) {
       if (!(err instanceof TranslationError)) throw err;
-      const u = this.presenter.unreadable(w.object, err.message);
+      const u = this.convert.unreadable(w.object, err.message);
       return errors.invalid({ group: DENATURED_GROUP, kind: this.kind.kind, name: u.stored }, [{ reason: 'FieldValueInvalid', field: 'metadata.annotations', message: `Invalid value: ${err.message}` }]).status;
     }
     let old: KubeObject | undefined;
     if (w.operation === 'UPDATE' && w.oldObject !== undefined) {
       try {
-        old = this.presenter.translate(w.oldObject, w.version);
+        old = this.convert.toNative(w.oldObject, w.version);
       } catch (err) {
         if (!(err instanceof TranslationError)) throw err;
       }
@@ -435,11 +327,11 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
     const a = await this.request(caller, 'DELETE', t, t.name, query, options);
     const json = a.json;
     if (isStatus(json)) {
-      return { value: statusToNative(json, this.gvr(t.version), t.name), warnings: a.warnings };
+      return { value: this.convert.status(json, t.version, t.name), warnings: a.warnings };
     }
-    const [shown] = await this.presenter.present([json], t.version);
-    const obj = shown!.object ?? this.presenter.identityOnly(json, shown!.unreadable!, t.version);
-    const warnings = shown!.unreadable ? [...a.warnings, ...this.presenter.unreadableWarnings([shown!.unreadable])] : a.warnings;
+    const shown = await this.presenter.presentOrIdentity(json, t.version);
+    const obj = shown.object;
+    const warnings = shown.warnings.length > 0 ? [...a.warnings, ...shown.warnings] : a.warnings;
     if (obj.metadata?.deletionTimestamp !== undefined && Array.isArray(obj.metadata.finalizers) && obj.metadata.finalizers.length > 0) {
       // Still there (finalizers pending): kube-apiserver returns the object.
       return { value: obj, warnings };
@@ -456,9 +348,9 @@ export class DenaturedStore implements Getter, Lister, Watcher, Writer, Deleter,
   }
 
   async deleteCollection(caller: Caller, t: Target, options: unknown, query: URLSearchParams): Promise<Result<KubeList>> {
-    const a = await this.request(caller, 'DELETE', t, '', this.storedQuery(query), options);
+    const a = await this.request(caller, 'DELETE', t, '', this.convert.storedQuery(query), options);
     if (!isJsonObject(a.json) || !Array.isArray(a.json.items)) {
-      return { value: { apiVersion: nativeApiVersion({ group: this.kind.group, version: t.version }), kind: `${this.kind.kind}List`, metadata: {}, items: [] }, warnings: a.warnings };
+      return { value: { apiVersion: this.convert.apiVersion(t.version), kind: `${this.kind.kind}List`, metadata: {}, items: [] }, warnings: a.warnings };
     }
     const r = await this.nativeList(a.json, t.version);
     return { value: r.value, warnings: [...a.warnings, ...r.warnings] };

@@ -1,7 +1,10 @@
-// Which kinds the view shows and how (DESIGN.md, "Kinds in the view"): hidden kinds and groups
+// Which kinds the view shows and how (docs/view.md, "Kinds in the view"): hidden kinds and groups
 // are absent from the view; denatured kinds are stored as denatured.kubestellar.io CRs; every
 // other kind is data, passed through to the WDS. Resources are named as in discovery
-// (group + plural resource), so classification needs no round trip.
+// (group + plural resource), so classification needs no round trip. What the view knows of each
+// denatured kind is in its file under ./kinds/.
+import { DENATURED_KINDS } from './kinds/index.js';
+import { HIDDEN_GROUPS } from './kinds/project-groups.js';
 
 export type KindCategory = 'hidden' | 'denatured' | 'natured';
 
@@ -11,11 +14,6 @@ export interface GroupResource {
 }
 
 const key = (gr: GroupResource) => `${gr.resource}.${gr.group}`;
-
-/** Groups of kubestellar-view itself: never part of the view. */
-export const HIDDEN_GROUPS: ReadonlySet<string> = new Set([
-  'control.kubestellar.io', 'denatured.kubestellar.io', 'view.kubestellar.io',
-]);
 
 export const DEFAULT_HIDDEN: readonly GroupResource[] = [
   { group: '', resource: 'events' },
@@ -32,24 +30,8 @@ export const DEFAULT_HIDDEN: readonly GroupResource[] = [
   { group: '', resource: 'bindings' },
 ];
 
-export const DEFAULT_DENATURED: readonly GroupResource[] = [
-  { group: 'admissionregistration.k8s.io', resource: 'mutatingwebhookconfigurations' },
-  { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations' },
-  { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicies' },
-  { group: 'admissionregistration.k8s.io', resource: 'validatingadmissionpolicybindings' },
-  { group: 'admissionregistration.k8s.io', resource: 'mutatingadmissionpolicies' },
-  { group: 'admissionregistration.k8s.io', resource: 'mutatingadmissionpolicybindings' },
-  { group: 'apiregistration.k8s.io', resource: 'apiservices' },
-  { group: 'flowcontrol.apiserver.k8s.io', resource: 'flowschemas' },
-  { group: 'flowcontrol.apiserver.k8s.io', resource: 'prioritylevelconfigurations' },
-  { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
-  { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
-  { group: 'rbac.authorization.k8s.io', resource: 'roles' },
-  { group: 'rbac.authorization.k8s.io', resource: 'rolebindings' },
-  { group: '', resource: 'limitranges' },
-  { group: '', resource: 'resourcequotas' },
-  { group: '', resource: 'serviceaccounts' },
-];
+/** The denatured kinds by default: those of ./kinds/, in their order. */
+export const DEFAULT_DENATURED: readonly GroupResource[] = DENATURED_KINDS.map(({ group, resource }) => ({ group, resource }));
 
 export class KindCategories {
   private readonly hidden: Set<string>;

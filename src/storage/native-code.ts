@@ -102,7 +102,7 @@ export class NativeCode {
   /** Starts the helper and waits for it to answer; then keeps it alive. */
   async start(): Promise<void> {
     if (!existsSync(this.binary)) {
-      throw new UserError(`ksview-native is missing: ${this.binary} (it is built with the spaces' binaries: ksview spaces up, or --native-code <path>)`);
+      throw new UserError(`ksview-native is missing: ${this.binary} (it is built with the spaces' binaries: ksview spaces up, or --ksview-native <path>)`);
     }
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'ksview-native-'));
     await this.spawnAndWait();

@@ -1,10 +1,10 @@
 // Server-side Table printing (what `kubectl get` shows) for the native kinds the view shows as
-// upsynced objects of a WEC (issue 28). Contract:
+// upsynced objects of a WEC (docs/upsync.md). Contract:
 // - workloadPrinterFor(group, resource) gives kube-apiserver v1.33's columns
 //   (pkg/printers/internalversion/printers.go) for the common kinds a WEC makes — pods,
 //   configmaps, secrets, deployments, replicasets, persistentvolumeclaims — and, for every other
 //   kind, NAME and AGE, the columns kube-apiserver prints for a custom resource without printer
-//   columns (ksview-native has no Table conversion to reuse, and ./denatured-printers.ts covers
+//   columns (ksview-native has no Table conversion to reuse, and ./kinds/ covers
 //   only the denatured kinds, which it is asked first for);
 // - cells are computed from the v1 JSON of the object as the WEC served it, Go's zero values for
 //   absent fields; server-side printing is always "wide", so priority-1 columns have cells too.
@@ -13,7 +13,8 @@
 import { age as ageSince, humanDuration } from '../kube/duration.js';
 import { isJsonObject } from '../kube/json.js';
 import type { JsonObject, KubeObject } from '../kube/objects.js';
-import { column, printerFor, type KindPrinter } from './denatured-printers.js';
+import { printerFor } from './kinds/index.js';
+import { column, type KindPrinter } from './printing/printer.js';
 
 const obj = (v: unknown): JsonObject => (isJsonObject(v) ? v : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -1,4 +1,4 @@
-// The executor of a work, the WEC side (issue 25), tried as an OCM user would: a ManifestWork
+// The executor of a work, the WEC side (docs/agent.md, "Executors"), tried as an OCM user would: a ManifestWork
 // written by hand into a WEC's mailbox of its1, naming as executor a ServiceAccount of that WEC that
 // may write only in its own namespace (`edit` bound there), carrying a Deployment and a ConfigMap in
 // that namespace and a ClusterRoleBinding making mallory cluster-admin. The agents `ksview spaces

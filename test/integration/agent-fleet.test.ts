@@ -5,8 +5,8 @@
 // `<cluster>-kubeconfig` in a new mailbox, readable by the push agent as the hub admin grants it),
 // so the spaces' own clusters are untouched.
 import t from 'tap';
-import { FLEET_LEASE_NAME, FLEET_LEASE_NAMESPACE } from '../../src/agent/fleet-lease.js';
-import { REASON_HELD_BY_ANOTHER_FLEET } from '../../src/agent/registration.js';
+import { FLEET_LEASE_NAME, FLEET_LEASE_NAMESPACE } from '../../src/agent/registration/fleet-lease.js';
+import { REASON_HELD_BY_ANOTHER_FLEET } from '../../src/agent/registration/cluster-registration.js';
 import { managedCluster, pushMailboxAccess } from '../fixtures/inventory.js';
 import { kc, kcOk, uniqueName, waitUntil } from '../fixtures/spaces.js';
 import { condition, configMap, getWork, isTrue, live, writeWork } from '../fixtures/agent.js';

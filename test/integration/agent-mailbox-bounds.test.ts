@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { boundedStatus } from '../../src/agent/workstatus.js';
+import { boundedStatus } from '../../src/agent/status/workstatus.js';
 import { chartFile } from '../../src/util/chart-files.js';
 import { shippedAgent, managedClusterYaml } from '../fixtures/agent-identity.js';
 import { kc, kcOk, uniqueName, waitUntil, type TapLike } from '../fixtures/spaces.js';

@@ -4,7 +4,7 @@
 // and that WDS's BindingPolicy says so in status.errors. When the first WDS lets go, the second
 // one's content lands at the agent's next try and its policy's error clears.
 import t from 'tap';
-import { manifestWorkName } from '../../src/controllers/wrapping.js';
+import { manifestWorkName } from '../../src/controllers/model/wrapping.js';
 import { configMap, getWork, live, manifestStatus, type Obj } from '../fixtures/agent.js';
 import { bindingPolicy, cmId, policy } from '../fixtures/placement.js';
 import { kc, kcOk, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';

@@ -1,4 +1,4 @@
-// What a StatusCollector's CEL may cost on the test spaces (issue 24, defects 4 and 6), checked as
+// What a StatusCollector's CEL may cost on the test spaces (docs/security.md D4 and D6), checked as
 // a user sees it: the issue's chain of replaces is refused at admission with kube's words; a
 // collector whose cost depends on its input is admitted and stopped by its budget on a large
 // ConfigMap (480 KB; the CombinedStatus says so, as any expression error), while `kubectl get ns`

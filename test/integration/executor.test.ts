@@ -1,4 +1,4 @@
-// The executor of works, end to end on the test spaces (issue 25; docs/placement.md, "Executor"):
+// The executor of works, end to end on the test spaces (docs/placement.md, "Executor"):
 // - a BindingPolicy naming an executor allowed only in one namespace of wec1 delivers a Deployment
 //   there (applied, Available) and a ClusterRoleBinding that wec1 refuses with its own Forbidden
 //   words, on the manifest's condition in the ManifestWork and in the policy's status.errors;

@@ -1,4 +1,4 @@
-// Hosted registration on the real spaces: the endpoints mirror (src/controllers/endpoints-mirror.ts)
+// Hosted registration on the real spaces: the endpoints mirror (src/controllers/hosting/endpoints-mirror.ts)
 // reading a Service's EndpointSlices in one space (wec1 plays the hosting cluster) and writing the
 // selectorless Service's Endpoints and EndpointSlice in wds1, as the leader of `ksview serve
 // --register-endpoints-from` does; and the least rights of the chart's files/wds/registration-rbac.yaml,
@@ -10,9 +10,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { EndpointsMirror } from '../../src/controllers/endpoints-mirror.js';
-import { apiService, denaturedWebhookConfiguration, policyWebhookConfiguration, registeredService, webhookConfiguration } from '../../src/apiserver/registration.js';
-import { mirroredObjects } from '../../src/controllers/endpoints-mirror.js';
+import { EndpointsMirror } from '../../src/controllers/hosting/endpoints-mirror.js';
+import { apiService, denaturedWebhookConfiguration, policyWebhookConfiguration, registeredService, webhookConfiguration } from '../../src/apiserver/wds-registration.js';
+import { mirroredObjects } from '../../src/controllers/hosting/endpoints-mirror.js';
 import { closeUpstream, upstreamFromKubeconfig } from '../../src/kube/upstream.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 

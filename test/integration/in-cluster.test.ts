@@ -1,6 +1,6 @@
-// kubestellar-view installed where users run it (issue 26): the image `make image` builds, imported
+// kubestellar-view installed where users run it (README.md, "Install into your cluster"; docs/security.md, "Installed"): the image `make image` builds, imported
 // into the real nodes of `ksview spaces up --real-nodes`, and the chart installed part by part
-// (src/spaces/in-cluster.ts: server → host1, wds → wds1, its → its1, agent.pull → wec1). Checked as
+// (src/spaces/in-cluster-install.ts: server → host1, wds → wds1, its → its1, agent.pull → wec1). Checked as
 // an operator checks it: Pod Security `restricted` enforced on the namespaces and met by the pods;
 // the aggregator verifying the server's certificate (no insecureSkipTLSVerify) in each tls.type
 // installed (helm, then existingSecret); kubectl through the view served by the pods; a denatured
@@ -13,14 +13,14 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { viewRoot } from '../../src/apiserver/view-group.js';
+import { viewRoot } from '../../src/apiserver/groups/view-group.js';
 import { createCA, issueCert } from '../../src/kube/pki.js';
 import { defaultCacheDir } from '../../src/spaces/binaries.js';
 import { buildImage } from '../../src/spaces/image.js';
 import {
   helmPart, installInCluster, RELEASES, SERVER_DEPLOYMENT, SERVER_NAMESPACE, serverValues, waitApiServiceAvailable,
   type InClusterOptions,
-} from '../../src/spaces/in-cluster.js';
+} from '../../src/spaces/in-cluster-install.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewKubeconfigEntries } from '../../src/spaces/kubeconfig.js';
 import { httpdDeployment } from '../../src/spaces/real-workload.js';
 import { APISERVICE_NAME } from '../../src/spaces/view-server.js';

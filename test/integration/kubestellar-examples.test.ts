@@ -284,7 +284,7 @@ t.test('documented examples', async (t) => {
       soft(t, worksIn(both, saId('nginx-sa', 'nginx-sa'), 'the native ServiceAccount')),
       soft(t, worksIn(both, { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', namespace: 'nginx-sa', name: 'nginx-sa-view' }, 'the native RoleBinding')),
       soft(t, policyStatus('argocd-sa-bpolicy', (e) => e.some((l) => l.includes('nginx-sa-view')) && e.some((l) => /serviceaccount/i.test(l) && l.includes('nginx-sa')), WAIT)),
-      // Each object's Warning Event is in its own namespace, about it, naming the policy (issue 24, defect 11).
+      // Each object's Warning Event is in its own namespace, about it, naming the policy (docs/security.md D11).
       soft(t, waitUntil('a Warning Event on each native object, naming the policy', () => {
         const list = JSON.parse(kcOk('wds1', ['-n', 'nginx-sa', 'get', 'events', '--field-selector', 'reason=WrittenToWDS,type=Warning', '-o', 'json'])).items as Obj[];
         const mine = list.filter((e) => /BindingPolicy argocd-sa-bpolicy/.test(e.message as string));

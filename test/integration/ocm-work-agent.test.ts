@@ -1,6 +1,6 @@
 // Interchangeability, the WDS side: OCM's own work agent (open-cluster-management.io/ocm at
 // build/ocm's version, `work agent` with its default intervals) applies the ManifestWorks our
-// placement writes (src/controllers/wrapping.ts: one work per object, ServerSideApply under
+// placement writes (src/controllers/model/wrapping.ts: one work per object, ServerSideApply under
 // `work-agent-kubestellar-<wds>`), reports them in OCM's status shape, records its
 // AppliedManifestWork `<hub hash>-<work>`, and cleans the WEC when a work is deleted.
 //
@@ -15,9 +15,9 @@
 // placement does) stays in the WEC with OCM's agent too when the receiving work is applied before
 // the releasing one; OCM's agent spares it only through the other AppliedManifestWork's owner
 // reference, so where it reconciles the releasing work first it deletes and re-creates the object —
-// ours also looks at the works not applied yet (src/agent/handover.ts). The test says which happened.
+// ours also looks at the works not applied yet (src/agent/apply/handover.ts). The test says which happened.
 //
-// Executors (issue 25): OCM's agent honours the same work with `spec.executor` that
+// Executors (docs/agent.md, "Executors"): OCM's agent honours the same work with `spec.executor` that
 // test/integration/agent-executor.test.ts gives ours — same outcomes (the namespaced objects
 // applied, the ClusterRoleBinding refused, nothing else held back, deletion cleans). The refusal's
 // words differ: OCM checks by SubjectAccessReviews before applying with its own identity, and says
@@ -27,7 +27,7 @@
 // create SubjectAccessReviews and to impersonate the ServiceAccount (its dry-run create of RBAC
 // kinds); here it runs with wec2's admin kubeconfig.
 import t from 'tap';
-import { manifestWork, type ObjectIdentity } from '../../src/controllers/wrapping.js';
+import { manifestWork, type ObjectIdentity } from '../../src/controllers/model/wrapping.js';
 import { bundledWork } from '../../src/controllers/placement/bundle-slots.js';
 import { appliedManifestWorkName, hubHash } from '../../src/kube/ocm-api.js';
 import { managedCluster } from '../fixtures/inventory.js';

@@ -1,4 +1,4 @@
-// Where placement's Warning Events go (issue 24, defect 11): an Event about an object lives in that
+// Where placement's Warning Events go (docs/security.md D11): an Event about an object lives in that
 // object's namespace, so whoever may read Events in another namespace (default included) learns
 // nothing of it. A Role written straight to the WDS (not through the view) and selected by a
 // BindingPolicy gets its WrittenToWDS Event in its own namespace, about the Role; none in default

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
-import { manifestWorkName } from '../../src/controllers/wrapping.js';
+import { manifestWorkName } from '../../src/controllers/model/wrapping.js';
 import { ksviewBin } from '../fixtures/ksview.js';
 import { managedCluster } from '../fixtures/inventory.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';

@@ -3,7 +3,7 @@
 // checked by a real kube-apiserver (wec2, where no ManifestWork CRD exists otherwise) with
 // server-side dry runs.
 import t from 'tap';
-import { manifestWork, stripServerFields } from '../../src/controllers/wrapping.js';
+import { manifestWork, stripServerFields } from '../../src/controllers/model/wrapping.js';
 import { OCM_CRD_FILES, ocmApiYaml } from '../fixtures/ocm.js';
 import { kc, kcOk, waitUntil } from '../fixtures/spaces.js';
 

@@ -1,4 +1,4 @@
-// Template expansion is bounded (issue 24, defect 5): the issue's template bomb — a 10 KB
+// Template expansion is bounded (docs/security.md D5): the review's template bomb — a 10 KB
 // ConfigMap whose ten values are {{range 8000}} over a 1,000-byte body, written through the view
 // by a user who may only edit ConfigMaps in one namespace, and sent by a policy to two clusters —
 // is refused with a status error on the policy naming the object's limit, nothing is sent, and

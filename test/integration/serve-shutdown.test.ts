@@ -1,4 +1,4 @@
-// `ksview serve --shutdown-delay`: two replicas of a hosted server (--register-endpoints-from, wec1
+// `ksview serve --shutdown-delay-duration`: two replicas of a hosted server (--register-endpoints-from, wec1
 // playing the hosting cluster) for wds1, each with a namespace, Service and Lease of the test's own
 // in wds1 and no --register nor ITS, so the spaces' server and other tests are not disturbed (a
 // replica with an ITS would send wds1's objects to their clusters as another WDS). SIGTERM to the
@@ -63,7 +63,7 @@ async function replica(t: Test, s: Setting, delay: string): Promise<Replica> {
   const port = await freeLoopbackPort();
   const certDir = mkdtempSync(path.join(os.tmpdir(), 'ksview-shutdown-'));
   const child = spawn(process.execPath, [ksviewBin, 'serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'),
-    '--wds-name', s.wdsName, '--port', String(port), '--cert-dir', certDir, '--shutdown-delay', delay,
+    '--wds-name', s.wdsName, '--port', String(port), '--cert-dir', certDir, '--shutdown-delay-duration', delay,
     '--register-endpoints-from', `${s.hostingNs}/${s.svc}`, '--hosting-kubeconfig', path.join(wec1.dir, 'kubeconfig'),
     '--namespace', s.wdsNs, '--service', s.svc], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';

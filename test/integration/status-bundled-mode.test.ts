@@ -45,7 +45,7 @@ t.test('the status tests pass with bundled works', async (t) => {
   const failing = out.split('\n').filter((l) => /^\s*not ok /.test(l)).map((l) => l.trim());
   t.equal(code, 0, `tap ${FILES.join(' ')} on bundled spaces: ${code === 0 ? 'passed' : `failed: ${failing.slice(0, 20).join('; ') || err.trim().split('\n').slice(-5).join(' | ')}`}`);
   t.ok(summary && Number(summary[1]) > 30 && summary[1] === summary[2], `every assertion passed (${summary ? `${summary[2]} of ${summary[1]}` : 'no summary'})`);
-  // The spaces ran serve bundled (./src/spaces/view-server.ts passes the recorded limits to it).
+  // The spaces ran serve bundled (src/spaces/view-server.ts passes the recorded limits to it).
   t.match(JSON.parse(readFileSync(path.join(dir, 'state.json'), 'utf8')), { bundle: { objects: 8 } }, 'serve ran with --max-objects-per-work 8');
   for (const f of FILES) t.match(out, new RegExp(`^ok \\d+ - ${f.replace(/\./g, '\\.')}`, 'm'), `${f} ran and passed`);
 });

@@ -1,4 +1,4 @@
-// One cluster's reports never stop another's (issue 24, defects 13 and 14), on the test spaces: a
+// One cluster's reports never stop another's (docs/security.md D13 and D14), on the test spaces: a
 // cluster's agent identity — exactly the rights of charts/kubestellar-view/files/agent/its-rbac.yaml
 // (test/fixtures/agent-identity.ts) — writes what a compromised agent could into its own mailbox,
 // and wec2's real status of a Deployment keeps coming back into the WDS while the bad reports are

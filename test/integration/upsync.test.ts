@@ -1,4 +1,4 @@
-// Upsync on the test spaces (docs/upsync.md; issue 28's acceptance): objects born in the WECs, made
+// Upsync on the test spaces (docs/upsync.md): objects born in the WECs, made
 // there with kubectl as a local operator would, seen from the WDS with plain kubectl — through the
 // per-cluster contexts `wds1-view-wec1`/`wds1-view-wec2` (the cluster's upsynced objects as their
 // native kinds) and fleet-wide as `upsyncedobjects`. A ConfigMap appears within 1 s, changes and

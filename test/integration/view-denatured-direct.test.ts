@@ -1,5 +1,5 @@
-// denatured.kubestellar.io objects written straight into wds1, around the view (issue 24, defect
-// 10): a user with rights on roles.denatured.kubestellar.io in their own namespace writes them with
+// denatured.kubestellar.io objects written straight into wds1, around the view (docs/security.md
+// D10): a user with rights on roles.denatured.kubestellar.io in their own namespace writes them with
 // real kubectl and a client certificate, as the security review did. Such writes pass the view's
 // own admission (ksview serve's webhook): forged view annotations (native metadata: generation,
 // managedFields) and objects Kubernetes refuses (a ClusterRoleBinding to a Secret) are denied;

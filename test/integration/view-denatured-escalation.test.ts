@@ -1,4 +1,4 @@
-// Kubernetes' RBAC escalation rules on denatured RBAC (issue 25, items 1 and 4): a table of writes
+// Kubernetes' RBAC escalation rules on denatured RBAC (docs/security.md F1, F2): a table of writes
 // of Roles, ClusterRoles and their bindings, each made natively on wec1 and through the view of
 // wds1 by the same user holding rights of the same shape on both sides, with the same outcome
 // (status code and reason; the message too where it names only the user and the rules). The user

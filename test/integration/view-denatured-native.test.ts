@@ -1,4 +1,4 @@
-// Denatured kinds are indistinguishable from native ones (issue 12): every step here is made
+// Denatured kinds are indistinguishable from native ones (docs/view.md, "Denatured kinds"): every step here is made
 // through the view (wds1-view, through the aggregator) and natively on wec1, and must give the
 // same outcome: HTTP code, reason, field causes and message; after a successful step, the same
 // object with the same managedFields. Messages are compared without what differs between two
@@ -293,7 +293,7 @@ t.test('ksview-native killed: ksview serve starts it again, and writes work agai
 t.test('ksview serve without ksview-native does not start: one line saying so', async (t) => {
   const certs = mkdtempSync(path.join(os.tmpdir(), 'ksview-certs-'));
   t.teardown(() => rmSync(certs, { recursive: true, force: true }));
-  const r = ksview(['serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--port', '1', '--cert-dir', certs, '--native-code', '/nonexistent/ksview-native']);
+  const r = ksview(['serve', '--wds-kubeconfig', path.join(wds.dir, 'kubeconfig'), '--port', '1', '--cert-dir', certs, '--ksview-native', '/nonexistent/ksview-native']);
   t.not(r.status, 0, 'non-zero exit');
   const lines = r.stderr.trim().split('\n');
   t.equal(lines.length, 1, `one line: ${r.stderr.trim()}`);

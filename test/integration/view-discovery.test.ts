@@ -106,7 +106,7 @@ t.test('health and metrics', async (t) => {
   t.match(status.stdout, /^wds1\s+wds\s+\S+\s+ok \(.*ksview-serve\)$/m, 'ksview spaces status reports the view server');
 });
 
-t.test('no spelling of a discovery path skips the filter: trailing and doubled slashes (issue 24, defect 11)', async (t) => {
+t.test('no spelling of a discovery path skips the filter: trailing and doubled slashes', async (t) => {
   const v1 = JSON.parse(kcOk(VIEW, ['get', '--raw', `${root}/api/v1/`]));
   const names = v1.resources.map((r: { name: string }) => r.name);
   t.ok(names.includes('configmaps'));

@@ -1,4 +1,4 @@
-// The view's front door against the real spaces (issue 24): nobody reaches the WDS as the server's
+// The view's front door against the real spaces (docs/security.md, "The front door of `ksview serve`"): nobody reaches the WDS as the server's
 // own identity, and nobody becomes someone else.
 // - defect 0: an upgrade request smuggling a second request behind it, in one write on a raw TLS
 //   socket, as a ServiceAccount with no rights on the WDS — to serve's port and through the
@@ -11,7 +11,7 @@
 import https from 'node:https';
 import tls from 'node:tls';
 import t from 'tap';
-import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
+import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';
 import { issueCert } from '../../src/kube/pki.js';
 import { commonNameOf, madeUpLink, signedBy } from '../fixtures/forged-certs.js';
 import { kc, kcOk, layout, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';

@@ -1,4 +1,4 @@
-// One user's watches cannot block the view for everyone (issue 24, defect 9). A user who may only
+// One user's watches cannot block the view for everyone (docs/security.md D9). A user who may only
 // watch ConfigMaps in their own namespace opens 300 watches through the view (through the
 // aggregator, as kubectl would); meanwhile another user's list of namespaces through the view is
 // answered as fast as ever (median of ten under 200 ms, and kubectl get ns works); the next watch
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import t from 'tap';
 import { Pool } from 'undici';
-import { DEFAULT_REQUEST_LIMITS } from '../../src/apiserver/request-limits.js';
+import { DEFAULT_REQUEST_LIMITS } from '../../src/apiserver/http/request-limits.js';
 import { kubectl } from '../../src/cli/kubectl.js';
 import { issueCert, type KeyPair } from '../../src/kube/pki.js';
 import { renderKubeconfig } from '../../src/spaces/kubeconfig.js';

@@ -7,7 +7,7 @@
 // given the same deadline, shows the deadline is real.
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { viewRoot } from '../../src/apiserver/view-group.js';
+import { viewRoot } from '../../src/apiserver/groups/view-group.js';
 import { kc, kcOk, kubeconfig, testNamespace, waitUntil } from '../fixtures/spaces.js';
 
 interface WatchEvent { type: string; object: { metadata: { name: string } } }

@@ -1,4 +1,4 @@
-// The virtual resources as client libraries read them (issue 13: "client-go and TS clients reading
+// The virtual resources as client libraries read them (docs/status.md, "Clients of the virtual resources": "client-go and TS clients reading
 // virtual resources"): a client-go dynamic shared informer (test/clientgo `informer`, as a
 // controller would run it) on bindings.view.kubestellar.io and on combinedstatuses in one
 // namespace, and @kubernetes/client-node listing them and watching from the list's

@@ -1,4 +1,4 @@
-// What a restricted user reads of the virtual Bindings and CombinedStatuses (issue 24, defect 3),
+// What a restricted user reads of the virtual Bindings and CombinedStatuses (docs/security.md D3),
 // on the test spaces with real RBAC, kubectl and the aggregator: alice, with kubestellar-view:user
 // and the right to read one namespace, sees in a Binding only that namespace's objects (in its
 // workload and its destinations' counts) and only that namespace's CombinedStatuses — through the

@@ -1,8 +1,8 @@
 // Who may call the admission webhooks of ksview serve (every route under /admission/): only the
-// WDS's kube-apiserver, by the front-proxy client certificate it presents (issue 24, defect 6).
+// WDS's kube-apiserver, by the front-proxy client certificate it presents (docs/security.md D6).
 // Without credentials a caller gets 401, with another identity 403, and the review is never read.
 import t from 'tap';
-import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
+import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';
 import { testApp } from '../fixtures/view-app.js';
 
 const review = {

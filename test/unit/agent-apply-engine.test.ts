@@ -2,13 +2,14 @@
 // conflict reported (never forced), bad manifests failing alone in the WEC's words, the wait for a
 // CRD carried in the same work (and retryAfterMs when it never comes), OCM's work conditions.
 import t from 'tap';
-import { ApplyEngine } from '../../src/agent/apply-engine.js';
-import { RestMapper } from '../../src/agent/rest-mapper.js';
-import { workStatus } from '../../src/agent/work-conditions.js';
+import { ApplyEngine } from '../../src/agent/apply/apply-engine.js';
+import { RestMapper } from '../../src/agent/shared/rest-mapper.js';
+import { workStatus } from '../../src/agent/status/work-conditions.js';
 import type { ManifestWork } from '../../src/kube/ocm-api.js';
 import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
+import { discoveryDocument, manifestWork, type ServedResource } from '../fixtures/agent/builders.js';
 
-interface Res { group: string; version: string; resource: string; kind: string; namespaced: boolean }
+type Res = ServedResource;
 const BASE: Res[] = [
   { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
   { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
@@ -18,17 +19,6 @@ const BASE: Res[] = [
   { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false },
   { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false },
 ];
-
-function discovery(rows: Res[], core: boolean) {
-  const groups = new Map<string, Res[]>();
-  for (const r of rows) if ((r.group === '') === core) groups.set(r.group, [...(groups.get(r.group) ?? []), r]);
-  return {
-    items: [...groups].map(([name, rs]) => ({
-      metadata: { name },
-      versions: [{ version: 'v1', resources: rs.map((r) => ({ resource: r.resource, responseKind: { group: r.group, version: r.version, kind: r.kind }, scope: r.namespaced ? 'Namespaced' : 'Cluster' })) }],
-    })),
-  };
-}
 
 /** A fake WEC: discovery of `served`, objects by path; `answer` may override a request. */
 function fakeWec(opts: { served?: Res[]; objects?: Record<string, unknown>; answer?: (method: string, path: string, body: unknown) => { statusCode: number; data: object } | undefined } = {}) {
@@ -40,8 +30,8 @@ function fakeWec(opts: { served?: Res[]; objects?: Record<string, unknown>; answ
     const body = requestBody(o) as Record<string, unknown> | undefined;
     const custom = opts.answer?.(o.method, path, body);
     if (custom) return custom;
-    if (path === '/api') return { statusCode: 200, data: discovery(served, true) };
-    if (path === '/apis') return { statusCode: 200, data: discovery(served, false) };
+    if (path === '/api') return { statusCode: 200, data: discoveryDocument(served, true) };
+    if (path === '/apis') return { statusCode: 200, data: discoveryDocument(served, false) };
     const plain = path.split('?')[0]!;
     if (o.method === 'GET') return objects.has(plain) ? { statusCode: 200, data: objects.get(plain) as object } : { statusCode: 404, data: { kind: 'Status', message: 'not found' } };
     if (o.method === 'POST') {
@@ -56,10 +46,8 @@ function fakeWec(opts: { served?: Res[]; objects?: Record<string, unknown>; answ
   return { ...m, served, objects };
 }
 
-function work(manifests: Record<string, unknown>[], manifestConfigs: unknown[] = [], status?: unknown): ManifestWork {
-  return { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w1', namespace: 'wec1', generation: 3 },
-    spec: { workload: { manifests }, manifestConfigs: manifestConfigs as never }, ...(status ? { status: status as never } : {}) };
-}
+const work = (manifests: Record<string, unknown>[], manifestConfigs: unknown[] = [], status?: unknown): ManifestWork =>
+  manifestWork({ manifests, spec: { manifestConfigs: manifestConfigs as never }, metadata: { generation: 3 }, status: status as never });
 
 const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } };
 const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'app' }, data: { a: '1' } };

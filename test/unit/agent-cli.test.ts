@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../src/cli/main.js';
-import { checkAgentFlags, endpointTls, runAgentCommand, type AgentFlags } from '../../src/cli/agent.js';
+import { checkAgentFlags, endpointTls, runAgentCommand, type AgentFlags } from '../../src/cli/run-agent.js';
 import { createCA, issueCert } from '../../src/kube/pki.js';
 
 async function run(args: string[]): Promise<{ code: number; err: string }> {

@@ -1,34 +1,36 @@
 import t from 'tap';
-import { AppliedWorks, sameAppliedResources } from '../../src/agent/applied-works.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
+import { AppliedWorks, sameAppliedResources } from '../../src/agent/apply/applied-works.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
 import { needsReconcile } from '../../src/agent/cluster-agent.js';
-import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRetryMs } from '../../src/agent/work-reconciler.js';
-import type { AppliedRef } from '../../src/agent/applied-watcher.js';
+import { FAILURE_RETRY_BASE_MS, FAILURE_RETRY_MAX_MS, WorkReconciler, failureRetryMs } from '../../src/agent/apply/work-reconciler.js';
+import type { AppliedRef } from '../../src/agent/status/applied-watcher.js';
 import { APPLIED_MANIFESTWORKS_PATH, MANIFEST_WORK_FINALIZER, manifestWorksPath, type AppliedManifestWork, type ManifestWork } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';
-import { carriedByLiveWork, workCarries } from '../../src/agent/handover.js';
-import { FakeApplier, cm, fakeServer, ns, work } from '../fixtures/agent-fakes.js';
+import { carriedByLiveWork, workCarries } from '../../src/agent/apply/handover.js';
+import { FakeApplier } from '../fixtures/agent/fake-applier.js';
+import { cm, ns, mailboxWork as work } from '../fixtures/agent/builders.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 
 const HASH = 'h'.repeat(64);
 const worksPath = manifestWorksPath('wec1');
 
 async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] = []) {
-  const its = fakeServer('https://its.test:6443');
-  const wec = fakeServer('https://wec.test:6443');
+  const its = fakeCluster('https://its.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   for (const w of works) its.put(`${worksPath}/${w.metadata.name}`, w);
   for (const a of otherAmws) wec.put(`${APPLIED_MANIFESTWORKS_PATH}/${a.metadata.name}`, a);
   const applier = new FakeApplier(wec);
-  const applied = new AppliedWorks(wec.m.up, HASH, 'agent1');
+  const applied = new AppliedWorks(wec.up, HASH, 'agent1');
   await applied.load();
   const getWork = (n: string) => its.objects.get(`${worksPath}/${n}`) as ManifestWork | undefined;
-  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
+  const status = new StatusWriter({ cluster: 'wec1', its: its.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
   const watched = new Map<string, readonly AppliedRef[]>();
   /** What the applied objects' watch holds (namespace/name → object). */
   const cached = new Map<string, KubeObject>();
   const requeued: { name: string; ms: number }[] = [];
   const rec = new WorkReconciler({
-    cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied, status,
+    cluster: 'wec1', its: its.up, wec: wec.up, applier, applied, status,
     watcher: { setWork: (w, r) => watched.set(w, r), removeWork: (w) => watched.delete(w), cached: (r) => cached.get(`${r.namespace}/${r.name}`) },
     work: getWork, enqueueAfter: (name, ms) => requeued.push({ name, ms }), metrics: createAgentMetrics(), log: () => {},
     carriedByWork: (r, releasing) => carriedByLiveWork(
@@ -39,7 +41,7 @@ async function harness(works: ManifestWork[], otherAmws: AppliedManifestWork[] =
     its.put(`${worksPath}/${w.metadata.name}`, { ...w, metadata: { ...cur.metadata, ...w.metadata, finalizers: cur.metadata.finalizers } });
   };
   const wecObj = (p: string) => wec.objects.get(p);
-  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  t.teardown(async () => { status.stop(); await its.close(); await wec.close(); });
   return { its, wec, applier, applied, status, rec, watched, cached, requeued, getWork, setWork, wecObj };
 }
 
@@ -260,13 +262,13 @@ t.test('the agent restarted between the two writes of a handover: the object is 
   h.its.put(`${worksPath}/w2`, work('w2', [cm('app', 'b')], { manifestConfigs: [config('b')] }, ours));
   h.setWork(work('w1', [], { manifestConfigs: [] }, ours));
   // A new agent process: its own copy of the AppliedManifestWorks, nothing applied of w2 yet.
-  const applied = new AppliedWorks(h.wec.m.up, HASH, 'agent1');
+  const applied = new AppliedWorks(h.wec.up, HASH, 'agent1');
   await applied.load();
-  const status = new StatusWriter({ cluster: 'wec1', its: h.its.m.up, applier: h.applier, work: h.getWork, onError: () => {}, debounceMs: 5 });
+  const status = new StatusWriter({ cluster: 'wec1', its: h.its.up, applier: h.applier, work: h.getWork, onError: () => {}, debounceMs: 5 });
   t.teardown(() => status.stop());
   const requeued: string[] = [];
   const rec = new WorkReconciler({
-    cluster: 'wec1', its: h.its.m.up, wec: h.wec.m.up, applier: h.applier, applied, status,
+    cluster: 'wec1', its: h.its.up, wec: h.wec.up, applier: h.applier, applied, status,
     watcher: { setWork: () => {}, removeWork: () => {} }, work: h.getWork, enqueueAfter: (n) => requeued.push(n),
     metrics: createAgentMetrics(), log: () => {},
     carriedByWork: (r, releasing) => carriedByLiveWork([h.getWork('w1')!, h.getWork('w2')!], releasing, r, (n) => status.resultsOf(n)),

@@ -6,15 +6,15 @@
 import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import t, { type Test } from 'tap';
-import { buildEndpoints } from '../../src/agent/endpoints.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
-import { runPullAgent, runPushAgent } from '../../src/agent/agent.js';
-import type { ClusterWorker, PlacedResource } from '../../src/agent/contract.js';
-import type { RegistrationLike } from '../../src/agent/worker-factory.js';
-import type { RegistrationOptions } from '../../src/agent/registration.js';
+import { buildEndpoints } from '../../src/agent/endpoints/endpoints.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
+import { runPullAgent, runPushAgent } from '../../src/agent/agent-process.js';
+import type { ClusterWorker, PlacedResource } from '../../src/agent/shared/contract.js';
+import type { RegistrationLike } from '../../src/agent/shared/worker-factory.js';
+import type { RegistrationOptions } from '../../src/agent/registration/cluster-registration.js';
 import { fixedClientCAs } from '../../src/kube/client-ca.js';
 import { DelegatedAuth } from '../../src/kube/delegated-auth.js';
-import { fakeKube } from '../fixtures/agent-fake-kube.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
 
 const TOKENREVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
@@ -145,8 +145,8 @@ t.test('the delegate unreachable: 401 when the token cannot be reviewed, 500 whe
 });
 
 t.test('pull agent: worker after acceptance, readiness reasons, close', async (t) => {
-  const its = fakeKube('https://its.test:6443');
-  const wec = fakeKube('https://wec1.test:6443');
+  const its = fakeCluster('https://its.test:6443');
+  const wec = fakeCluster('https://wec1.test:6443');
   wec.raw.set('/readyz', { status: 200, body: 'ok' });
   // The WEC vouches for any token as user "prom", allowed every path (the endpoints' own rules are tested above).
   wec.raw.set(TOKENREVIEWS, { status: 201, body: { status: { authenticated: true, user: { username: 'prom' } } } });
@@ -192,7 +192,7 @@ t.test('pull agent: worker after acceptance, readiness reasons, close', async (t
 });
 
 t.test('push agent: /clusters and the others are guarded by the ITS\'s reviews', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   its.lists.add('/apis/cluster.open-cluster-management.io/v1/managedclusters');
   its.lists.add('/api/v1/secrets');
   // fakeKube answers `raw` paths as set at the time of each request.
@@ -215,7 +215,7 @@ t.test('push agent: /clusters and the others are guarded by the ITS\'s reviews',
 });
 
 t.test('listening with no certificate given: HTTPS with a self-signed one for loopback; never plain HTTP', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   its.lists.add('/apis/cluster.open-cluster-management.io/v1/managedclusters');
   const agent = await runPushAgent({
     its: its.up, itsServer: 'https://its.test:6443', fleetID: 'f', agentID: 'a', metrics: createAgentMetrics(), log: () => {}, probeMs: 1000,

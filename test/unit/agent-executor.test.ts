@@ -1,4 +1,4 @@
-// The executor of a work (issue 25): over a recorded mock WEC, every request of the apply path
+// The executor of a work (docs/agent.md, "Executors"): over a recorded mock WEC, every request of the apply path
 // (each strategy's reads and writes, the read after a failure, the owner references) impersonates
 // the executor's ServiceAccount with no group (kube-apiserver adds a ServiceAccount's groups), a
 // manifest the WEC refuses to it fails alone in the WEC's words, a malformed or non-ServiceAccount
@@ -6,34 +6,24 @@
 // executor's `delete` (SubjectAccessReview, as OCM), and a work without executor is applied with
 // the agent's identity as before. Deletion of what a work applied stays with the agent's identity.
 import t from 'tap';
-import { ApplyEngine } from '../../src/agent/apply-engine.js';
-import { DeleteRights, executorOf, serviceAccountGroups, type Executor } from '../../src/agent/executor.js';
-import { createAgentMetrics } from '../../src/agent/metrics.js';
-import { AppliedWorks } from '../../src/agent/applied-works.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { WorkReconciler } from '../../src/agent/work-reconciler.js';
+import { ApplyEngine } from '../../src/agent/apply/apply-engine.js';
+import { DeleteRights, executorOf, serviceAccountGroups, type Executor } from '../../src/agent/shared/work-executor.js';
+import { createAgentMetrics } from '../../src/agent/shared/agent-metrics.js';
+import { AppliedWorks } from '../../src/agent/apply/applied-works.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { WorkReconciler } from '../../src/agent/apply/work-reconciler.js';
 import { manifestWorksPath, type ManifestWork } from '../../src/kube/ocm-api.js';
-import { FakeApplier, cm, fakeServer, ns, work as fakeWork } from '../fixtures/agent-fakes.js';
+import { FakeApplier } from '../fixtures/agent/fake-applier.js';
+import { cm, discoveryDocument, manifestWork, ns, mailboxWork as fakeWork, type ServedResource } from '../fixtures/agent/builders.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { mockUpstream, requestBody, type RecordedCall } from '../fixtures/mock-upstream.js';
 
-interface Res { group: string; version: string; resource: string; kind: string; namespaced: boolean }
-const SERVED: Res[] = [
+const SERVED: ServedResource[] = [
   { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false },
   { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true },
   { group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
 ];
-
-function discovery(core: boolean) {
-  const groups = new Map<string, Res[]>();
-  for (const r of SERVED) if ((r.group === '') === core) groups.set(r.group, [...(groups.get(r.group) ?? []), r]);
-  return {
-    items: [...groups].map(([name, rs]) => ({
-      metadata: { name },
-      versions: [{ version: 'v1', resources: rs.map((r) => ({ resource: r.resource, responseKind: { group: r.group, version: r.version, kind: r.kind }, scope: r.namespaced ? 'Namespaced' : 'Cluster' })) }],
-    })),
-  };
-}
 
 const SA = 'system:serviceaccount:team-a:deployer';
 const CRB_PATH = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
@@ -56,8 +46,8 @@ function fakeWec(opts: { objects?: Record<string, unknown>; sarAllowed?: (attrs:
     const body = requestBody(o) as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
     const headers = o.headers as Record<string, string>;
     const as = Object.entries(headers ?? {}).find(([k]) => k.toLowerCase() === 'impersonate-user')?.[1];
-    if (path === '/api') return { statusCode: 200, data: discovery(true) };
-    if (path === '/apis') return { statusCode: 200, data: discovery(false) };
+    if (path === '/api') return { statusCode: 200, data: discoveryDocument(SERVED, true) };
+    if (path === '/apis') return { statusCode: 200, data: discoveryDocument(SERVED, false) };
     if (plain === '/apis/authorization.k8s.io/v1/subjectaccessreviews') {
       const allowed = (opts.sarAllowed ?? (() => true))(body!.spec.resourceAttributes);
       return { statusCode: 201, data: { ...body, status: { allowed, ...(allowed ? {} : { reason: 'no RBAC policy matched' }) } } };
@@ -82,10 +72,7 @@ function fakeWec(opts: { objects?: Record<string, unknown>; sarAllowed?: (attrs:
 
 const executor = (namespace = 'team-a', name = 'deployer') => ({ subject: { type: 'ServiceAccount', serviceAccount: { namespace, name } } });
 
-function work(manifests: Record<string, unknown>[], spec: Record<string, unknown> = {}): ManifestWork {
-  return { apiVersion: 'work.open-cluster-management.io/v1', kind: 'ManifestWork', metadata: { name: 'w1', namespace: 'wec1', generation: 1 },
-    spec: { workload: { manifests }, ...spec } as never };
-}
+const work = (manifests: Record<string, unknown>[], spec: Record<string, unknown> = {}): ManifestWork => manifestWork({ manifests, spec });
 
 const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 1 } };
 const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'team-a' }, data: { a: '1' } };
@@ -232,29 +219,29 @@ t.test('an object the work would own needs the executor\'s delete (OCM\'s rule);
 });
 
 t.test('the reconciler sets owner references as the executor; a dropped object is deleted as the agent', async (t) => {
-  const its = fakeServer('https://its.test:6443');
-  const wec = fakeServer('https://wec.test:6443');
+  const its = fakeCluster('https://its.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   const worksPath = manifestWorksPath('wec1');
   const w1 = fakeWork('w1', [ns('app'), cm('app', 'a'), cm('app', 'b')], { executor: executor('app', 'deployer') as never });
   its.put(`${worksPath}/w1`, w1);
   const applier = new FakeApplier(wec);
-  const appliedWorks = new AppliedWorks(wec.m.up, 'h'.repeat(64), 'agent1');
+  const appliedWorks = new AppliedWorks(wec.up, 'h'.repeat(64), 'agent1');
   await appliedWorks.load();
   const getWork = (n: string) => its.objects.get(`${worksPath}/${n}`) as ManifestWork | undefined;
-  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
+  const status = new StatusWriter({ cluster: 'wec1', its: its.up, applier, work: getWork, onError: () => {}, debounceMs: 5 });
   const rec = new WorkReconciler({
-    cluster: 'wec1', its: its.m.up, wec: wec.m.up, applier, applied: appliedWorks, status,
+    cluster: 'wec1', its: its.up, wec: wec.up, applier, applied: appliedWorks, status,
     watcher: { setWork: () => {}, removeWork: () => {} }, work: getWork, enqueueAfter: () => {}, metrics: createAgentMetrics(), log: () => {},
   });
-  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  t.teardown(async () => { status.stop(); await its.close(); await wec.close(); });
   await rec.reconcile('w1');
-  const ownerPatches = wec.m.calls().filter((c) => c.method === 'PATCH' && /\/(namespaces\/app|configmaps\/[ab])$/.test(c.path));
+  const ownerPatches = wec.calls().filter((c) => c.method === 'PATCH' && /\/(namespaces\/app|configmaps\/[ab])$/.test(c.path));
   t.equal(ownerPatches.length, 3, 'an owner reference set on each object');
   for (const c of ownerPatches) t.equal(c.headers['impersonate-user'], 'system:serviceaccount:app:deployer', `${c.path}: as the executor`);
 
   its.put(`${worksPath}/w1`, { ...getWork('w1')!, metadata: { ...getWork('w1')!.metadata, generation: 2 }, spec: { ...w1.spec, workload: { manifests: [ns('app'), cm('app', 'a')] } } });
   await rec.reconcile('w1');
-  const del = wec.m.calls().filter((c) => c.method === 'DELETE');
+  const del = wec.calls().filter((c) => c.method === 'DELETE');
   t.equal(del.length, 1, 'the dropped ConfigMap is deleted');
   t.equal(del[0]!.path, '/api/v1/namespaces/app/configmaps/b');
   t.notOk(del[0]!.headers['impersonate-user'], 'with the agent\'s identity (OCM: the executor\'s delete was checked when it was applied)');

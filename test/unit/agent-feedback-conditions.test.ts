@@ -1,14 +1,15 @@
 // Status feedback (OCM's well-known rules and JSONPaths), per-manifest conditions with
 // lastTransitionTime kept while unchanged, condition rules, and OCM's work-level aggregation.
 import t from 'tap';
-import { feedbackOf, wellKnownStatusKinds } from '../../src/agent/status-feedback.js';
-import { evalJsonPath } from '../../src/agent/jsonpath.js';
-import { manifestStatus } from '../../src/agent/manifest-conditions.js';
-import { workStatus } from '../../src/agent/work-conditions.js';
-import { applyOrder, isProtected } from '../../src/agent/manifest-order.js';
-import { ApplyEngine, findManifestConfig } from '../../src/agent/apply-engine.js';
+import { feedbackOf, wellKnownStatusKinds } from '../../src/agent/status/status-feedback.js';
+import { evalJsonPath } from '../../src/agent/status/jsonpath.js';
+import { manifestStatus } from '../../src/agent/status/manifest-conditions.js';
+import { workStatus } from '../../src/agent/status/work-conditions.js';
+import { applyOrder, isProtected } from '../../src/agent/apply/manifest-order.js';
+import { ApplyEngine } from '../../src/agent/apply/apply-engine.js';
+import { findManifestConfig } from '../../src/agent/apply/manifest-config.js';
 import type { ManifestWork } from '../../src/kube/ocm-api.js';
-import type { ManifestApplyResult } from '../../src/agent/contract.js';
+import type { ManifestApplyResult } from '../../src/agent/shared/contract.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, status: { replicas: 2, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True' }] } };

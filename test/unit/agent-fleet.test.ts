@@ -1,14 +1,14 @@
 // The fleet lease ConfigMap kube-system/kubestellar-fleet in a WEC: claimed when free, renewed when
 // ours, refused while another fleet holds it, taken over once expired.
 import t from 'tap';
-import { fakeKube } from '../fixtures/agent-fake-kube.js';
-import { claimFleetLease } from '../../src/agent/fleet-lease.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
+import { claimFleetLease } from '../../src/agent/registration/fleet-lease.js';
 
 const CM = '/api/v1/namespaces/kube-system/configmaps/kubestellar-fleet';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
 t.test('claim, renew, refuse, take over after expiry', async (t) => {
-  const wec = fakeKube('https://wec.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   t.same(await claimFleetLease(wec.up, { fleetID: 'a', holderIdentity: 'agent-a', durationSeconds: 60, now: T0 }), { held: true, tookOver: false });
   t.match(wec.get(CM), { data: { fleetID: 'a', holderIdentity: 'agent-a', renewTime: '2026-01-01T00:00:00.000Z', leaseDurationSeconds: '60' } });
 
@@ -26,7 +26,7 @@ t.test('claim, renew, refuse, take over after expiry', async (t) => {
 });
 
 t.test('an unreachable WEC is an error, not a claim', async (t) => {
-  const wec = fakeKube('https://wec.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   wec.fail.push({ match: () => true, status: 'down' });
   await t.rejects(claimFleetLease(wec.up, { fleetID: 'a', holderIdentity: 'x' }));
 });

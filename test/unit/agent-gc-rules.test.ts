@@ -1,8 +1,8 @@
 import t from 'tap';
-import { desiredOwners, ownedByTheWork } from '../../src/agent/garbage-collector.js';
-import { isProtected } from '../../src/agent/manifest-order.js';
-import { untracked } from '../../src/agent/applied-works.js';
-import { AppliedWatcher, classify } from '../../src/agent/applied-watcher.js';
+import { desiredOwners, ownedByTheWork } from '../../src/agent/apply/garbage-collector.js';
+import { isProtected } from '../../src/agent/apply/manifest-order.js';
+import { untracked } from '../../src/agent/apply/applied-works.js';
+import { AppliedWatcher, classify } from '../../src/agent/status/applied-watcher.js';
 import type { ChangeType } from '../../src/kube/informer.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import type { Upstream } from '../../src/kube/upstream.js';

@@ -8,12 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { fakeKube, type FakeKube } from '../fixtures/agent-fake-kube.js';
+import { fakeCluster, type FakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { PushSupervisor, clusterOfSecret, type KubeconfigSecret, type PushSupervisorOptions } from '../../src/agent/push-supervisor.js';
 import type { ChangeType } from '../../src/kube/informer.js';
-import type { ClusterWorker } from '../../src/agent/contract.js';
-import type { RegistrationLike } from '../../src/agent/worker-factory.js';
-import type { RegistrationOptions } from '../../src/agent/registration.js';
+import type { ClusterWorker } from '../../src/agent/shared/contract.js';
+import type { RegistrationLike } from '../../src/agent/shared/worker-factory.js';
+import type { RegistrationOptions } from '../../src/agent/registration/cluster-registration.js';
 
 async function until(cond: () => boolean, what: string, ms = 3000): Promise<void> {
   const end = Date.now() + ms;
@@ -53,8 +53,8 @@ const secret = (cluster: string, kubeconfig: string, name = `${cluster}-kubeconf
 const managedCluster = (name: string, accepted = true) => ({ apiVersion: 'cluster.open-cluster-management.io/v1', kind: 'ManagedCluster', metadata: { name }, spec: { hubAcceptsClient: accepted } });
 
 function setup(opts: { accepted?: boolean; real?: boolean } = {}) {
-  const its = fakeKube('https://its.test:6443');
-  const wecs = new Map<string, FakeKube>();
+  const its = fakeCluster('https://its.test:6443');
+  const wecs = new Map<string, FakeCluster>();
   const workers: FakeWorker[] = [];
   const regs = new Map<string, FakeRegistration>();
   const lines: string[] = [];
@@ -64,7 +64,7 @@ function setup(opts: { accepted?: boolean; real?: boolean } = {}) {
     // The Secret's "kubeconfig" here is just the WEC's origin.
     wecFromKubeconfig: async (text) => {
       let k = wecs.get(text);
-      if (!k) { k = fakeKube(text); k.raw.set('/readyz', { status: 200, body: 'ok' }); wecs.set(text, k); }
+      if (!k) { k = fakeCluster(text); k.raw.set('/readyz', { status: 200, body: 'ok' }); wecs.set(text, k); }
       return k.up;
     },
     createRegistration: (o) => { const r = new FakeRegistration(o); r.accepted = opts.accepted ?? true; regs.set(o.cluster, r); return r; },
@@ -128,7 +128,7 @@ t.test('only the Secret of a cluster the hub accepts is followed; a cluster no l
 });
 
 t.test('the default watch asks for one Secret by name in the cluster\'s mailbox, and a 403 is said once', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   its.fail.push({ match: (p) => p.endsWith('/secrets'), status: 403 });
   const lines: string[] = [];
   const sup = new PushSupervisor({ its: its.up, fleetID: 'f', agentID: 'a', hubHash: 'h', log: (l) => lines.push(l), createWorker: () => { throw new Error('no worker'); } });
@@ -200,7 +200,7 @@ t.test('workers come and go with the Secrets; a changed Secret restarts', async 
 
 t.test('a WEC held by another fleet is refused, and taken once that lease expires', async (t) => {
   const { sup, workers, wecs, regs, lines, served } = setup();
-  const wec = fakeKube('https://wec4.test:6443');
+  const wec = fakeCluster('https://wec4.test:6443');
   wec.raw.set('/readyz', { status: 200, body: 'ok' });
   wecs.set('https://wec4.test:6443', wec);
   wec.put('/api/v1/namespaces/kube-system/configmaps/kubestellar-fleet', { metadata: { name: 'kubestellar-fleet', namespace: 'kube-system' },

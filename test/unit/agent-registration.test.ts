@@ -4,15 +4,15 @@
 // it changed, and after the create nothing but the status subresource is ever written. Push mode
 // never creates one.
 import t from 'tap';
-import { fakeKube } from '../fixtures/agent-fake-kube.js';
-import { Registration, nodeResources, reportClusterCondition } from '../../src/agent/registration.js';
-import { sumResources } from '../../src/agent/quantity.js';
-import { leasePath, renewClusterLease } from '../../src/agent/cluster-lease.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
+import { Registration, nodeResources, reportClusterCondition } from '../../src/agent/registration/cluster-registration.js';
+import { sumResources } from '../../src/agent/registration/quantity.js';
+import { leasePath, renewClusterLease } from '../../src/agent/registration/cluster-lease.js';
 
 const MC = '/apis/cluster.open-cluster-management.io/v1/managedclusters/wec1';
 
 function wecWithNodes() {
-  const wec = fakeKube('https://wec1.test:6443');
+  const wec = fakeCluster('https://wec1.test:6443');
   wec.raw.set('/livez', { status: 200, body: 'ok' });
   wec.raw.set('/version', { status: 200, body: { gitVersion: 'v1.34.1' } });
   wec.put('/api/v1/nodes/n1', { metadata: { name: 'n1' }, status: { capacity: { cpu: '4', memory: '8Gi', pods: '110' }, allocatable: { cpu: '3500m', memory: '7Gi', pods: '110' } } });
@@ -33,7 +33,7 @@ t.test('quantities sum exactly and keep their form', async (t) => {
 });
 
 t.test('creates the ManagedCluster unaccepted and starts nothing until the hub accepts', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   const wec = wecWithNodes();
   const accepted: boolean[] = [];
   const lines: string[] = [];
@@ -99,7 +99,7 @@ t.test('creates the ManagedCluster unaccepted and starts nothing until the hub a
 });
 
 t.test('push mode never creates the ManagedCluster: the hub admin creates and accepts the clusters it serves', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   const lines: string[] = [];
   const reg = new Registration({ cluster: 'wec1', its: its.up, wec: wecWithNodes().up, log: (l) => lines.push(l), onAccepted: () => t.fail('never accepted'), create: false });
   reg['stopped'] = false;
@@ -110,7 +110,7 @@ t.test('push mode never creates the ManagedCluster: the hub admin creates and ac
 });
 
 t.test('a condition reported on a ManagedCluster is written once, with its transition time, over the others', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   its.put(MC, { metadata: { name: 'wec1' }, spec: { hubAcceptsClient: true }, status: { conditions: [
     { type: 'ManagedClusterJoined', status: 'True', reason: 'ManagedClusterJoined', message: 'Managed cluster joined', lastTransitionTime: '2026-01-01T00:00:00Z' }] } } as never);
   const c = { type: 'ManagedClusterConditionAvailable', status: 'False' as const, reason: 'KubeconfigRefused', message: 'refused' };
@@ -121,7 +121,7 @@ t.test('a condition reported on a ManagedCluster is written once, with its trans
 });
 
 t.test('ITS rejecting the credentials is one log line, kept in itsError, no throw', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   const wec = wecWithNodes();
   its.fail.push({ match: () => true, status: 401 });
   const lines: string[] = [];
@@ -134,7 +134,7 @@ t.test('ITS rejecting the credentials is one log line, kept in itsError, no thro
 });
 
 t.test('the cluster lease is renewed with a later renewTime', async (t) => {
-  const its = fakeKube('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   await renewClusterLease(its.up, 'wec1', 60, Date.parse('2026-01-01T00:00:00Z'));
   t.match(its.get(leasePath('wec1')), { spec: { renewTime: '2026-01-01T00:00:00.000000Z', leaseDurationSeconds: 60 } });
   await renewClusterLease(its.up, 'wec1', 60, Date.parse('2026-01-01T00:00:15Z'));

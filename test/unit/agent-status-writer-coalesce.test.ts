@@ -1,10 +1,12 @@
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Coalescer } from '../../src/agent/coalescer.js';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { buildWorkStatusObject, workStatusName } from '../../src/agent/workstatus.js';
+import { Coalescer } from '../../src/agent/shared/coalescer.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { buildWorkStatusObject, workStatusName } from '../../src/agent/status/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
-import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
+import { FakeApplier } from '../fixtures/agent/fake-applier.js';
+import { cm, mailboxWork as work } from '../fixtures/agent/builders.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { statusFromValues } from '../../src/kube/status-in-work.js';
 
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
@@ -42,13 +44,13 @@ t.test('Coalescer: a failed write is retried', async (t) => {
 });
 
 async function writerHarness(w: ManifestWork) {
-  const its = fakeServer('https://its.test:6443');
-  const wec = fakeServer('https://wec.test:6443');
+  const its = fakeCluster('https://its.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   its.put(`${manifestWorksPath('wec1')}/${w.metadata.name}`, w);
   const applier = new FakeApplier(wec);
   const getWork = (n: string) => its.objects.get(`${manifestWorksPath('wec1')}/${n}`) as ManifestWork | undefined;
-  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: getWork, onError: () => {}, debounceMs: 20 });
-  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  const status = new StatusWriter({ cluster: 'wec1', its: its.up, applier, work: getWork, onError: () => {}, debounceMs: 20 });
+  t.teardown(async () => { status.stop(); await its.close(); await wec.close(); });
   return { its, wec, applier, status, getWork };
 }
 
@@ -133,13 +135,13 @@ t.test('StatusWriter: a new WorkStatus of an object without status is created wi
 
 t.test('StatusWriter: with the informer behind its own writes, nothing is written twice and no WorkStatus is dropped', async (t) => {
   const w = work('w1', [cm('app', 'a')], {}, { resourceVersion: '1' });
-  const its = fakeServer('https://its.test:6443');
-  const wec = fakeServer('https://wec.test:6443');
+  const its = fakeCluster('https://its.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   its.put(`${manifestWorksPath('wec1')}/w1`, w);
   const applier = new FakeApplier(wec);
   // The informer's copy never catches up: always the work as first seen, without status.
-  const status = new StatusWriter({ cluster: 'wec1', its: its.m.up, applier, work: () => w, onError: () => {}, debounceMs: 5 });
-  t.teardown(async () => { status.stop(); await its.m.close(); await wec.m.close(); });
+  const status = new StatusWriter({ cluster: 'wec1', its: its.up, applier, work: () => w, onError: () => {}, debounceMs: 5 });
+  t.teardown(async () => { status.stop(); await its.close(); await wec.close(); });
   const results = (await applier.applyWork(w)).map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready' } } }));
   status.setResults('w1', results);
   await until(() => status.idle());

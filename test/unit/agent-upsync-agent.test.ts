@@ -1,5 +1,5 @@
 // The UpsyncAgent of one cluster (src/agent/upsync/upsync-agent.ts) with fake informers (stores
-// the test fills) and an in-memory ITS recording writes (test/fixtures/agent-fakes.ts): copies
+// the test fills) and an in-memory ITS recording writes (test/fixtures/agent/fake-cluster.ts): copies
 // written and coalesced, deleted when the WEC object or the request goes, leftovers of a former
 // run removed by the first resync, request status written once; the executor's read rights
 // (SubjectAccessReviews of a mock WEC) deciding what is copied; resources watched only in the
@@ -13,10 +13,10 @@ import type { RateLimit } from '../../src/kube/work-queue.js';
 import {
   UPSYNC_WDS_LABEL, upsyncRequestsPath, upsyncedObjectName, upsyncedObjectsPath, type UpsyncRequest,
 } from '../../src/kube/upsync-api.js';
-import type { Mapping } from '../../src/agent/rest-mapper.js';
+import type { Mapping } from '../../src/agent/shared/rest-mapper.js';
 import { UpsyncAgent } from '../../src/agent/upsync/upsync-agent.js';
 import type { InformerLike } from '../../src/agent/upsync/sources.js';
-import { fakeServer } from '../fixtures/agent-fakes.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { mockUpstream, requestBody, type MockUpstream } from '../fixtures/mock-upstream.js';
 
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
@@ -107,11 +107,11 @@ function sarWec(answer: (r: Review) => boolean | 'fail') {
 }
 
 function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<string, KubeObject[]> = {}, o: { wec?: MockUpstream; readRightTtlMs?: number; writeRetry?: RateLimit } = {}) {
-  const its = fakeServer('https://its.test:6443');
+  const its = fakeCluster('https://its.test:6443');
   const informers = new Map<string, FakeInformer>();
   const log: string[] = [];
   const up = new UpsyncAgent({
-    cluster: 'wec1', its: its.m.up, wec: o.wec?.up ?? its.m.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000, readRightTtlMs: o.readRightTtlMs, writeRetry: o.writeRetry,
+    cluster: 'wec1', its: its.up, wec: o.wec?.up ?? its.up, log: (l) => log.push(l), debounceMs: 20, resyncMs: 60_000, readRightTtlMs: o.readRightTtlMs, writeRetry: o.writeRetry,
     mapper: { byResource: (g, r) => MAPPINGS.find((m) => m.group === g && m.resource === r), refresh: async () => {} },
     informers: (_where, path, onChange, onRelisted) => {
       const inf = new FakeInformer(path, onChange, onRelisted, seedOf(seed, path));
@@ -121,7 +121,7 @@ function harness(t: { teardown(fn: () => Promise<void>): void }, seed: Record<st
   });
   // Requests live in the ITS too, so that their status can be patched.
   for (const r of (seed[upsyncRequestsPath('wec1')] ?? []) as UpsyncRequest[]) its.put(`${upsyncRequestsPath('wec1')}/${r.metadata.name}`, r);
-  t.teardown(async () => { await up.stop(); await its.m.close(); await o.wec?.close(); });
+  t.teardown(async () => { await up.stop(); await its.close(); await o.wec?.close(); });
   const inf = (path: string) => informers.get(path)!;
   const copies = () => [...its.objects.entries()].filter(([p]) => p.startsWith(`${upsyncedObjectsPath('wec1')}/`)).map(([, o]) => o as any);
   const writesOf = (method: string) => its.writes.filter((w) => w.method === method && w.path.startsWith(upsyncedObjectsPath('wec1')));
@@ -367,13 +367,13 @@ t.test('a resource is watched only in the namespaces every clause needing it nam
 
 t.test('CopyWriter: a create that finds the copy there (409) reads it and updates it', async (t) => {
   const { CopyWriter } = await import('../../src/agent/upsync/copy-writer.js');
-  const its = fakeServer('https://its.test:6443');
-  t.teardown(() => its.m.close());
+  const its = fakeCluster('https://its.test:6443');
+  t.teardown(() => its.close());
   const name = upsyncedObjectName('wds1', ref('demo', 'a'));
   its.put(`${upsyncedObjectsPath('wec1')}/${name}`, { metadata: { name, namespace: 'wec1' }, source: {}, policies: [] });
   const d = { name, wds: 'wds1', policies: ['p1'], object: cm('demo', 'a'),
     source: { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespace: 'demo', name: 'a', uid: 'u', resourceVersion: '9' } };
-  const w = new CopyWriter({ cluster: 'wec1', its: its.m.up, desired: () => d, held: () => undefined, mayDelete: () => true, onError: () => {} });
+  const w = new CopyWriter({ cluster: 'wec1', its: its.up, desired: () => d, held: () => undefined, mayDelete: () => true, onError: () => {} });
   await w.sync(name);
   t.same(its.writes.map((x) => x.method), ['POST', 'PUT']);
   t.same((its.objects.get(`${upsyncedObjectsPath('wec1')}/${name}`) as any).policies, ['p1']);

@@ -5,7 +5,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { upsyncedObjectName, type UpsyncClause, type UpsyncRequest } from '../../src/kube/upsync-api.js';
-import type { Mapping } from '../../src/agent/rest-mapper.js';
+import type { Mapping } from '../../src/agent/shared/rest-mapper.js';
 import { associatedClauseKeeps, isClaimOf, ownedBy, resourceClauseSelects, statefulSetClaims, type Candidate, type Owner } from '../../src/agent/upsync/select.js';
 import { neededResources, plan, watchScopes, type World } from '../../src/agent/upsync/plan.js';
 import type { ReadAccess } from '../../src/agent/upsync/read-rights.js';

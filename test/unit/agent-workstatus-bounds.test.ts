@@ -5,10 +5,12 @@
 // test/integration/agent-its-identity.test.ts.)
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StatusWriter } from '../../src/agent/status-writer.js';
-import { buildWorkStatusObject, MAX_STATUS_BYTES, STATUS_TRUNCATED_ANNOTATION } from '../../src/agent/workstatus.js';
+import { StatusWriter } from '../../src/agent/status/work-status-writer.js';
+import { buildWorkStatusObject, MAX_STATUS_BYTES, STATUS_TRUNCATED_ANNOTATION } from '../../src/agent/status/workstatus.js';
 import { manifestWorksPath, workStatusesPath, type ManifestWork } from '../../src/kube/ocm-api.js';
-import { FakeApplier, cm, fakeServer, work } from '../fixtures/agent-fakes.js';
+import { FakeApplier } from '../fixtures/agent/fake-applier.js';
+import { cm, mailboxWork as work } from '../fixtures/agent/builders.js';
+import { fakeCluster } from '../fixtures/agent/fake-cluster.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 async function until(cond: () => boolean, ms = 3000): Promise<void> {
@@ -43,7 +45,7 @@ t.test('a status past the bound keeps its small fields, leaves out the largest a
 
 t.test('a WorkStatus the ITS refuses is said once; the work\'s status is written all the same, and nothing loops', async (t) => {
   const its = mockUpstream('https://its.test:6443');
-  const wec = fakeServer('https://wec.test:6443');
+  const wec = fakeCluster('https://wec.test:6443');
   const w: ManifestWork = work('w1', [cm('app', 'a')]);
   const errors: string[] = [];
   let refusals = 0;
@@ -58,7 +60,7 @@ t.test('a WorkStatus the ITS refuses is said once; the work\'s status is written
   }).persist();
   const applier = new FakeApplier(wec);
   const status = new StatusWriter({ cluster: 'wec1', its: its.up, applier, work: () => w, onError: (where, err) => errors.push(`${where}: ${(err as Error).message}`), debounceMs: 5 });
-  t.teardown(async () => { status.stop(); await its.close(); await wec.m.close(); });
+  t.teardown(async () => { status.stop(); await its.close(); await wec.close(); });
 
   const results = await applier.applyWork(w);
   status.setResults('w1', results.map((r) => ({ ...r, live: { ...r.live!, status: { phase: 'Ready' } } })));

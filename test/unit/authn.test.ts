@@ -6,8 +6,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import t, { type Test } from 'tap';
-import { parseAuthnConfig } from '../../src/apiserver/authn-config.js';
-import { Authenticator, type TokenReviewer } from '../../src/apiserver/authn.js';
+import { parseAuthnConfig } from '../../src/apiserver/auth/authn-config.js';
+import { Authenticator, type TokenReviewer } from '../../src/apiserver/auth/authn.js';
 import { StatusError } from '../../src/kube/status.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { createCA, issueCert, type KeyPair } from '../../src/kube/pki.js';
@@ -138,7 +138,7 @@ t.test('nothing at all is 401', async (t) => {
   await rejects401(t, authn().authenticate(request({})), 'anonymous');
 });
 
-// Defect 1 of issue 24: the chain a client sends is the client's to choose. Node links it by
+// docs/security.md D1: the chain a client sends is the client's to choose. Node links it by
 // names, and the TLS layer verifies it against both CA pools at once; neither may decide which
 // pool signed the leaf.
 const forgedLink = await madeUpLink('client-ca', 'front-proxy-ca');

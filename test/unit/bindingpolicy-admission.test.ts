@@ -1,12 +1,12 @@
-// Who may name an executor (src/apiserver/policy-admission.ts) through the app, without spaces: a
+// Who may name an executor (src/apiserver/admission/bindingpolicies-webhook.ts) through the app, without spaces: a
 // BindingPolicy naming ServiceAccount X is admitted only if its author (the AdmissionReview's
 // userInfo) may impersonate X — the SubjectAccessReview asked is checked, with the author's
 // groups, extra and uid; a refusal is a 403 in kube's Status shape; a review the WDS cannot decide
 // is denied (503), never allowed; updates that leave the spec as it was are not asked about.
 // The ValidatingWebhookConfiguration registration writes is checked too.
 import t, { type Test } from 'tap';
-import { POLICY_ADMISSION_PATH, POLICY_WEBHOOK_NAME } from '../../src/apiserver/policy-admission.js';
-import { POLICY_NAMES_EXECUTOR, policyWebhookConfiguration } from '../../src/apiserver/registration.js';
+import { POLICY_ADMISSION_PATH, POLICY_WEBHOOK_NAME } from '../../src/apiserver/admission/bindingpolicies-webhook.js';
+import { POLICY_NAMES_EXECUTOR, policyWebhookConfiguration } from '../../src/apiserver/wds-registration.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { testApp } from '../fixtures/view-app.js';
 

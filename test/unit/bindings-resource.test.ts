@@ -1,12 +1,12 @@
-// The virtual Bindings over HTTP (src/apiserver/bindings-resource.ts through the app): the same
+// The virtual Bindings over HTTP (src/apiserver/groups/bindings-resource.ts through the app): the same
 // Binding as bindings.view.kubestellar.io and, inside the view, as KubeStellar's
 // bindings.control.kubestellar.io — each in its own apiVersion, authorized on its own group;
 // the view's discovery and OpenAPI list them in control.kubestellar.io; writes are 405.
 import t from 'tap';
 import { Store } from '../../src/kube/informer.js';
-import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
+import type { BindingPolicy, ManagedCluster } from '../../src/controllers/model/api.js';
 import { Bindings } from '../../src/controllers/placement/bindings.js';
-import type { BindingSource } from '../../src/apiserver/bindings-resource.js';
+import type { BindingSource } from '../../src/apiserver/groups/bindings-resource.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
 
 const VIEW_BINDINGS = '/apis/view.kubestellar.io/v1alpha1/bindings';

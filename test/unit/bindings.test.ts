@@ -3,9 +3,10 @@
 // Go's omitempty, the ownerReference KubeStellar's binding controller sets, KubeStellar's order.
 import t from 'tap';
 import { Store } from '../../src/kube/informer.js';
-import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
-import { Bindings, modulationJSON, type Placement } from '../../src/controllers/placement/bindings.js';
-import type { Modulation } from '../../src/controllers/resolution.js';
+import type { BindingPolicy, ManagedCluster } from '../../src/controllers/model/api.js';
+import { Bindings, modulationJSON } from '../../src/controllers/placement/bindings.js';
+import type { Placement } from '../../src/controllers/model/sent.js';
+import type { Modulation } from '../../src/controllers/model/resolution.js';
 
 const PLAIN: Modulation = { createOnly: false, wantSingletonReportedState: false, wantMultiWECReportedState: false, statusCollectors: [] };
 

@@ -1,5 +1,5 @@
 // What a StatusCollector's CEL may cost (src/controllers/status/cel-cost.ts through the compiler
-// and evaluateRow, issue 24 defect 4): an expression whose estimated worst case exceeds kube's
+// and evaluateRow, docs/security.md D4): an expression whose estimated worst case exceeds kube's
 // limit is invalid in kube's words (the issue's chain of replaces among them), KubeStellar's
 // documented collectors and one loop over an input are not; at run time an expression is
 // stopped by its cost limit with cel-go's error, reported in the result's errors like any other,

@@ -1,4 +1,4 @@
-// CEL off the server's thread (src/controllers/status/cel-pool.ts, issue 24 defect 4): a runaway
+// CEL off the server's thread (src/controllers/status/cel-pool.ts, docs/security.md D4): a runaway
 // evaluation is stopped at its deadline in its worker, while the server's thread keeps turning
 // and another collector's work is answered meanwhile; one collector's tasks run one at a time
 // (it never holds more than one worker); a stopped worker is replaced. Through the
@@ -8,9 +8,9 @@ import t from 'tap';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
 import { Reports } from '../../src/controllers/status/reports.js';
 import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
-import type { StatusSources } from '../../src/controllers/status/controller.js';
-import { identityKey, objectKey } from '../../src/controllers/placement/keys.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import type { StatusSources } from '../../src/controllers/model/sent.js';
+import { identityKey, objectKey } from '../../src/controllers/model/keys.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
 import { Store } from '../../src/kube/informer.js';
 import type { WorkStatus } from '../../src/kube/ocm-api.js';
 import type { KubeObject } from '../../src/kube/objects.js';

@@ -6,8 +6,8 @@
 // EndpointSlices, as kube's `edit` role since CVE-2021-25740. Rights are judged as RBAC judges a
 // request (`kubectl auth can-i`), from the rules rendered.
 import t, { type Test } from 'tap';
-import { ITS_CRD_FILES, readCRD } from '../../src/controllers/crds.js';
-import { itsAdmissionObjects } from '../../src/controllers/its-admission.js';
+import { ITS_CRD_FILES, readCRD } from '../../src/controllers/install/controller-crds.js';
+import { itsAdmissionObjects } from '../../src/controllers/install/its-admission.js';
 import { one, refused, render, run, useHelm, type Obj } from '../fixtures/chart.js';
 
 t.setTimeout(20 * 60_000);

@@ -14,8 +14,8 @@ import YAML from 'yaml';
 import {
   CRD_MANAGER_RULES, DENATURED_EDITOR_RULES, DENATURED_RBAC_ADMIN_RULES, DENATURED_WEBHOOK_CONFIGURATION, ESCALATION_CHECKER_RULES,
   IMPERSONATOR_RULES, POLICY_WEBHOOK_CONFIGURATION, VIEW_USER_RULES, WEBHOOK_CONFIGURATION,
-} from '../../src/apiserver/registration.js';
-import { GROUP, VERSION } from '../../src/apiserver/view-group.js';
+} from '../../src/apiserver/wds-registration.js';
+import { GROUP, VERSION } from '../../src/apiserver/groups/view-group.js';
 import { pushMailboxRbac, renderRbac } from '../../src/spaces/agent-identities.js';
 import { helmVersion } from '../../src/spaces/helm.js';
 import { chartFile } from '../../src/util/chart-files.js';
@@ -79,9 +79,9 @@ t.test('the server: flags, hosted registration from its own Service, graceful sh
   t.equal(c.command, undefined, 'the image\'s entrypoint (ksview)');
   t.equal(c.args[0], 'serve');
   for (const flag of ['--wds-kubeconfig=/var/run/ksview/wds/kubeconfig', '--wds-name=wds1', '--bind-address=0.0.0.0', '--port=8443',
-    '--cert-dir=/var/run/ksview/serving-cert', '--native-code=/app/bin/ksview-native', '--protobuf-decoder=/app/bin/ksview-protojson',
-    '--template-expander=/app/bin/ksview-gotemplate', '--namespace=kubestellar-view', '--service=ksview', '--register',
-    `--register-endpoints-from=kubestellar-view/${svc.metadata.name}`, '--shutdown-delay=5s']) t.ok(c.args.includes(flag), flag);
+    '--cert-dir=/var/run/ksview/serving-cert', '--ksview-native=/app/bin/ksview-native', '--ksview-protojson=/app/bin/ksview-protojson',
+    '--ksview-gotemplate=/app/bin/ksview-gotemplate', '--namespace=kubestellar-view', '--service=ksview', '--register',
+    `--register-endpoints-from=kubestellar-view/${svc.metadata.name}`, '--shutdown-delay-duration=5s']) t.ok(c.args.includes(flag), flag);
   t.notOk(c.args.some((a: string) => a.startsWith('--its-kubeconfig') || a.startsWith('--default-executor')), 'no placement without an ITS');
   t.same(svc.spec.selector, d.spec.selector.matchLabels, 'the Service selects the server pods');
   t.same(svc.spec.ports, [{ name: 'https', protocol: 'TCP', port: 443, targetPort: 'https' }]);

@@ -1,7 +1,7 @@
 // Lease staleness as OCM's hub decides it (checkLease), checked by the requests sent to a mock ITS,
 // with the clock given.
 import t from 'tap';
-import { checkLease, gracePeriodMs, LEASE_STOPPED_REASON, type Lease } from '../../src/controllers/cluster-health.js';
+import { checkLease, gracePeriodMs, LEASE_STOPPED_REASON, type Lease } from '../../src/controllers/clusters/cluster-health.js';
 import type { ManagedCluster } from '../../src/kube/ocm-api.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 

@@ -1,12 +1,12 @@
-// The virtual CombinedStatuses over HTTP (src/apiserver/combinedstatuses-resource.ts through the
+// The virtual CombinedStatuses over HTTP (src/apiserver/groups/combinedstatuses-resource.ts through the
 // app): namespaced, the same objects as combinedstatuses.view.kubestellar.io and, inside the view,
 // as KubeStellar's combinedstatuses.control.kubestellar.io, each in its own apiVersion, authorized
 // on its own group and namespace; label selectors on KubeStellar's five labels, field selectors on
 // name and namespace; Tables with a RESULTS summary; watches from a list's resourceVersion; writes
 // 405; discovery and OpenAPI of both groups.
 import t from 'tap';
-import type { ResourceAttributes } from '../../src/apiserver/authz.js';
-import type { CombinedStatusSource } from '../../src/apiserver/combinedstatuses-resource.js';
+import type { ResourceAttributes } from '../../src/apiserver/auth/authz.js';
+import type { CombinedStatusSource } from '../../src/apiserver/groups/combinedstatuses-resource.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
 

@@ -1,7 +1,7 @@
 // ensureCRDs over a recording mock upstream: absent CRDs are created labelled as ours; ours are
 // updated to the shipped schema; somebody else's (a real OCM hub's, KubeStellar's) stay untouched.
 import t from 'tap';
-import { ensureCRDs, MANAGED_BY_LABEL, readCRD } from '../../src/controllers/crds.js';
+import { ensureCRDs, MANAGED_BY_LABEL, readCRD } from '../../src/controllers/install/controller-crds.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const FILE = 'control.kubestellar.io_bindingpolicies.yaml';

@@ -3,7 +3,7 @@
 // read until Established; the results say which CRDs this run created or changed.
 import t from 'tap';
 import { installDenaturedCRDs } from '../../src/storage/crd-installer.js';
-import { CRDS_PATH } from '../../src/kube/crds.js';
+import { CRDS_PATH } from '../../src/kube/crd-established.js';
 import { crdName, denaturedKind, establishedCRD } from '../fixtures/denatured-kinds.js';
 import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
 

@@ -4,7 +4,8 @@
 // change of metadata alone), and the first refusal is the answer.
 import t, { type Test } from 'tap';
 import { admitDirectWrite, DIRECT_WRITE_CHECKS, type DirectWrite } from '../../src/storage/denatured-admission.js';
-import { DenaturedStore, kindStrategy } from '../../src/storage/denatured-store.js';
+import { DenaturedStore } from '../../src/storage/denatured-store.js';
+import { kindStrategy } from '../../src/storage/denatured-strategy.js';
 import { storedName } from '../../src/storage/denatured-translation.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { denaturedKind } from '../fixtures/denatured-kinds.js';
@@ -21,7 +22,7 @@ function setup(t: Test) {
   t.teardown(() => m.close());
   const native = new FakeNativeCode();
   native.answer = (w) => ({ status: w.method === 'POST' ? 201 : 200, json: {}, warnings: [], write: w.method === 'POST' ? 'create' : 'update' });
-  const store = new DenaturedStore(m.up, kindStrategy(denaturedKind('roles')), native);
+  const store = new DenaturedStore({ up: m.up, strategy: kindStrategy(denaturedKind('roles')), native });
   const role = (name: string, annotations?: Record<string, string>, rules: unknown[] = [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }]): KubeObject => ({
     apiVersion: 'denatured.kubestellar.io/v1', kind: 'Role',
     metadata: { name, namespace: 'ns1', uid: 'u1', resourceVersion: '3', ...(annotations ? { annotations } : {}) }, rules,
@@ -104,7 +105,7 @@ t.test('other kinds: a change of metadata alone, labels included, is not judged 
   const m = mockUpstream();
   t.teardown(() => m.close());
   const native = new FakeNativeCode();
-  const store = new DenaturedStore(m.up, kindStrategy(denaturedKind('resourcequotas')), native);
+  const store = new DenaturedStore({ up: m.up, strategy: kindStrategy(denaturedKind('resourcequotas')), native });
   const quota: KubeObject = { apiVersion: 'denatured.kubestellar.io/v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns1', uid: 'u', resourceVersion: '1' }, spec: { hard: { pods: '1' } } };
   const labelled = { ...quota, metadata: { ...quota.metadata, labels: { a: 'b' } } };
   t.equal(await admitDirectWrite({ operation: 'UPDATE', subresource: '', version: 'v1', object: labelled, oldObject: quota, user: mallory, store }), undefined);

@@ -1,13 +1,13 @@
-// Unit tests of the HTTP side of denatured kinds (src/apiserver/denatured-handler.ts) without
+// Unit tests of the HTTP side of denatured kinds (src/apiserver/view/denatured-handler.ts) without
 // spaces: the smallest fastify app that routes the view's paths to handleDenatured as
-// view-proxy.ts does (buffered body, request info, the authenticated user, errors as Status),
-// with a real denatured registry synced against the mock upstream, driven with app.inject as
-// kubectl would call it: JSON, YAML, Tables, watches, the media types it refuses.
+// src/apiserver/view/view-plugin.ts does (buffered body, request info, the authenticated user,
+// errors as Status), with a real denatured registry synced against the mock upstream, driven
+// with app.inject as kubectl would call it: JSON, YAML, Tables, watches, the media types it refuses.
 import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import YAML from 'yaml';
-import { handleDenatured } from '../../src/apiserver/denatured-handler.js';
+import { handleDenatured } from '../../src/apiserver/view/denatured-handler.js';
 import { parseRequestInfo } from '../../src/kube/request-info.js';
 import { toStatus } from '../../src/kube/status.js';
 import type { UserInfo } from '../../src/kube/user.js';
@@ -35,8 +35,9 @@ interface View {
 }
 
 /**
- * The app: every path under the view root goes to handleDenatured, as view-proxy.ts routes
- * denatured kinds. The registry has synced (`ok`), not yet (`none`), or failed its sync (`failed`).
+ * The app: every path under the view root goes to handleDenatured, as
+ * src/apiserver/view/view-plugin.ts routes denatured kinds. The registry has synced (`ok`), not
+ * yet (`none`), or failed its sync (`failed`).
  */
 async function view(t: Test, opts: { sync?: 'ok' | 'none' | 'failed'; protobuf?: ProtobufDecoder } = {}): Promise<View> {
   const m = mockUpstream();

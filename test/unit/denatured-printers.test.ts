@@ -1,8 +1,7 @@
 import t from 'tap';
 import { deepFreeze } from '../../src/kube/json.js';
-import {
-  DEFAULT_PRINTER, printerFor, type TableColumnDefinition,
-} from '../../src/storage/denatured-printers.js';
+import { printerFor } from '../../src/storage/kinds/index.js';
+import { DEFAULT_PRINTER, type TableColumnDefinition } from '../../src/storage/printing/printer.js';
 import { humanDuration } from '../../src/kube/duration.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 

@@ -4,7 +4,7 @@
 import { FakeNativeCode } from '../fixtures/fake-native-code.js';
 import t, { type Test } from 'tap';
 import { DenaturedRegistry } from '../../src/storage/denatured-registry.js';
-import { CRDS_PATH } from '../../src/kube/crds.js';
+import { CRDS_PATH } from '../../src/kube/crd-established.js';
 import { answerDenaturedKinds, crdName, openAPIDoc } from '../fixtures/denatured-kinds.js';
 import { mockUpstream, type MockUpstream } from '../fixtures/mock-upstream.js';
 

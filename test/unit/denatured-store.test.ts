@@ -4,7 +4,9 @@
 // WDS (the stored form, nothing at all for an invalid object).
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { DenaturedStore, kindStrategy, type Caller, type Target } from '../../src/storage/denatured-store.js';
+import { DenaturedStore } from '../../src/storage/denatured-store.js';
+import type { Caller, Target } from '../../src/storage/denatured-verbs.js';
+import { kindStrategy } from '../../src/storage/denatured-strategy.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { StatusError } from '../../src/kube/status.js';
 import { denaturedKind, type FixtureResource } from '../fixtures/denatured-kinds.js';
@@ -27,7 +29,7 @@ function setup(t: Test, resource: FixtureResource): { m: MockUpstream; store: De
   const m = mockUpstream();
   t.teardown(() => m.close());
   const native = new FakeNativeCode();
-  return { m, store: new DenaturedStore(m.up, kindStrategy(denaturedKind(resource)), native), native };
+  return { m, store: new DenaturedStore({ up: m.up, strategy: kindStrategy(denaturedKind(resource)), native }), native };
 }
 
 /** An answer that returns the object sent, with what the WDS adds on write. */
@@ -345,7 +347,7 @@ t.test('an object read again unchanged (same uid and resourceVersion) is shown w
 });
 
 // One stored object the view cannot show (written around it, before its admission webhook) must
-// never fail reads of the others (issue 24, defect 10).
+// never fail reads of the others (docs/security.md D10).
 const NATIVE_METADATA = 'view.kubestellar.io/native-metadata';
 const storedRole = (name: string, namespace: string, annotations: Record<string, string> = {}, uid = `uid-${name}`) => ({
   apiVersion: 'denatured.kubestellar.io/v1', kind: 'Role',
@@ -361,7 +363,7 @@ function roleStore(t: Test, logs: string[] = []) {
   t.teardown(() => m.close());
   const native = new FakeNativeCode();
   native.undecodable = (o) => (JSON.stringify(o).includes('yesterday') ? 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"' : undefined);
-  const store = new DenaturedStore(m.up, kindStrategy(denaturedKind('roles')), native, (l) => logs.push(l));
+  const store = new DenaturedStore({ up: m.up, strategy: kindStrategy(denaturedKind('roles')), native, log: (l) => logs.push(l) });
   return { m, native, store };
 }
 

@@ -1,13 +1,13 @@
 // The admission webhook of direct writes of denatured.kubestellar.io objects
-// (src/apiserver/denatured-webhook.ts) through the app, without spaces: a real registry synced
+// (src/apiserver/admission/denatured-webhook.ts) through the app, without spaces: a real registry synced
 // against the mock upstream, ksview-native faked. A forged annotation and an object Kubernetes
 // refuses are denied with their 422; a valid write is allowed; while it cannot judge (kinds not
 // synced, ksview-native down) it denies, failing closed; what is not its business is allowed;
 // reviews of two 3 MiB objects are read. The ValidatingWebhookConfiguration registration writes
 // is checked too.
 import t, { type Test } from 'tap';
-import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from '../../src/apiserver/denatured-webhook.js';
-import { denaturedWebhookConfiguration } from '../../src/apiserver/registration.js';
+import { DENATURED_ADMISSION_PATH, DENATURED_WEBHOOK_NAME } from '../../src/apiserver/admission/denatured-webhook.js';
+import { denaturedWebhookConfiguration } from '../../src/apiserver/wds-registration.js';
 import { errors } from '../../src/kube/status.js';
 import { DenaturedRegistry } from '../../src/storage/denatured-registry.js';
 import { answerDenaturedKinds, type FixtureResource } from '../fixtures/denatured-kinds.js';

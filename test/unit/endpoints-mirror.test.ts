@@ -1,8 +1,8 @@
-// The endpoints mirror of hosted registration (src/controllers/endpoints-mirror.ts): the hosting
+// The endpoints mirror of hosted registration (src/controllers/hosting/endpoints-mirror.ts): the hosting
 // cluster's EndpointSlices of the server's Service as the pods come and go, and the writes into the
 // WDS that follow (recorded, as a sample-controller fixture records actions), under leadership.
 import t from 'tap';
-import { EndpointsMirror, MAX_ADDRESSES, MIRROR_MANAGER, mirroredObjects, type MirrorWrite, type SliceWatch, type SourceSlice } from '../../src/controllers/endpoints-mirror.js';
+import { EndpointsMirror, MAX_ADDRESSES, MIRROR_MANAGER, mirroredObjects, type MirrorWrite, type SliceWatch, type SourceSlice } from '../../src/controllers/hosting/endpoints-mirror.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 const target = { namespace: 'kubestellar-view', service: 'ksview', portName: 'https' };

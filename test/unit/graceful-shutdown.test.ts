@@ -1,4 +1,4 @@
-// Graceful shutdown (src/apiserver/graceful-shutdown.ts, `ksview serve --shutdown-delay`): readiness
+// Graceful shutdown (src/apiserver/graceful-shutdown.ts, `ksview serve --shutdown-delay-duration`): readiness
 // off at once while everything else is still served; then draining a real HTTP server on loopback:
 // requests in flight finish, watches end with their last chunk, no new connection is accepted,
 // and what outlives the grace period is cut. And the Lease released at once (leader-election.ts).

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { upstreamHeaders } from '../../src/apiserver/impersonation.js';
+import { upstreamHeaders } from '../../src/apiserver/auth/impersonation.js';
 import type { UserInfo } from '../../src/kube/user.js';
 
 const incoming = () => ({

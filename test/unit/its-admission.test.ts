@@ -6,7 +6,7 @@
 // the group every agent holds (`…:managed-clusters`) names no cluster.
 import { run, type CelInput } from '@bufbuild/cel';
 import t from 'tap';
-import { ensureItsAdmission, itsAdmissionObjects } from '../../src/controllers/its-admission.js';
+import { ensureItsAdmission, itsAdmissionObjects } from '../../src/controllers/install/its-admission.js';
 import { mockUpstream, requestBody } from '../fixtures/mock-upstream.js';
 
 const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';

@@ -33,7 +33,7 @@ t.test('a hidden resource name in another group is not hidden', async (t) => {
 });
 
 t.test('denatured kinds by default, subresources included', async (t) => {
-  // The denatured kinds of the design (../shared/DESIGN.md, "Kinds in the view").
+  // The denatured kinds of the design (docs/view.md, "Denatured kinds").
   for (const [group, resource] of [
     ['admissionregistration.k8s.io', 'mutatingwebhookconfigurations'], ['admissionregistration.k8s.io', 'validatingwebhookconfigurations'],
     ['admissionregistration.k8s.io', 'validatingadmissionpolicies'], ['admissionregistration.k8s.io', 'validatingadmissionpolicybindings'],

@@ -1,6 +1,6 @@
 // Mailbox namespaces: created for an accepted cluster, an existing one left alone.
 import t from 'tap';
-import { accepted, ensureMailbox } from '../../src/controllers/mailboxes.js';
+import { accepted, ensureMailbox } from '../../src/controllers/clusters/mailboxes.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 t.test('ensureMailbox creates the namespace, and a 409 (it exists) is fine', async (t) => {

@@ -18,7 +18,7 @@ const log = () => { const lines: string[] = []; return { lines, info: (m: string
 
 t.test('a missing binary or one that does not come up is a UserError naming it', async (t) => {
   const missing = new NativeCode('/nonexistent/ksview-native', log());
-  await t.rejects(missing.start(), new UserError('ksview-native is missing: /nonexistent/ksview-native (it is built with the spaces\' binaries: ksview spaces up, or --native-code <path>)'));
+  await t.rejects(missing.start(), new UserError('ksview-native is missing: /nonexistent/ksview-native (it is built with the spaces\' binaries: ksview spaces up, or --ksview-native <path>)'));
   await missing.close();
   process.env.FAKE_NATIVE_MODE = 'exit';
   const dying = new NativeCode(FAKE, log());

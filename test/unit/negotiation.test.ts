@@ -1,5 +1,5 @@
 import t from 'tap';
-import { jsonOnlyAccept, wantsAggregatedDiscovery, wantsTable } from '../../src/apiserver/negotiation.js';
+import { jsonOnlyAccept, wantsAggregatedDiscovery, wantsTable } from '../../src/apiserver/http/negotiation.js';
 
 const KUBECTL_DISCOVERY = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,'
   + 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';

@@ -2,7 +2,7 @@
 // one of our works queue its object: agents' status writes only when what failed changed.
 import t from 'tap';
 import { applyFailures, statusOnlyChange, workChangeConcernsObject } from '../../src/controllers/placement/apply-failures.js';
-import type { ManifestWork } from '../../src/controllers/wrapping.js';
+import type { ManifestWork } from '../../src/controllers/model/wrapping.js';
 import type { Condition } from '../../src/kube/ocm-api.js';
 
 const cond = (type: string, status: Condition['status'], message = ''): Condition =>

@@ -2,10 +2,10 @@
 // recorded ITS requests: packing by N and B, stable slots, one work rewritten per change, moves
 // written receiver first, a restart that reads the slots back, the switch from a work per object.
 import t from 'tap';
-import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
-import { namespaceKey, objectKey } from '../../src/controllers/placement/keys.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, policyLabel, SOURCES_ANNOTATION, type ManifestWork } from '../../src/controllers/wrapping.js';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/model/api.js';
+import { namespaceKey, objectKey } from '../../src/controllers/model/keys.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
+import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, policyLabel, SOURCES_ANNOTATION, type ManifestWork } from '../../src/controllers/model/wrapping.js';
 import { SOURCE_GENERATIONS_ANNOTATION, type Condition } from '../../src/kube/ocm-api.js';
 import { controllerFixture, update, type Action, type ControllerFixture } from '../fixtures/controller-fixture.js';
 import { Works } from '../../src/controllers/placement/works.js';

@@ -1,14 +1,14 @@
-// The executor of a policy's works (issue 25): the policy's own spec.executor, else the server's
+// The executor of a policy's works (docs/placement.md, "Executor"): the policy's own spec.executor, else the server's
 // --default-executor, written into each ManifestWork as OCM's spec.executor.subject; a conflict
 // when the policies sending an object to one cluster name different ones; the Executor condition
 // of the policy's status. Run on the controller fixture: what reaches the ITS and the WDS.
 import t from 'tap';
-import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
-import { objectKey, policyKey } from '../../src/controllers/placement/keys.js';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/model/api.js';
+import { objectKey, policyKey } from '../../src/controllers/model/keys.js';
 import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
 import { parseServiceAccountRef } from '../../src/kube/service-account-ref.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
+import { manifestWorkName, type ManifestWork } from '../../src/controllers/model/wrapping.js';
 import { controllerFixture, update } from '../fixtures/controller-fixture.js';
 
 const CONFIGMAPS: WorkloadResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, native: { group: '', resource: 'configmaps' }, bypassesView: false, hasStatus: false };

@@ -1,13 +1,13 @@
 // The placement controller's keys, and the caches they index: what is queued, what a ManifestWork
 // names as its source, and how objects are found again (by namespace, by work name, by policy).
 import t from 'tap';
-import type { WorkloadObject } from '../../src/controllers/placement/api.js';
-import { decodeKey, encodeKey, identityKey, namespaceKey, objectKey, policyKey } from '../../src/controllers/placement/keys.js';
+import type { WorkloadObject } from '../../src/controllers/model/api.js';
+import { decodeKey, encodeKey, identityKey, namespaceKey, objectKey, policyKey } from '../../src/controllers/model/keys.js';
 import { NamespaceReach } from '../../src/controllers/placement/namespace-reach.js';
 import { WorkloadCaches } from '../../src/controllers/placement/workload.js';
 import { Works } from '../../src/controllers/placement/works.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import type { ManifestWork } from '../../src/controllers/wrapping.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
+import type { ManifestWork } from '../../src/controllers/model/wrapping.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 t.test('queue keys encode as the source annotation of works always did, and decode back', async (t) => {

@@ -1,13 +1,13 @@
 // The placement reconcile, run on one key over caches the test fills, checked by the requests it
 // sends to the WDS and the ITS (test/fixtures/controller-fixture.ts).
 import t from 'tap';
-import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
-import { namespaceKey, objectKey, policyKey } from '../../src/controllers/placement/keys.js';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/model/api.js';
+import { namespaceKey, objectKey, policyKey } from '../../src/controllers/model/keys.js';
 import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import { manifestWorkName, type ManifestWork } from '../../src/controllers/wrapping.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
+import { manifestWorkName, type ManifestWork } from '../../src/controllers/model/wrapping.js';
 import type { Expander } from '../../src/controllers/placement/desired.js';
-import type { ExpansionResult } from '../../src/controllers/template-expander.js';
+import type { ExpansionResult } from '../../src/controllers/placement/template-expander.js';
 import type { JsonObject } from '../../src/kube/objects.js';
 import { controllerFixture, update, type Action, type FixtureInput } from '../fixtures/controller-fixture.js';
 import { WRITES_PER_OBJECT } from '../../src/controllers/placement/reconcile.js';

@@ -3,7 +3,7 @@
 // a change was the agent's status only — is the same from the copy as from the work; what repeats
 // between clusters is one shared, frozen object. The same for other WDSs' works and the conflicts
 // index. And the interner under them stays bounded, as does what is kept of an agent's status
-// whatever it writes (issue 24), and a policy's status.errors.
+// whatever it writes (docs/security.md), and a policy's status.errors.
 import t from 'tap';
 import { applyFailures, statusOnlyChange } from '../../src/controllers/placement/apply-failures.js';
 import { conflictCopy, Conflicts } from '../../src/controllers/placement/conflicts.js';

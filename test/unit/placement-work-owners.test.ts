@@ -4,12 +4,12 @@
 // is sent elsewhere (a bundle) or not at all and its policy says why; and the works an earlier
 // release named otherwise (a long WDS name cut short) are replaced, receiver first.
 import t from 'tap';
-import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/placement/api.js';
+import type { BindingPolicy, ManagedCluster, WorkloadObject } from '../../src/controllers/model/api.js';
 import { WRITE_DELAY_MS } from '../../src/controllers/placement/bundles.js';
-import { namespaceKey, objectKey, policyKey } from '../../src/controllers/placement/keys.js';
+import { namespaceKey, objectKey, policyKey } from '../../src/controllers/model/keys.js';
 import { CLEANUP_FINALIZER } from '../../src/controllers/placement/policy-status.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
-import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, policyLabel, SOURCES_ANNOTATION, type ManifestWork } from '../../src/controllers/wrapping.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
+import { BUNDLE_ANNOTATION, bundleGroup, bundleWorkName, manifestWorkName, policyLabel, SOURCES_ANNOTATION, type ManifestWork } from '../../src/controllers/model/wrapping.js';
 import { isDNS1123Label } from '../../src/kube/names.js';
 import { controllerFixture, type Action, type ControllerFixture, type FixtureInput } from '../fixtures/controller-fixture.js';
 

@@ -1,9 +1,9 @@
-// What one user may hold open in ksview serve (issue 24, defect 9): long-running requests
+// What one user may hold open in ksview serve (docs/security.md D9): long-running requests
 // (watches, logs, ...) go to the WDS on a pool of their own and are capped per user and in total;
 // ordinary requests in flight are capped per user and in total; past a cap a 429 TooManyRequests
 // Status with Retry-After; system:masters is never refused; slots come back when responses end.
 import t from 'tap';
-import { RequestLimits } from '../../src/apiserver/request-limits.js';
+import { RequestLimits } from '../../src/apiserver/http/request-limits.js';
 import { isLongRunning, parseRequestInfo } from '../../src/kube/request-info.js';
 import { StatusError, type FailureStatus } from '../../src/kube/status.js';
 import { waitFor } from '../../src/kube/wait.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { isEmptySelector, LabelSelectorError, matchesLabelSelector, validateLabelSelector } from '../../src/kube/label-selector.js';
-import { clauseMatches, policyClusters, resolve, type Cluster, type Policy, type WorkloadRef } from '../../src/controllers/resolution.js';
+import { clauseMatches, policyClusters, resolve, type Cluster, type Policy, type WorkloadRef } from '../../src/controllers/model/resolution.js';
 
 t.test('label selectors as Kubernetes evaluates them', async (t) => {
   const labels = { app: 'nginx', tier: 'web' };

@@ -2,7 +2,7 @@
 // exit, nothing started (no WDS is reached: the mistakes are found first).
 import t from 'tap';
 import { main } from '../../src/cli/main.js';
-import { inClusterUpstream } from '../../src/kube/in-cluster.js';
+import { inClusterUpstream } from '../../src/kube/in-cluster-config.js';
 
 async function run(args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
@@ -21,8 +21,8 @@ t.test('hosted registration and shutdown flags: mistakes are one line', async (t
     [['--wds-kubeconfig', 'k', '--register', '--register-endpoints-from', 'ksview'], /--register-endpoints-from .*must be NAMESPACE\/NAME/],
     [['--wds-kubeconfig', 'k', '--register', '--register-endpoints-from', 'Bad/ksview'], /must be NAMESPACE\/NAME/],
     [['--wds-kubeconfig', 'k', '--hosting-kubeconfig', 'h'], /--hosting-kubeconfig is for hosted registration/],
-    [['--wds-kubeconfig', 'k', '--shutdown-delay', 'soon'], /--shutdown-delay .*must be a duration/],
-    [['--wds-kubeconfig', 'k', '--shutdown-delay', '11m'], /--shutdown-delay .*must be a duration/],
+    [['--wds-kubeconfig', 'k', '--shutdown-delay-duration', 'soon'], /--shutdown-delay-duration .*must be a duration/],
+    [['--wds-kubeconfig', 'k', '--shutdown-delay-duration', '11m'], /--shutdown-delay-duration .*must be a duration/],
   ];
   for (const [args, message] of cases) {
     const r = await run(args);

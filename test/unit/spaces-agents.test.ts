@@ -11,7 +11,8 @@ import { AGENT_NODE_FLAGS, agentCommands, inventoryObjects } from '../../src/spa
 import { agentKubeconfigPath, ensureAgentIdentities, LOCAL_FLEET_ID, pullAgentIdentity, pushAgentIdentity } from '../../src/spaces/agent-identities.js';
 import { ensureSpacePki } from '../../src/spaces/space-pki.js';
 import { spacesLayout } from '../../src/spaces/layout.js';
-import { healPlan, parseProcessName, processNames } from '../../src/spaces/spaces.js';
+import { healPlan } from '../../src/spaces/launcher.js';
+import { parseProcessName, processNames } from '../../src/spaces/process-names.js';
 import type { ProcessRecord } from '../../src/spaces/processes.js';
 
 const layout = spacesLayout({ dir: '/state', portBase: 30000, wecs: 3 });

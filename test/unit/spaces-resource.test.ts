@@ -1,6 +1,6 @@
 import t from 'tap';
-import { matchesSelectors, spaceList, spaceObject, spaceTable } from '../../src/apiserver/spaces-resource.js';
-import { checkIncludeObject } from '../../src/apiserver/table.js';
+import { matchesSelectors, spaceList, spaceObject, spaceTable } from '../../src/apiserver/groups/spaces-resource.js';
+import { checkIncludeObject } from '../../src/apiserver/http/table.js';
 
 const VIEW_PATH = '/apis/view.kubestellar.io/v1alpha1/spaces/wds1/proxy';
 const info = (over: Partial<Parameters<typeof spaceObject>[0]> = {}) => ({

@@ -1,15 +1,15 @@
 // The status controller with fakes: what it decides from the caches (placement recorded, WorkStatuses
 // filled in the informer's store) and the requests it sends the WDS (recorded by a MockUpstream).
-// One cluster's bad report (issue 24, defects 13 and 14) — an overflowing count, a status nested
+// One cluster's bad report (docs/security.md D13 and D14) — an overflowing count, a status nested
 // 6,000 levels deep, 3,000 conditions — never keeps the others' status from being returned, and is
 // said on the policies that send the object there; a status the WDS refuses (422) is reported, not
 // written again until it changes.
 import t from 'tap';
-import { StatusController, type StatusSources } from '../../src/controllers/status/controller.js';
-import { writeReturnedState, type StoredObject } from '../../src/controllers/status/status-writer.js';
-import type { Placement } from '../../src/controllers/placement/bindings.js';
-import { encodeKey, objectKey } from '../../src/controllers/placement/keys.js';
-import type { WorkloadResource } from '../../src/controllers/workload-resources.js';
+import { StatusController } from '../../src/controllers/status/status-controller.js';
+import type { Placement, StatusSources, StoredObject } from '../../src/controllers/model/sent.js';
+import { writeReturnedState } from '../../src/controllers/status/status-writer.js';
+import { encodeKey, objectKey } from '../../src/controllers/model/keys.js';
+import type { WorkloadResource } from '../../src/controllers/model/workload-resources.js';
 import { WORKSTATUSES_PATH, type FeedbackValue, type ManifestWork, type WorkStatus } from '../../src/kube/ocm-api.js';
 import { statusValues } from '../../src/kube/status-in-work.js';
 import type { KubeObject } from '../../src/kube/objects.js';

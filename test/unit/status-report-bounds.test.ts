@@ -1,4 +1,4 @@
-// What one cluster's reports may bring into ksview serve (issue 24, defects 13 and 14): the WorkStatus
+// What one cluster's reports may bring into ksview serve (docs/security.md D13 and D14): the WorkStatus
 // cache's transform (src/controllers/status/workstatus-cache.ts) refuses a status nested 6,000
 // levels deep or of 1.2 MB — kept without its status, saying why — and caps 3,000 conditions to the
 // first 32; a mailbox keeps at most so many reports and bytes of them, and frees what is deleted or

@@ -1,11 +1,11 @@
-// What one StatusCollector admission review may cost (src/apiserver/admission.ts over
-// validateCollector, issue 24 defect 6), through the app with the real compiler: the issue's
+// What one StatusCollector admission review may cost (src/apiserver/admission/statuscollectors-webhook.ts over
+// validateCollector, docs/security.md D6), through the app with the real compiler: the issue's
 // review (246 KB, 60 expressions of 4,083 characters) is refused by counting, at once, without
 // compiling anything; the largest review within the bounds is compiled in a CEL worker, within its
 // deadline, while the server's thread keeps answering other requests. The same bounds make a
 // collector invalid in its status.
 import t from 'tap';
-import { ADMISSION_PATH } from '../../src/apiserver/admission.js';
+import { ADMISSION_PATH } from '../../src/apiserver/admission/statuscollectors-webhook.js';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
 import { MAX_EXPRESSION_LENGTH, MAX_EXPRESSIONS, MAX_TOTAL_EXPRESSION_LENGTH } from '../../src/controllers/status/collector-rows.js';
 import { compileCollector } from '../../src/controllers/status/collectors.js';

@@ -1,4 +1,4 @@
-// The StatusCollector admission webhook (src/apiserver/admission.ts) through the app, without
+// The StatusCollector admission webhook (src/apiserver/admission/statuscollectors-webhook.ts) through the app, without
 // spaces: the real compiler (validateCollector → compileCollector in the CEL workers) behind it. A bad
 // collector is denied with a 422 Invalid Status naming each error and its field; a good one and
 // other operations are allowed; no validator (no ITS) allows everything; a body that is not an
@@ -6,8 +6,8 @@
 // test/unit/admission-callers.test.ts).
 // The ValidatingWebhookConfiguration registration writes is checked too.
 import t from 'tap';
-import { ADMISSION_PATH, WEBHOOK_NAME } from '../../src/apiserver/admission.js';
-import { webhookConfiguration } from '../../src/apiserver/registration.js';
+import { ADMISSION_PATH, WEBHOOK_NAME } from '../../src/apiserver/admission/statuscollectors-webhook.js';
+import { webhookConfiguration } from '../../src/apiserver/wds-registration.js';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
 import { validateCollector as validateWith } from '../../src/controllers/status/combined-statuses.js';
 import { testApp } from '../fixtures/view-app.js';

@@ -1,7 +1,7 @@
 // What belongs to the WDS itself and is never sent, even by a "*" policy; and what a user wrote,
 // which is sent whatever its name.
 import t from 'tap';
-import { isSystemObject } from '../../src/controllers/system-objects.js';
+import { isSystemObject } from '../../src/controllers/placement/system-objects.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 
 const core = (resource: string) => ({ group: '', resource });

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { TemplateExpander, templateName, templateProperties, isGoIdentifier, type ExpansionLimits } from '../../src/controllers/template-expander.js';
+import { TemplateExpander, templateName, templateProperties, isGoIdentifier, type ExpansionLimits } from '../../src/controllers/placement/template-expander.js';
 import { FramedProcess } from '../../src/kube/framed-process.js';
 import type { JsonObject } from '../../src/kube/objects.js';
 import { repoRoot } from '../../src/util/repo-root.js';

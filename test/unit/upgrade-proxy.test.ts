@@ -1,5 +1,5 @@
-// The upgrade passthrough (src/apiserver/upgrade-proxy.ts) between a real TLS client and a real
-// local TLS "WDS" that records every byte it receives (issue 24, defect 0: request smuggling as
+// The upgrade passthrough (src/apiserver/view/upgrade-proxy.ts) between a real TLS client and a real
+// local TLS "WDS" that records every byte it receives (docs/security.md D0: request smuggling as
 // the server's identity). The WDS answers a refused upgrade with 403 and keeps the connection
 // alive, as kube-apiserver does: anything the proxy sent after the first request would be read
 // there as a second request under the proxy's own credentials. Nothing after the first request's
@@ -9,8 +9,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import t, { type Test } from 'tap';
-import { handleUpgrades } from '../../src/apiserver/upgrade-proxy.js';
-import { RequestLimits } from '../../src/apiserver/request-limits.js';
+import { handleUpgrades } from '../../src/apiserver/view/upgrade-proxy.js';
+import { RequestLimits } from '../../src/apiserver/http/request-limits.js';
 import { createCA, issueCert } from '../../src/kube/pki.js';
 import type { Upstream } from '../../src/kube/upstream.js';
 import { KindCategories } from '../../src/storage/kind-categories.js';

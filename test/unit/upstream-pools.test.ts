@@ -3,7 +3,7 @@
 // controllers' reads and writes) on a pool users cannot fill. Recorded with the mock upstream.
 import t from 'tap';
 import { upstreamJson, upstreamRequest } from '../../src/kube/upstream.js';
-import { Authorizer } from '../../src/apiserver/authz.js';
+import { Authorizer } from '../../src/apiserver/auth/authz.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';
 
 t.test('impersonated requests go on the users\' pool; the server\'s own (reviews, controllers) on its own', async (t) => {

@@ -7,7 +7,7 @@ import t from 'tap';
 import { desiredRequests, downsyncedOf, type UpsyncBinding, type UpsyncPolicy } from '../../src/controllers/upsync/desired-requests.js';
 import { UpsyncRequestController, UPSYNC_FIELD_MANAGER } from '../../src/controllers/upsync/request-controller.js';
 import { staleSince, UpsyncedCache } from '../../src/controllers/upsync/upsynced-cache.js';
-import { LEASE_STOPPED_REASON } from '../../src/controllers/cluster-health.js';
+import { LEASE_STOPPED_REASON } from '../../src/controllers/clusters/cluster-health.js';
 import { upsyncedObjectName, upsyncRequestName, type UpsyncedObject, type UpsyncRequest } from '../../src/kube/upsync-api.js';
 import type { ManagedCluster } from '../../src/kube/ocm-api.js';
 import { mockUpstream } from '../fixtures/mock-upstream.js';

@@ -1,11 +1,11 @@
-// The per-cluster views of upsynced objects (src/apiserver/upsynced-cluster-view.ts through the
+// The per-cluster views of upsynced objects (src/apiserver/groups/upsynced-cluster-view.ts through the
 // app): below `<view root>/clusters/<cluster>`, a read-only Kubernetes API of exactly the kinds
 // upsynced from that cluster — discovery, get/list/watch of native objects with the feed's
 // resourceVersions, selectors, Tables, 405 on writes, 403 without the WDS right, 404 for unknown
 // clusters and kinds.
 import t from 'tap';
-import type { ResourceAttributes } from '../../src/apiserver/authz.js';
-import { RequestLimits } from '../../src/apiserver/request-limits.js';
+import type { ResourceAttributes } from '../../src/apiserver/auth/authz.js';
+import { RequestLimits } from '../../src/apiserver/http/request-limits.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { copy, FakeUpsyncedSource } from '../fixtures/fake-upsynced-source.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
@@ -150,7 +150,7 @@ t.test('watch: from a list\'s resourceVersion, only this cluster and kind, selec
   src.put(copy('wec1', ['', 'v1', 'pods'], 'Pod', 'ns3', 'web-2', { labels: { app: 'web' } }));
   src.put(copy('wec2', ['', 'v1', 'pods'], 'Pod', 'ns1', 'web-9', { labels: { app: 'web' } }));
   src.put(copy('wec1', ['', 'v1', 'pods'], 'Pod', 'ns1', 'not-web', { labels: { app: 'x' } }));
-  // The feed gathers a key's changes for 100 ms before watches see them (./virtual-feed.ts).
+  // The feed gathers a key's changes for 100 ms before watches see them (src/apiserver/virtual/feed.ts).
   await sleep(250);
   src.remove(POD);
   const events = (await watching).body.split('\n').filter(Boolean).map((l) => JSON.parse(l));

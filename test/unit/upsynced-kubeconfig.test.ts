@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
-import { viewRoot } from '../../src/apiserver/view-group.js';
+import { viewRoot } from '../../src/apiserver/groups/view-group.js';
 import { renderKubeconfig, spaceKubeconfigEntries, viewClusterKubeconfigEntries, viewKubeconfigEntries } from '../../src/spaces/kubeconfig.js';
 import { spacesLayout } from '../../src/spaces/layout.js';
 

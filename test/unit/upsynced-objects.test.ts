@@ -1,8 +1,8 @@
-// The virtual UpsyncedObjects over HTTP (src/apiserver/upsynced-objects.ts through the app): the
+// The virtual UpsyncedObjects over HTTP (src/apiserver/groups/upsyncedobjects-resource.ts through the app): the
 // agents' copies of WEC objects as upsyncedobjects.view.kubestellar.io, directly and inside the view; names, labels and label selectors by cluster and kind; Tables; watches;
 // stale marking; a reader sees only the copies of objects they may get in the WDS; writes 405.
 import t from 'tap';
-import type { ResourceAttributes } from '../../src/apiserver/authz.js';
+import type { ResourceAttributes } from '../../src/apiserver/auth/authz.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { copy, CREATED, FakeUpsyncedSource } from '../fixtures/fake-upsynced-source.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';

@@ -1,10 +1,10 @@
-// Discovery and OpenAPI of the view are filtered however their path is spelled (issue 24, defect
-// 11): kube-apiserver answers /api/v1/, //api/v1, /api//v1 and /api/%76%31 as /api/v1, so the
+// Discovery and OpenAPI of the view are filtered however their path is spelled (docs/security.md
+// D11): kube-apiserver answers /api/v1/, //api/v1, /api//v1 and /api/%76%31 as /api/v1, so the
 // view must too, never handing the WDS's unfiltered answer (events, nodes, leases...) through its
 // catch-all passthrough. The WDS here answers every spelling of a discovery path with the full,
 // unfiltered document, as a real one would.
 import t, { type Test } from 'tap';
-import { canonicalViewUrl } from '../../src/apiserver/view-path.js';
+import { canonicalViewUrl } from '../../src/apiserver/groups/view-paths.js';
 import { ROOT, testApp } from '../fixtures/view-app.js';
 
 const resource = (name: string, kind: string, namespaced = true) => ({ name, singularName: '', namespaced, kind, verbs: ['get', 'list', 'watch'] });

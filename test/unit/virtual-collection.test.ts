@@ -4,7 +4,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/kube/objects.js';
 import { StatusError } from '../../src/kube/status.js';
-import { parseListOptions, tooOldEvent, VirtualCollection, type Change } from '../../src/apiserver/virtual-collection.js';
+import { parseListOptions, tooOldEvent, VirtualCollection, type Change } from '../../src/apiserver/virtual/collection.js';
 
 const obj = (name: string, v: string): KubeObject => ({ apiVersion: 'x/v1', kind: 'X', metadata: { name, uid: `uid-${name}` }, spec: { v } } as KubeObject);
 const newCollection = () => new VirtualCollection<KubeObject>((o) => JSON.stringify(o.spec), 1000);

@@ -1,14 +1,14 @@
-// What a reader sees of the virtual Bindings and CombinedStatuses (src/apiserver/subject-access.ts
-// through the app, issue 24 defect 3): only what they may `get` natively. A restricted reader's
+// What a reader sees of the virtual Bindings and CombinedStatuses (src/apiserver/auth/subject-access.ts
+// through the app, docs/security.md D3): only what they may `get` natively. A restricted reader's
 // Binding lists only their objects, in the workload and in the destinations' counts and broken
 // objects, and the policy's own status only if they may get the policy; a CombinedStatus of an
 // object they may not get is absent from lists, watches and gets (a Secret's data with it); an
 // admin still sees everything (how the reviews are made: ./virtual-subject-access.test.ts).
 import t from 'tap';
-import type { Attributes } from '../../src/apiserver/authz.js';
-import type { BindingSource } from '../../src/apiserver/bindings-resource.js';
-import type { CombinedStatusSource } from '../../src/apiserver/combinedstatuses-resource.js';
-import type { BindingPolicy, ManagedCluster } from '../../src/controllers/placement/api.js';
+import type { Attributes } from '../../src/apiserver/auth/authz.js';
+import type { BindingSource } from '../../src/apiserver/groups/bindings-resource.js';
+import type { CombinedStatusSource } from '../../src/apiserver/groups/combinedstatuses-resource.js';
+import type { BindingPolicy, ManagedCluster } from '../../src/controllers/model/api.js';
 import { Bindings } from '../../src/controllers/placement/bindings.js';
 import type { ObjectOutcome } from '../../src/controllers/placement/destination-state.js';
 import { Store } from '../../src/kube/informer.js';

@@ -1,13 +1,13 @@
 // How the server decides what a reader may see of the objects the virtual resources speak of
-// (src/apiserver/subject-access.ts, issue 24 defect 3): SubjectAccessReviews of the reader from
+// (src/apiserver/auth/subject-access.ts, docs/security.md D3): SubjectAccessReviews of the reader from
 // coarse to fine (cluster, namespace, then by name: RBAC's resourceNames), a denatured kind asked
 // in denatured.kubestellar.io, an admin decided per kind without a look at each object, and no
 // answer making more than MAX_REVIEWS_PER_ANSWER new reviews (what is left undecided is hidden,
 // with a Warning).
 import t from 'tap';
-import type { Attributes } from '../../src/apiserver/authz.js';
-import type { CombinedStatusSource } from '../../src/apiserver/combinedstatuses-resource.js';
-import { MAX_REVIEWS_PER_ANSWER, SubjectAccess } from '../../src/apiserver/subject-access.js';
+import type { Attributes } from '../../src/apiserver/auth/authz.js';
+import type { CombinedStatusSource } from '../../src/apiserver/groups/combinedstatuses-resource.js';
+import { MAX_REVIEWS_PER_ANSWER, SubjectAccess } from '../../src/apiserver/auth/subject-access.js';
 import type { KubeObject } from '../../src/kube/objects.js';
 import type { UserInfo } from '../../src/kube/user.js';
 import { KindCategories } from '../../src/storage/kind-categories.js';

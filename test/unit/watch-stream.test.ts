@@ -4,7 +4,7 @@
 import Fastify from 'fastify';
 import t from 'tap';
 import { request } from 'undici';
-import { openWatchStream, queryBool, type WatchStream } from '../../src/apiserver/watch-stream.js';
+import { openWatchStream, queryBool, type WatchStream } from '../../src/apiserver/http/watch-stream.js';
 
 t.test('events until timeoutSeconds; at the end the subscription goes and later events are dropped', async (t) => {
   const app = Fastify();

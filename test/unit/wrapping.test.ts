@@ -2,7 +2,7 @@ import t from 'tap';
 import { isDNS1123Label } from '../../src/kube/names.js';
 import {
   applyRemovals, bundleGroup, bundleWorkName, feedbackRules, manifestWork, manifestWorkName, parseRemovePath, policyLabel, stripServerFields, WrapError, MAX_MANIFESTS_BYTES,
-} from '../../src/controllers/wrapping.js';
+} from '../../src/controllers/model/wrapping.js';
 
 t.test('stripServerFields keeps what the author wrote', async (t) => {
   const live = {

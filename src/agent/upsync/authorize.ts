@@ -11,7 +11,7 @@
 //   readable — never a fallback to the agent's own rights.
 import { serviceAccountRefErrors, type ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { UpsyncRequest } from '../../kube/upsync-api.js';
-import type { Mapping } from '../rest-mapper.js';
+import type { Mapping } from '../shared/rest-mapper.js';
 import type { ReadAccess } from './read-rights.js';
 import { nsOf, type Candidate } from './select.js';
 

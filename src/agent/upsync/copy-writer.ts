@@ -11,6 +11,7 @@
 // mailbox's ResourceQuota refuses (the ITS admin bounds each mailbox, since a malicious agent would
 // ignore our own bounds) is not an error retried per copy: the copy waits in ./quota-breaker.ts,
 // which tries one at a time until there is room; `refused` says which wait, and why.
+import { joinApiVersion } from '../../kube/api-version.js';
 import { newerResourceVersion, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { UPSYNC_GROUP, UPSYNC_WDS_LABEL, upsyncedObjectsPath, type UpsyncedObject } from '../../kube/upsync-api.js';
@@ -68,7 +69,7 @@ export const copySignature = (c: { source: { uid?: string; resourceVersion?: str
 
 /** The UpsyncedObject of a desired copy (lastSeen: now, RFC 3339 to the second). */
 export function copyObject(cluster: string, d: DesiredCopy, resourceVersion?: string): UpsyncedObject {
-  const apiVersion = d.source.group ? `${d.source.group}/${d.source.version}` : d.source.version;
+  const apiVersion = joinApiVersion(d.source.group, d.source.version);
   const object: KubeObject = { ...d.object, apiVersion, kind: d.source.kind };
   return {
     apiVersion: `${UPSYNC_GROUP}/v1alpha1`, kind: 'UpsyncedObject',
@@ -87,11 +88,11 @@ export class CopyWriter {
   readonly writes = { create: 0, update: 0, delete: 0 };
   private readonly quota: QuotaBreaker;
 
-  constructor(private readonly o: CopyWriterOptions) {
-    const limit = o.retry ?? { baseMs: 500, maxMs: 60_000 };
+  constructor(private readonly options: CopyWriterOptions) {
+    const limit = options.retry ?? { baseMs: 500, maxMs: 60_000 };
     this.queue = new WorkQueue(limit);
     this.quota = new QuotaBreaker({
-      limit, batch: o.workers ?? DEFAULT_UPSYNC_WRITERS, release: (n) => this.queue.add(n), onChange: () => this.o.onRefusedChange?.(),
+      limit, batch: options.workers ?? DEFAULT_UPSYNC_WRITERS, release: (n) => this.queue.add(n), onChange: () => this.options.onRefusedChange?.(),
     });
   }
 
@@ -106,14 +107,14 @@ export class CopyWriter {
   }
 
   start(): void {
-    this.loops ??= runWorkers(this.queue, this.o.workers ?? DEFAULT_UPSYNC_WRITERS, async (k) => {
+    this.loops ??= runWorkers(this.queue, this.options.workers ?? DEFAULT_UPSYNC_WRITERS, async (k) => {
       this.busy++;
       try {
         await this.sync(k);
       } finally {
         this.busy--;
       }
-    }, this.o.onError);
+    }, this.options.onError);
   }
 
   enqueue(name: string): void {
@@ -146,17 +147,17 @@ export class CopyWriter {
 
   /** Brings one copy in line (a failure throws: retried with backoff; a quota's refusal does not). */
   private async write(name: string): Promise<void> {
-    const d = this.o.desired(name);
-    const held = this.o.held(name);
-    if (held && this.o.hold?.(name)) return;
+    const d = this.options.desired(name);
+    const held = this.options.held(name);
+    if (held && this.options.hold?.(name)) return;
     let mine = this.written.get(name);
     // A copy newer than our last write (someone else wrote it): only the copy says what is there.
     if (mine && held && newerResourceVersion(held.metadata.resourceVersion, mine.rv)) mine = undefined;
-    const path = `${upsyncedObjectsPath(this.o.cluster)}/${encodeURIComponent(name)}`;
+    const path = `${upsyncedObjectsPath(this.options.cluster)}/${encodeURIComponent(name)}`;
     if (!d) {
       this.quota.dropped(name);
-      if ((!held && !mine) || !this.o.mayDelete(held)) return;
-      expectOk(await upstreamRequest(this.o.its, 'DELETE', path), `delete ${path}`, [404]);
+      if ((!held && !mine) || !this.options.mayDelete(held)) return;
+      expectOk(await upstreamRequest(this.options.its, 'DELETE', path), `delete ${path}`, [404]);
       this.written.delete(name);
       this.writes.delete++;
       return;
@@ -174,20 +175,20 @@ export class CopyWriter {
       return;
     }
     let res = rv === undefined
-      ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
-      : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, rv) });
+      ? await upstreamRequest(this.options.its, 'POST', upsyncedObjectsPath(this.options.cluster), { body: copyObject(this.options.cluster, d) })
+      : await upstreamRequest(this.options.its, 'PUT', path, { body: copyObject(this.options.cluster, d, rv) });
     if (res.status === 409 || res.status === 404) {
       // Our idea of the copy was stale (created meanwhile, changed, or deleted): read it again, once.
-      const now = await upstreamRequest(this.o.its, 'GET', path);
+      const now = await upstreamRequest(this.options.its, 'GET', path);
       const fresh = now.status === 200 ? (JSON.parse(now.body.toString('utf8')) as UpsyncedObject).metadata.resourceVersion : undefined;
       res = fresh === undefined
-        ? await upstreamRequest(this.o.its, 'POST', upsyncedObjectsPath(this.o.cluster), { body: copyObject(this.o.cluster, d) })
-        : await upstreamRequest(this.o.its, 'PUT', path, { body: copyObject(this.o.cluster, d, fresh) });
+        ? await upstreamRequest(this.options.its, 'POST', upsyncedObjectsPath(this.options.cluster), { body: copyObject(this.options.cluster, d) })
+        : await upstreamRequest(this.options.its, 'PUT', path, { body: copyObject(this.options.cluster, d, fresh) });
     }
     const refusal = quotaRefusal(res);
     if (refusal !== undefined) {
       this.quota.refusedBy(name, refusal);
-      this.o.onRefused?.(name, refusal);
+      this.options.onRefused?.(name, refusal);
       return;
     }
     if (res.status >= 300) this.quota.dropped(name);

@@ -9,7 +9,7 @@
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { ASSOCIATED_RESOURCES, upsyncedObjectName, type UpsyncClause, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedSourceRef } from '../../kube/upsync-api.js';
-import type { Mapping } from '../rest-mapper.js';
+import type { Mapping } from '../shared/rest-mapper.js';
 import { authorize } from './authorize.js';
 import type { ReadAccess } from './read-rights.js';
 import {

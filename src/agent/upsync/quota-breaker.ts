@@ -31,7 +31,7 @@ export class QuotaBreaker {
   private dueAt = 0;
   private last = '';
 
-  constructor(private readonly o: QuotaBreakerOptions) {}
+  constructor(private readonly quota: QuotaBreakerOptions) {}
 
   /** Whether a create of `name` may be sent now. */
   mayCreate(name: string): boolean {
@@ -42,7 +42,7 @@ export class QuotaBreaker {
   wait(name: string): string {
     if (!this.refused.has(name)) {
       this.refused.set(name, this.last);
-      this.o.onChange();
+      this.quota.onChange();
     }
     return this.last;
   }
@@ -55,7 +55,7 @@ export class QuotaBreaker {
     this.released.delete(name);
     this.failures++;
     this.arm(this.backoff());
-    if (changed) this.o.onChange();
+    if (changed) this.quota.onChange();
   }
 
   /** `name` was written: there is room, the next ones are released. */
@@ -65,9 +65,9 @@ export class QuotaBreaker {
     if (this.refused.size === 0) this.reset();
     else {
       this.failures = 0;
-      this.releaseNext(this.o.batch);
+      this.releaseNext(this.quota.batch);
     }
-    this.o.onChange();
+    this.quota.onChange();
   }
 
   /** `name` is no longer waiting (not wanted, or its write failed otherwise: said as that failure). */
@@ -76,7 +76,7 @@ export class QuotaBreaker {
     if (!this.refused.delete(name)) return;
     if (this.refused.size === 0) this.reset();
     else if (wasReleased && this.released.size === 0) this.releaseNext(1);
-    this.o.onChange();
+    this.quota.onChange();
   }
 
   /** A sync of `name` ended without a create (held back): a released copy goes back to waiting. */
@@ -86,7 +86,7 @@ export class QuotaBreaker {
 
   /** A copy left the mailbox: room, once the quota controller has counted it. */
   roomMade(): void {
-    const delay = this.o.roomDelayMs ?? 1000;
+    const delay = this.quota.roomDelayMs ?? 1000;
     // A probe due sooner stays (a stream of deletions must not keep postponing it).
     if (this.refused.size === 0 || (this.timer && this.dueAt <= Date.now() + delay)) return;
     clearTimeout(this.timer);
@@ -100,7 +100,7 @@ export class QuotaBreaker {
   }
 
   private backoff(): number {
-    return backoffMs(this.o.limit, Math.max(0, this.failures - 1));
+    return backoffMs(this.quota.limit, Math.max(0, this.failures - 1));
   }
 
   private arm(ms: number): void {
@@ -117,7 +117,7 @@ export class QuotaBreaker {
       if (n <= 0) break;
       if (this.released.has(name)) continue;
       this.released.add(name);
-      this.o.release(name);
+      this.quota.release(name);
       n--;
     }
   }

@@ -1,5 +1,5 @@
 // Whether an UpsyncRequest's executor (a ServiceAccount of the WEC) may `get` a resource in a
-// namespace, asked of the WEC by SubjectAccessReview (../executor.ts reviewExecutor: OCM's user
+// namespace, asked of the WEC by SubjectAccessReview (../shared/work-executor.ts reviewExecutor: OCM's user
 // and groups, the agent's right of system:auth-delegator). Upsync reads with the agent's broad
 // rights; this check makes the WEC's RBAC for the executor decide what a policy may copy out, as
 // it decides what a policy's works may write.
@@ -19,7 +19,7 @@
 import PQueue from 'p-queue';
 import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { reviewExecutor, serviceAccountExecutor } from '../executor.js';
+import { reviewExecutor, serviceAccountExecutor } from '../shared/work-executor.js';
 
 export const READ_RIGHT_TTL_MS = 30_000;
 
@@ -70,11 +70,11 @@ export class ReadRights {
   /** Reviews sent (tests). */
   reviews = 0;
 
-  constructor(private readonly o: ReadRightsOptions) {
-    this.ttlMs = o.ttlMs ?? READ_RIGHT_TTL_MS;
-    this.retryMs = Math.min(o.retryMs ?? 5_000, this.ttlMs);
-    this.now = o.now ?? (() => Date.now());
-    this.queue = new PQueue({ concurrency: o.concurrency ?? 8 });
+  constructor(private readonly options: ReadRightsOptions) {
+    this.ttlMs = options.ttlMs ?? READ_RIGHT_TTL_MS;
+    this.retryMs = Math.min(options.retryMs ?? 5_000, this.ttlMs);
+    this.now = options.now ?? (() => Date.now());
+    this.queue = new PQueue({ concurrency: options.concurrency ?? 8 });
   }
 
   /** Whether `executor` may get `resource` objects in `namespace` ('' for a cluster-scoped resource). */
@@ -136,14 +136,14 @@ export class ReadRights {
     void this.queue.add(async () => {
       try {
         this.reviews++;
-        const { allowed } = await reviewExecutor(this.o.wec, ex, 'get', { group: r.group, version: r.version, resource: r.resource, namespace: e.namespace, name: '' });
+        const { allowed } = await reviewExecutor(this.options.wec, ex, 'get', { group: r.group, version: r.version, resource: r.resource, namespace: e.namespace, name: '' });
         e.until = this.now() + this.ttlMs;
         const changed = e.allowed !== allowed;
         e.allowed = allowed;
-        if (changed && !this.stopped && this.entries.get(key) === e) this.o.onChange();
+        if (changed && !this.stopped && this.entries.get(key) === e) this.options.onChange();
       } catch (err) {
         e.until = this.now() + this.retryMs;
-        if (!this.stopped) this.o.onError(err);
+        if (!this.stopped) this.options.onError(err);
       } finally {
         e.asking = false;
       }

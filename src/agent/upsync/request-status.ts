@@ -1,12 +1,12 @@
 // Writes each UpsyncRequest's status (the agent's only write to a request): coalesced per request
-// (../coalescer.ts: a burst of changes makes one or two writes, each of the latest status), a
+// (../shared/coalescer.ts: a burst of changes makes one or two writes, each of the latest status), a
 // merge patch of the status subresource, only when it differs from what the request holds (or
 // from our last write, while the informer has not caught up with it). A request deleted
 // meanwhile (404) is nothing to write.
 import { newerResourceVersion } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
 import { upsyncRequestsPath, type UpsyncRequest, type UpsyncRequestStatus } from '../../kube/upsync-api.js';
-import { Coalescer } from '../coalescer.js';
+import { Coalescer } from '../shared/coalescer.js';
 
 export interface RequestStatusWriterOptions {
   cluster: string;
@@ -28,8 +28,8 @@ export class RequestStatusWriter {
   /** Count of writes, for tests. */
   writes = 0;
 
-  constructor(private readonly o: RequestStatusWriterOptions) {
-    this.coalescer = new Coalescer((k) => this.write(k), o.debounceMs ?? 100, o.onError);
+  constructor(private readonly options: RequestStatusWriterOptions) {
+    this.coalescer = new Coalescer((k) => this.write(k), options.debounceMs ?? 100, options.onError);
   }
 
   mark(name: string): void {
@@ -51,15 +51,15 @@ export class RequestStatusWriter {
   }
 
   private async write(name: string): Promise<void> {
-    const req = this.o.request(name);
-    const want = this.o.status(name);
+    const req = this.options.request(name);
+    const want = this.options.status(name);
     if (!req || !want) return;
     const target = comparable(want);
     if (comparable(req.status) === target) return;
     const mine = this.written.get(name);
     if (mine?.status === target && !newerResourceVersion(req.metadata.resourceVersion, mine.rv)) return;
-    const path = `${upsyncRequestsPath(this.o.cluster)}/${encodeURIComponent(name)}/status`;
-    const res = expectOk(await upstreamRequest(this.o.its, 'PATCH', path, {
+    const path = `${upsyncRequestsPath(this.options.cluster)}/${encodeURIComponent(name)}/status`;
+    const res = expectOk(await upstreamRequest(this.options.its, 'PATCH', path, {
       headers: { 'content-type': 'application/merge-patch+json' }, body: { status: { ...want, message: want.message ?? '' } },
     }), `patch ${path}`, [404]);
     if (res.status === 404) return;

@@ -18,6 +18,7 @@ import { clauseMatches, listMatches } from '../../kube/object-selection.js';
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { isNeverSentSecret } from '../../kube/system-secrets.js';
+import { splitApiVersion } from '../../kube/api-version.js';
 import type { UpsyncClause } from '../../kube/upsync-api.js';
 
 /** How far up ownerReferences a chain is followed (Pod → ReplicaSet → Deployment is 2). */
@@ -102,11 +103,9 @@ export function ownedBy(obj: KubeObject, roots: ReadonlySet<string>, byUid: (uid
 function linkHolds(dependent: KubeObject, ref: OwnerReference, owner: Owner): boolean {
   const ns = nsOf(owner.obj);
   if (ns !== '' && ns !== nsOf(dependent)) return false;
-  if (typeof ref.apiVersion !== 'string' || groupOf(ref.apiVersion) !== owner.group) return false;
+  if (typeof ref.apiVersion !== 'string' || splitApiVersion(ref.apiVersion).group !== owner.group) return false;
   return ref.kind === owner.kind && ref.name === nameOf(owner.obj);
 }
-
-const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 
 function ownerRefs(o: KubeObject): OwnerReference[] {
   const refs = o.metadata?.ownerReferences;

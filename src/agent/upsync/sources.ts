@@ -15,7 +15,7 @@ import type { ChangeType } from '../../kube/informer.js';
 import type { Labels } from '../../kube/label-selector.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { collectionPath } from '../../kube/resource-path.js';
-import type { Mapping } from '../rest-mapper.js';
+import type { Mapping } from '../shared/rest-mapper.js';
 import { NAMESPACES, type WatchScopes, type WatchedResource, type World } from './plan.js';
 
 /** Past this many namespaces, a resource is watched in every namespace with one informer. */
@@ -36,7 +36,7 @@ export type UpsyncInformerFactory = (where: 'its' | 'wec', path: string,
   /** After each complete list (the first one may bring no change at all, yet completes the picture). */
   onRelisted: () => void) => InformerLike;
 
-/** What upsync needs of the REST mapper (./rest-mapper.ts). */
+/** What upsync needs of the REST mapper (../shared/rest-mapper.ts). */
 export interface ResourceMapper {
   byResource(group: string, resource: string): Mapping | undefined;
   refresh(): Promise<void>;
@@ -63,7 +63,7 @@ export class WecSources implements World {
   private discovering: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly o: WecSourcesOptions) {}
+  constructor(private readonly options: WecSourcesOptions) {}
 
   /** Watches exactly the resources of `scopes` (group|resource keys), each in its namespaces. */
   setWanted(scopes: WatchScopes): void {
@@ -85,15 +85,15 @@ export class WecSources implements World {
     if (this.stopped || [...this.wanted.keys()].every((gr) => this.watched.has(gr))) return Promise.resolve();
     this.discovering ??= (async () => {
       try {
-        await this.o.mapper.refresh();
+        await this.options.mapper.refresh();
         this.startResolved();
         for (const gr of this.wanted.keys()) if (!this.watched.has(gr)) this.unservedSet.add(gr);
       } catch (err) {
-        this.o.onError(err); // the WEC did not answer: not "unserved", tried again later
+        this.options.onError(err); // the WEC did not answer: not "unserved", tried again later
       } finally {
         this.discovering = undefined;
       }
-      this.o.onChange();
+      this.options.onChange();
     })();
     return this.discovering;
   }
@@ -142,7 +142,7 @@ export class WecSources implements World {
     for (const gr of this.wanted.keys()) {
       if (this.watched.has(gr) || this.stopped) continue;
       const [group, resource] = gr.split('|') as [string, string];
-      const mapping = this.o.mapper.byResource(group, resource);
+      const mapping = this.options.mapper.byResource(group, resource);
       if (!mapping) continue;
       this.unservedSet.delete(gr);
       const w: Watched = { mapping, informers: new Map() };
@@ -163,7 +163,7 @@ export class WecSources implements World {
     }
     for (const ns of namespaces) {
       if (w.informers.has(ns) || this.stopped) continue;
-      const informer = this.o.informers('wec', collectionPath(w.mapping, ns), () => this.o.onChange(), () => this.o.onChange());
+      const informer = this.options.informers('wec', collectionPath(w.mapping, ns), () => this.options.onChange(), () => this.options.onChange());
       w.informers.set(ns, informer);
       informer.start();
     }

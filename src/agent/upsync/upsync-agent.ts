@@ -1,4 +1,5 @@
-// The agent side of upsync for one cluster (issue 28), started and stopped with its ClusterAgent:
+// The agent side of upsync for one cluster (docs/upsync.md, "Transport: the edge dials out"),
+// started and stopped with its ClusterAgent:
 // - watches the cluster's UpsyncRequests (any WDS) and UpsyncedObjects in its mailbox of the ITS;
 // - watches in the WEC the resources the requests need (./sources.ts: one informer per
 //   (group, resource), or per (group, resource, namespace) when the clauses name their
@@ -22,8 +23,8 @@ import type { KubeObject } from '../../kube/objects.js';
 import type { Upstream } from '../../kube/upstream.js';
 import type { RateLimit } from '../../kube/work-queue.js';
 import { upsyncRequestsPath, upsyncedObjectsPath, type UpsyncRequest, type UpsyncRequestStatus, type UpsyncedObject } from '../../kube/upsync-api.js';
-import { errorLine } from '../log.js';
-import { RestMapper } from '../rest-mapper.js';
+import { errorLine } from '../shared/log.js';
+import { RestMapper } from '../shared/rest-mapper.js';
 import { CopyWriter, copySignature } from './copy-writer.js';
 import { neededResources, plan, watchScopes, type DesiredCopy, type Plan } from './plan.js';
 import { ReadRights } from './read-rights.js';
@@ -81,24 +82,24 @@ export class UpsyncAgent {
   /** When the log last said the mailbox's quota refuses copies. */
   private quotaSaidAt = -Infinity;
 
-  constructor(private readonly o: UpsyncAgentOptions) {
-    const factory: UpsyncInformerFactory = o.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? o.its : o.wec, {
+  constructor(private readonly options: UpsyncAgentOptions) {
+    const factory: UpsyncInformerFactory = options.informers ?? ((where, path, onChange, onRelisted) => new Informer<KubeObject>(where === 'its' ? options.its : options.wec, {
       path, onChange, onRelisted, transform: withoutManagedFields, onError: (err) => this.watchError(err),
     }));
     const relisted = () => this.schedule();
-    this.requests = factory('its', upsyncRequestsPath(o.cluster), (t, obj) => this.onRequest(t, obj as UpsyncRequest), relisted) as InformerLike<UpsyncRequest>;
-    this.copies = factory('its', upsyncedObjectsPath(o.cluster), (t, obj) => this.onCopy(t, obj as UpsyncedObject), relisted) as InformerLike<UpsyncedObject>;
+    this.requests = factory('its', upsyncRequestsPath(options.cluster), (t, obj) => this.onRequest(t, obj as UpsyncRequest), relisted) as InformerLike<UpsyncRequest>;
+    this.copies = factory('its', upsyncedObjectsPath(options.cluster), (t, obj) => this.onCopy(t, obj as UpsyncedObject), relisted) as InformerLike<UpsyncedObject>;
     this.sources = new WecSources({
-      mapper: o.mapper ?? new RestMapper(o.wec), informers: factory,
+      mapper: options.mapper ?? new RestMapper(options.wec), informers: factory,
       onChange: () => this.schedule(), onError: (err) => this.fail('upsync-watch', `WEC discovery: ${errorLine(err)}`, err),
     });
     this.rights = new ReadRights({
-      wec: o.wec, ttlMs: o.readRightTtlMs, onChange: () => this.schedule(),
+      wec: options.wec, ttlMs: options.readRightTtlMs, onChange: () => this.schedule(),
       onError: (err) => this.authorizeError(err),
     });
     this.writer = new CopyWriter({
-      cluster: o.cluster, its: o.its, workers: o.writers, retry: o.writeRetry,
-      desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(o.cluster, n),
+      cluster: options.cluster, its: options.its, workers: options.writers, retry: options.writeRetry,
+      desired: (n) => this.current.desired.get(n), held: (n) => this.copies.get(options.cluster, n),
       hold: (n) => this.current.undecided.has(n),
       mayDelete: (held) => this.mayDelete(held),
       onError: (n, err) => this.fail('upsync-write', `upsyncedobject ${n}: ${errorLine(err)}`, err),
@@ -106,8 +107,8 @@ export class UpsyncAgent {
       onRefusedChange: () => this.refusedChanged(),
     });
     this.status = new RequestStatusWriter({
-      cluster: o.cluster, its: o.its, debounceMs: o.debounceMs,
-      request: (n) => this.requests.get(o.cluster, n), status: (n) => this.statusOf(n),
+      cluster: options.cluster, its: options.its, debounceMs: options.debounceMs,
+      request: (n) => this.requests.get(options.cluster, n), status: (n) => this.statusOf(n),
       onError: (n, err) => this.fail('upsync-status', `upsyncrequest ${n} status: ${errorLine(err)}`, err),
     });
   }
@@ -120,8 +121,8 @@ export class UpsyncAgent {
     this.writer.start();
     this.rights.start();
     this.timers = [
-      setInterval(() => this.resync(), this.o.resyncMs ?? 300_000),
-      setInterval(() => void this.sources.rediscover(), this.o.rediscoverMs ?? 30_000),
+      setInterval(() => this.resync(), this.options.resyncMs ?? 300_000),
+      setInterval(() => void this.sources.rediscover(), this.options.rediscoverMs ?? 30_000),
     ];
   }
 
@@ -183,7 +184,7 @@ export class UpsyncAgent {
     this.planTimer = setTimeout(() => {
       this.planTimer = undefined;
       this.replan();
-    }, this.o.debounceMs ?? 50);
+    }, this.options.debounceMs ?? 50);
   }
 
   private replan(): void {
@@ -206,7 +207,7 @@ export class UpsyncAgent {
     }
     if (!this.resynced && this.fullySynced()) {
       this.resynced = true;
-      this.o.log(`${this.o.cluster}: upsync: ${this.requests.list().length} requests, ${next.desired.size} objects; watching ${this.sources.watching().join(' ') || 'nothing'}`);
+      this.options.log(`${this.options.cluster}: upsync: ${this.requests.list().length} requests, ${next.desired.size} objects; watching ${this.sources.watching().join(' ') || 'nothing'}`);
       this.resync();
     }
   }
@@ -234,7 +235,7 @@ export class UpsyncAgent {
   /** A request's status as planned, less the copies of it the mailbox's quota refuses. */
   private statusOf(name: string): UpsyncRequestStatus | undefined {
     const planned = this.current.statuses.get(name);
-    const req = this.requests.get(this.o.cluster, name);
+    const req = this.requests.get(this.options.cluster, name);
     if (!planned || !req || this.writer.refused.size === 0) return planned;
     let refused = 0;
     let reason = '';
@@ -257,7 +258,7 @@ export class UpsyncAgent {
   private quotaRefused(message: string): void {
     const err = new Error(message);
     if (Date.now() - this.quotaSaidAt < QUOTA_LOG_MS) {
-      this.o.onError?.('upsync-write', err);
+      this.options.onError?.('upsync-write', err);
       return;
     }
     this.quotaSaidAt = Date.now();
@@ -284,7 +285,7 @@ export class UpsyncAgent {
     // Reviews the WEC keeps refusing (the agent without system:auth-delegator) fail every retry alike: said once, counted each time.
     const line = `SubjectAccessReview of an executor: ${errorLine(err)}`;
     if (line === this.lastAuthorizeError) {
-      this.o.onError?.('upsync-authorize', err);
+      this.options.onError?.('upsync-authorize', err);
       return;
     }
     this.lastAuthorizeError = line;
@@ -292,7 +293,7 @@ export class UpsyncAgent {
   }
 
   private fail(where: string, line: string, err: unknown): void {
-    this.o.onError?.(where, err);
-    this.o.log(`${this.o.cluster}: ${line}`);
+    this.options.onError?.(where, err);
+    this.options.log(`${this.options.cluster}: ${line}`);
   }
 }

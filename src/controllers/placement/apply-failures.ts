@@ -8,7 +8,7 @@
 // recognised by ./works.ts (their echo); an agent's status write is not ours, but it changes
 // nothing reconciliation computes unless what failed changed, so only then is the object queued:
 // a Deployment's feedback ticking in the status every few seconds costs nothing here.
-import type { ManifestWork } from '../wrapping.js';
+import type { ManifestWork } from '../model/wrapping.js';
 
 export interface ApplyFailure {
   /** `<kind> <namespace>/<name>` of the manifest, as the agent identified it. */
@@ -28,7 +28,7 @@ export function applyFailureError(cluster: string, what: string, message: string
 /**
  * Whether an error of a policy's status is a WEC's, not the policy's reconciliation's: one of
  * those, or a cluster's status report that was refused or capped (`cluster <c> reported …`,
- * src/controllers/status/controller.ts).
+ * src/controllers/status/status-controller.ts).
  */
 export function isApplyFailureError(error: string): boolean {
   return /^cluster \S+ (did not apply|reported) /.test(error);

@@ -11,31 +11,23 @@
 // KubeStellar's binding controller does (controller: true, blockOwnerDeletion: false). The
 // apiVersion is KubeStellar's; the view.kubestellar.io resource serves it under its own.
 // A Binding may be computed for one reader (`view`, the server's answer to a user who may not read
-// every object: src/apiserver/bindings-resource.ts): the objects they may not get are left out of
+// every object: src/apiserver/groups/bindings-resource.ts): the objects they may not get are left out of
 // the workload and of every destination's counts and broken objects, and the policy's own status
 // (errors, conditions) is left out unless they may get the policy.
 // Subscribers hear which policy's Binding may have changed (the served resourceVersions are the
-// view's own: src/apiserver/virtual-collection.ts); the counter here only tells this cache's
+// view's own: src/apiserver/virtual/collection.ts); the counter here only tells this cache's
 // versions apart.
 import { EventEmitter } from 'node:events';
 import type { Store } from '../../kube/informer.js';
 import { stableUid, type KubeObject } from '../../kube/objects.js';
-import { policyClusters, type Modulation } from '../resolution.js';
-import type { ObjectIdentity } from '../wrapping.js';
-import type { BindingPolicy, ManagedCluster } from './api.js';
+import { policyClusters, type Modulation } from '../model/resolution.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
+import type { BindingPolicy, ManagedCluster } from '../model/api.js';
+import type { Placement } from '../model/sent.js';
 import { destinationStatuses, type DestinationStatus, type ObjectOutcome } from './destination-state.js';
 
 export const BINDING_API_VERSION = 'control.kubestellar.io/v1alpha1';
 
-/** What reconciliation records of a placed object. */
-export interface Placement {
-  id: ObjectIdentity;
-  resourceVersion: string;
-  /** The policies selecting it, sorted. */
-  policies: string[];
-  /** Each selecting policy's modulation of it (shown per object in that policy's Binding), and the clusters it picks. */
-  modulations: Record<string, Modulation & { clusters: string[] }>;
-}
 
 /** KubeStellar's DownsyncModulation as JSON: each field only when set (Go's omitempty). */
 export interface DownsyncModulation {

@@ -1,5 +1,5 @@
 // What a bundled work is made of (./bundles.ts decides which objects go in which): the member of
-// one object (its manifest as ../wrapping.ts makes it for one object, its manifestConfig, its
+// one object (its manifest as ../model/wrapping.ts makes it for one object, its manifestConfig, its
 // orphaning rule, its source and generation), the slot (a work of a bundle group in one cluster)
 // and the work a slot's members make — the same members make the same work — or that a stored
 // bundle is made of (pure).
@@ -7,8 +7,8 @@ import { Buffer } from 'node:buffer';
 import type { JsonObject } from '../../kube/objects.js';
 import type { DeleteOption, ManifestConfigOption } from '../../kube/ocm-api.js';
 import { SOURCE_GENERATION_ANNOTATION, SOURCE_GENERATIONS_ANNOTATION } from '../../kube/ocm-api.js';
-import { BUNDLE_ANNOTATION, bundleGroup, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../wrapping.js';
-import { SOURCE_ANNOTATION } from './keys.js';
+import { BUNDLE_ANNOTATION, bundleGroup, SOURCES_ANNOTATION, WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
+import { SOURCE_ANNOTATION } from '../model/keys.js';
 import { objectIndexKey, sourcesOf } from './works.js';
 
 type OrphaningRule = NonNullable<NonNullable<DeleteOption['selectivelyOrphans']>['orphaningRules']>[number];
@@ -55,7 +55,7 @@ function sizeOf(manifest: JsonObject): number {
   return n;
 }
 
-/** The member of a work of one object (as ../wrapping.ts manifestWork makes it), and its group. */
+/** The member of a work of one object (as ../model/wrapping.ts manifestWork makes it), and its group. */
 export function memberOf(work: ManifestWork): { member: Member; group: string } {
   const manifest = work.spec!.workload!.manifests![0] as JsonObject;
   const config = work.spec!.manifestConfigs![0]!;

@@ -10,7 +10,7 @@
 // longer fits (it grew, N was lowered, its policies changed) moves to the first slot of its group
 // with room, or a new one. A move writes the receiving work before the releasing one, and until
 // then every write of the releasing one still carries the object (Slot.leaving), so an agent sees
-// it carried by both before it sees it released (src/agent/handover.ts: it is handed over in
+// it carried by both before it sees it released (src/agent/apply/handover.ts: it is handed over in
 // place, never deleted and re-created).
 //
 // State: which object is in which slot, with its manifest, is held in memory (the leader's); a slot
@@ -21,7 +21,7 @@
 // crash or a failed write) stays in the other as leaving and goes once its own slot is written.
 // A name the ITS holds for a work not this WDS's (label view.kubestellar.io/wds) is never adopted,
 // written nor deleted: skipped, or (found at a slot's first write) its objects go to another slot.
-// A slot of an earlier release's name (../wrapping.ts) takes no object; it empties as they move.
+// A slot of an earlier release's name (../model/wrapping.ts) takes no object; it empties as they move.
 // Decisions are made synchronously once the slots are read. Writes are this class's: a slot's
 // changes gather for WRITE_DELAY_MS, then its work is written with its content as it is when the
 // write starts, one write per slot at a time (../../util/latest-runs.ts), a failed one tried again
@@ -29,9 +29,9 @@
 // slot, and a reconcile never waits for them (except to delete an object's own work after its
 // bundle took it over).
 import { LatestRuns } from '../../util/latest-runs.js';
-import { BUNDLE_ANNOTATION, bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../wrapping.js';
+import { BUNDLE_ANNOTATION, bundleWorkName, MAX_MANIFESTS_BYTES, WDS_LABEL, type ManifestWork } from '../model/wrapping.js';
 import { fingerprint, memberOf, membersOfStored, shapeOf, slotWork, type Member, type Slot, type SlotShape } from './bundle-slots.js';
-import { workKey } from './keys.js';
+import { workKey } from '../model/keys.js';
 import { isBundle, notOwnWork, type Works } from './works.js';
 
 export interface BundleLimits {
@@ -98,7 +98,7 @@ export class Bundles {
   }
 
   /**
-   * Places the object (its works per cluster, as ../wrapping.ts makes them for one object) into its
+   * Places the object (its works per cluster, as ../model/wrapping.ts makes them for one object) into its
    * groups' slots in `desired`, and takes it out of every slot holding it in each cluster of
    * `release`. The works are written shortly after, by this class (retried until they are): the
    * one receiving the object first, then any it leaves (an emptied one is deleted). `received`

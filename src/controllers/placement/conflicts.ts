@@ -4,8 +4,8 @@
 // resource, namespace, name) and by name; reconciling an object asks which other WDSs send it where it goes.
 // (Each conflict is announced once, per identity and set of WDSs, by ./events.ts.)
 import { Interner } from '../../kube/interner.js';
-import { WDS_LABEL, type ManifestWork, type ObjectIdentity, type ResourceIdentifier } from '../wrapping.js';
-import { identityKey, workKey } from './keys.js';
+import { WDS_LABEL, type ManifestWork, type ObjectIdentity, type ResourceIdentifier } from '../model/wrapping.js';
+import { identityKey, workKey } from '../model/keys.js';
 
 const shared = new Interner();
 

@@ -5,19 +5,19 @@
 // customization-properties, its annotations, its labels, clusterName), wrapped in its ManifestWork.
 // A cluster it cannot be expanded for is an expansion error of that cluster (the caller freezes
 // the policies sending it there); one it cannot be wrapped for (over OCM's size limit) a wrap error.
-// A Namespace goes to the clusters in `impliedNamespace` only for what is in it (see wrapping.ts).
+// A Namespace goes to the clusters in `impliedNamespace` only for what is in it (see ../model/wrapping.ts).
 // RBAC objects are never expanded (an expansion error everywhere): their grant was checked as written.
 import type { Store } from '../../kube/informer.js';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
-import { templateName, templateProperties, type ExpansionResult } from '../template-expander.js';
-import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../wrapping.js';
-import type { CustomTransform, ManagedCluster } from './api.js';
-import type { SentObject } from './workload.js';
+import { templateName, templateProperties, type ExpansionResult } from './template-expander.js';
+import { applyRemovals, EXPAND_TEMPLATES_ANNOTATION, manifestWork, stripServerFields, WrapError, type ManifestWork } from '../model/wrapping.js';
+import type { CustomTransform, ManagedCluster } from '../model/api.js';
+import type { SentObject } from '../model/sent.js';
 
 /** The ITS namespace of the clusters' property ConfigMaps (KubeStellar's). */
 export const PROPERTIES_NAMESPACE = 'customization-properties';
 
-/** What expands templates: Go's text/template in the helper process (../template-expander.ts). */
+/** What expands templates: Go's text/template in the helper process (./template-expander.ts). */
 export interface Expander {
   expand(object: JsonObject, properties: readonly Readonly<Record<string, string>>[], names?: readonly string[]): Promise<ExpansionResult[]>;
 }
@@ -73,7 +73,7 @@ export async function desiredWorks(src: DesiredSources, found: SentObject, clust
     // (a roleRef or a rule expanded after the check), so RBAC objects are never expanded.
     for (const c of clusters) out.expansionErrors.set(c, [`${c}: ${RBAC_NOT_EXPANDED}`]);
   } else if (!src.templates) {
-    for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--template-expander)`]);
+    for (const c of clusters) out.expansionErrors.set(c, [`${c}: template expansion needs the Go helper ksview-gotemplate, which this server runs without (--ksview-gotemplate)`]);
   } else {
     const props = clusters.map((name) => {
       const mc = src.clusters.get('', name);

@@ -14,7 +14,7 @@
 // Then, per policy, the destinations' counts and a capped list of broken objects (KubeStellar's
 // seed: "limited-length lists of broken objects"), and whether the policy is Ready.
 import type { Condition, FeedbackValue, ManagedCluster, ManifestWork } from '../../kube/ocm-api.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
 import { applyFailures, wecWords } from './apply-failures.js';
 
 export const OBJECT_STATES = ['Available', 'Applied', 'Pending', 'ApplyFailed', 'Conflict', 'ClusterNotReady', 'WaitingForRemoval'] as const;
@@ -44,7 +44,7 @@ function feedback(values: readonly FeedbackValue[] | undefined, name: string): n
   return v?.integer ?? v?.string ?? v?.boolean;
 }
 
-/** The kinds whose health the works' WellKnownStatus feedback tells (src/agent/status-feedback.ts). */
+/** The kinds whose health the works' WellKnownStatus feedback tells (src/agent/status/status-feedback.ts). */
 const WELL_KNOWN_HEALTH = new Set(['Deployment', 'DaemonSet', 'Pod', 'Job']);
 
 /** Not healthy, by the kind's well-known status feedback: why, or undefined when healthy or the kind has none. */

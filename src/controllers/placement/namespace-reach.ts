@@ -5,7 +5,7 @@
 // every object of the WDS, and it is queued only when one of its objects' records changes — not on
 // every event of every object in it (which, with a thousand objects in a namespace, was most of the
 // controller's CPU time and delayed the view's watch events on the shared event loop).
-import { resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
+import { resourceKey, type ObjectKey, type ResourceRef } from '../model/keys.js';
 
 /** What one object adds to its Namespace's destinations. */
 export interface Reach {

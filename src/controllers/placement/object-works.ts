@@ -7,11 +7,11 @@
 // - its works are written in its own works (a work per object) or in bundles (./bundles.ts), and
 //   it is taken out of the works of the other layout (the flags changed), out of the clusters it no
 //   longer goes to, and out of its own works under another name (an earlier release cut long WDS
-//   names short: ../wrapping.ts). What receives the object is written before what releases it (an
-//   agent hands it over in place: src/agent/handover.ts). One object's works in all its clusters at
-//   once (bounded here; the whole controller's writes by the ITS's limiter, --its-max-in-flight).
+//   names short: ../model/wrapping.ts). What receives the object is written before what releases it (an
+//   agent hands it over in place: src/agent/apply/handover.ts). One object's works in all its clusters at
+//   once (bounded here; the whole controller's writes by the ITS's limiter, --max-its-requests-inflight).
 import { eachSettled } from '../../util/each-settled.js';
-import { manifestWorkName, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
+import { manifestWorkName, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
 import type { Bundles } from './bundles.js';
 import { isBundle, notOwnWork, objectIndexKey, type Works } from './works.js';
 

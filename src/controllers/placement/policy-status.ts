@@ -10,7 +10,7 @@
 //   False, ReconcileError) and Ready (True, Available, when every object is
 //   Available in every destination; else False, Unavailable, saying which — ./destination-state.ts),
 //   each with the generation it speaks of and the time its status last changed; Executor (under
-//   which identity its works run in the WECs, ./executor.ts: True naming the ServiceAccount and
+//   which identity its works run in the WECs, ../model/executor.ts: True naming the ServiceAccount and
 //   whether it is the policy's own or the server's default; False, AgentRights, when there is
 //   none — so an admin can list every policy still applied with the agents' full rights); and `clusters`,
 //   each destination's counts per state (the broken objects themselves are in the Binding).
@@ -25,14 +25,14 @@ import { setCondition } from '../../kube/conditions.js';
 import type { Condition } from '../../kube/ocm-api.js';
 import { LabelSelectorError, validateLabelSelector } from '../../kube/label-selector.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import type { Policy } from '../resolution.js';
-import { POLICIES, type BindingPolicy } from './api.js';
-import { policyKey, type QueueKey } from './keys.js';
+import type { Policy } from '../model/resolution.js';
+import { POLICIES, type BindingPolicy } from '../model/api.js';
+import { policyKey, type QueueKey } from '../model/keys.js';
 import type { Works } from './works.js';
 import type { Bindings } from './bindings.js';
 import { readyCondition } from './destination-state.js';
 import { isApplyFailureError } from './apply-failures.js';
-import { executorErrors, policyExecutor, type ServiceAccountRef } from './executor.js';
+import { executorErrors, policyExecutor, type ServiceAccountRef } from '../model/executor.js';
 
 /** On each BindingPolicy while the controllers run: its deletion waits until its works are gone. */
 export const CLEANUP_FINALIZER = 'control.kubestellar.io/placement-cleanup';

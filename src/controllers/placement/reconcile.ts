@@ -4,7 +4,7 @@
 // see ./namespace-reach.ts), compute the work it wants in each (./desired.ts: strip, transform,
 // expand templates, wrap); template expansion failures freeze the failing policies' works in that
 // cluster (./expansion-failures.ts); report to the selecting policies what they should know
-// (expansion and wrap errors, WDS conflicts, manifests a cluster's agent could not apply
+// (./object-report.ts: expansion and wrap errors, WDS conflicts, manifests a cluster's agent could not apply
 // (./apply-failures.ts), more than one cluster for a singleton, an object written straight to the
 // WDS or shadowing such one); a denatured object that is no valid object of its kind (Kubernetes'
 // validation never ran on it in the WDS: stored around the view, say before its admission webhook)
@@ -20,24 +20,25 @@
 import type { Store } from '../../kube/informer.js';
 import type { Upstream } from '../../kube/upstream.js';
 import { SOURCE_GENERATION_ANNOTATION } from '../../kube/ocm-api.js';
-import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../resolution.js';
-import { policyLabel, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
-import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from './api.js';
+import { resolve, type Cluster, type Policy, type Resolution, type WorkloadRef } from '../model/resolution.js';
+import { policyLabel, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
+import type { BindingPolicy, CustomTransform, ManagedCluster, WorkloadObject } from '../model/api.js';
 import { Bindings } from './bindings.js';
 import { Conflicts } from './conflicts.js';
 import { desiredWorks, expandsTemplates, type DesiredSources, type Expander, type PropertyConfigMap } from './desired.js';
 import { ObjectEvents } from './events.js';
 import { ExpansionFailures } from './expansion-failures.js';
-import { applyFailureError, applyFailures } from './apply-failures.js';
-import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from './keys.js';
+import { describeObject, encodeKey, namespaceKey, SOURCE_ANNOTATION, type ObjectKey, type QueueKey, type ResourceRef } from '../model/keys.js';
 import { NamespaceReach, type Reach } from './namespace-reach.js';
 import { PolicyStatus, selectorErrors } from './policy-status.js';
 import { clusterReadiness, objectOutcome } from './destination-state.js';
-import type { SentObject, WorkloadCaches } from './workload.js';
+import type { SentObject } from '../model/sent.js';
+import type { WorkloadCaches } from './workload.js';
 import { Works } from './works.js';
 import { refuseTakenNames, writeObjectWorks } from './object-works.js';
 import { Bundles, DEFAULT_BUNDLE_LIMITS, type BundleLimits } from './bundles.js';
-import { clusterExecutor, executorErrors, policyExecutor, workExecutor, type Executor, type ServiceAccountRef } from './executor.js';
+import { executorErrors, type ServiceAccountRef } from '../model/executor.js';
+import { ObjectReporter, sendersTo } from './object-report.js';
 
 /** What reconciliation reads. */
 export interface PlacementCaches {
@@ -84,7 +85,8 @@ export class Reconciler {
   readonly bundles: Bundles;
   readonly conflicts: Conflicts;
   readonly bindings: Bindings;
-  private readonly events: ObjectEvents;
+  /** What the selecting policies are told of an object, and its works' executors. */
+  private readonly reporter: ObjectReporter;
   readonly status: PolicyStatus;
   /** What computing an object's works reads (the caches, the template expander). */
   private readonly sources: DesiredSources;
@@ -94,19 +96,22 @@ export class Reconciler {
   private readonly evaluated = new Set<string>();
   private leader = false;
 
-  constructor(private readonly o: ReconcilerOptions) {
-    const c = o.caches;
-    const limits = o.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+  constructor(private readonly options: ReconcilerOptions) {
+    const c = options.caches;
+    const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
     this.conflicts = new Conflicts();
-    this.works = new Works(o.its, c.works, `kubestellar-view-${o.wdsName}`, o.wdsName, limits.objects > 1, (cluster, name) => this.conflicts.ownerOf(cluster, name));
-    this.bundles = new Bundles(o.wdsName, this.works, limits, o.log);
-    this.events = new ObjectEvents(o.wds, o.wdsName, o.log);
+    this.works = new Works(options.its, c.works, `kubestellar-view-${options.wdsName}`, options.wdsName, limits.objects > 1, (cluster, name) => this.conflicts.ownerOf(cluster, name));
+    this.bundles = new Bundles(options.wdsName, this.works, limits, options.log);
     this.bindings = new Bindings(c.policies, c.clusters, {
       outcome: (cluster, id) => objectOutcome(this.works.carrying(cluster, id), clusterReadiness(c.clusters.get('', cluster))),
       readiness: (cluster) => clusterReadiness(c.clusters.get('', cluster)),
     });
-    this.status = new PolicyStatus(o.wds, c.policies, this.works, this.bindings, o.enqueue, o.defaultExecutor);
-    this.sources = { ...c, wdsName: o.wdsName, templates: o.templates };
+    this.status = new PolicyStatus(options.wds, c.policies, this.works, this.bindings, options.enqueue, options.defaultExecutor);
+    this.sources = { ...c, wdsName: options.wdsName, templates: options.templates };
+    this.reporter = new ObjectReporter({
+      wdsName: options.wdsName, works: this.works, conflicts: this.conflicts, events: new ObjectEvents(options.wds, options.wdsName, options.log),
+      policies: c.policies, defaultExecutor: options.defaultExecutor, leading: () => this.leader,
+    });
   }
 
   get leading(): boolean {
@@ -155,11 +160,11 @@ export class Reconciler {
 
   /** A resource is no longer watched: its objects reach no Namespace any more. */
   forgetResource(r: ResourceRef): void {
-    for (const ns of this.reach.forgetResource(r)) this.o.enqueue(namespaceKey(ns));
+    for (const ns of this.reach.forgetResource(r)) this.options.enqueue(namespaceKey(ns));
   }
 
   private async reconcileObject(k: ObjectKey): Promise<void> {
-    const { caches } = this.o;
+    const { caches } = this.options;
     const source = encodeKey(k);
     const found = caches.workload.find(k);
     if (found && encodeKey(found.key) !== source) {
@@ -167,7 +172,7 @@ export class Reconciler {
       // or the reverse): its key carries the identity; this one records nothing.
       this.record(k, source, undefined, [], new Map(), undefined);
       this.recordExpansion(source, undefined, new Map(), () => undefined);
-      this.o.enqueue(found.key);
+      this.options.enqueue(found.key);
       return;
     }
     const resolveRef = this.resolver();
@@ -206,12 +211,12 @@ export class Reconciler {
         for (const p of policyNames) addError(p, `${describe(found.id)} is not sent: ${invalid}`);
         for (const cluster of this.works.clustersOf(id)) if (clusters.has(cluster)) kept.add(cluster);
       }
-      this.applyExecutors(found, desired, kept, resolution, policyNames, addError);
+      this.reporter.applyExecutors(found, desired, kept, resolution, policyNames, addError);
       refuseTakenNames(this.works, found.id, desired, kept, (cluster, why) => {
         for (const p of sendersTo(resolution, cluster, policyNames)) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${why}`);
       });
-      await this.report(found, resolution, desired, addError);
-      this.reportApplyFailures(found, desired, kept, resolution, policyNames, addError);
+      await this.reporter.report(found, resolution, desired, addError);
+      this.reporter.reportApplyFailures(found, desired, kept, resolution, policyNames, addError);
     } else {
       this.recordExpansion(source, undefined, new Map(), addError);
     }
@@ -235,7 +240,7 @@ export class Reconciler {
    * reconciled first (KubeStellar computes a Binding's works all at once).
    */
   private async evaluateExpansions(resolveRef: (ref: WorkloadRef) => Resolution): Promise<void> {
-    const { caches } = this.o;
+    const { caches } = this.options;
     for (const k of caches.workload.templatedKeys()) {
       const source = encodeKey(k);
       if (this.evaluated.has(source)) continue;
@@ -251,13 +256,13 @@ export class Reconciler {
   /** Why a denatured object may not be sent (its stored form unreadable, or invalid for its kind), or undefined. */
   private async invalidity(found: SentObject): Promise<string | undefined> {
     if (found.unreadable !== undefined) return `its stored form cannot be read: ${found.unreadable} (written around the view)`;
-    if (!found.denatured || !this.o.validate) return undefined;
-    return this.o.validate(found.id, found.stored);
+    if (!found.denatured || !this.options.validate) return undefined;
+    return this.options.validate(found.id, found.stored);
   }
 
   /** What an object (not reconciled since the records were cleared) adds to its Namespace. */
   private unrecordedReach(k: ObjectKey, resolveRef: (ref: WorkloadRef) => Resolution): Reach | undefined {
-    const o = this.o.caches.workload.find(k);
+    const o = this.options.caches.workload.find(k);
     if (!o) return undefined;
     const r = resolveRef(o.ref);
     // An object expanded per cluster may fail to expand: until it is reconciled it counts only
@@ -272,7 +277,7 @@ export class Reconciler {
   /** Records an object's outcome: its errors per policy, its reach into its Namespace, its Binding entry (cleared here). */
   private record(k: ObjectKey, source: string, found: SentObject | undefined, selecting: readonly string[], errors: ReadonlyMap<string, string[]>, reach: Reach | undefined): void {
     this.status.recordErrors(source, errors);
-    if (k.namespace && this.reach.record(k, reach)) this.o.enqueue(namespaceKey(k.namespace));
+    if (k.namespace && this.reach.record(k, reach)) this.options.enqueue(namespaceKey(k.namespace));
     if (!found || selecting.length === 0) this.bindings.record(source, undefined);
   }
 
@@ -291,7 +296,7 @@ export class Reconciler {
       for (const message of failed.get(mine[0]!)!) addError(policy, message);
     }
     if (this.expansion.record(source, byPolicy).size > 0) {
-      for (const key of this.o.caches.workload.allKeys()) if (encodeKey(key) !== source) this.o.enqueue(key);
+      for (const key of this.options.caches.workload.allKeys()) if (encodeKey(key) !== source) this.options.enqueue(key);
     }
   }
 
@@ -307,105 +312,9 @@ export class Reconciler {
     return this.expansion.failingIn(cluster).some((p) => labels[policyLabel(p)] !== undefined);
   }
 
-  /** Errors and Warning Events the selecting policies should know of. */
-  private async report(found: SentObject, resolution: Resolution, desired: ReadonlyMap<string, ManifestWork>, addError: (policy: string, message: string) => void): Promise<void> {
-    const selecting = resolution.policies;
-    const what = describe(found.id);
-    // The Event is about the object, in its own namespace (./events.ts).
-    const about = {
-      apiVersion: found.native.apiVersion ?? (found.id.group ? `${found.id.group}/${found.id.version}` : found.id.version),
-      kind: found.native.kind ?? '', namespace: found.id.namespace, name: found.id.name, uid: found.native.metadata.uid,
-    };
-    const warn = async (subject: string, reason: string, message: string, to: readonly string[] = selecting) => {
-      for (const p of to) addError(p, message);
-      if (this.leader) await this.events.warnOnce(subject, about, to, reason, message);
-    };
-    for (const cluster of desired.keys()) {
-      const others = this.conflicts.otherWDSs(cluster, found.id);
-      if (others.length === 0) continue;
-      await warn(Conflicts.subject(cluster, found.id, others), 'WDSConflict', `conflict: cluster ${cluster} also receives ${what} from WDS ${others.join(', ')}`);
-    }
-    if (found.bypassesView && selecting.length > 0) {
-      await warn(`direct|${what}|${found.native.metadata.uid ?? ''}`, 'WrittenToWDS',
-        `${what} was written to the WDS directly, so it has also taken effect in the WDS; write it through the view (kubectl --context ${this.o.wdsName}-view) to have it only in the clusters`);
-    }
-    if (found.shadowsNative && selecting.length > 0) {
-      await warn(`shadow|${what}`, 'ViewAndWDSConflict',
-        `conflict: ${what} exists both through the view and natively in the WDS; the view's object is sent`);
-    }
-    const singleton = Object.entries(resolution.byPolicy).filter(([, m]) => m.wantSingletonReportedState);
-    const qualified = new Set(singleton.flatMap(([, m]) => m.clusters));
-    if (qualified.size > 1) {
-      for (const [p] of singleton) {
-        addError(p, `${what}: wantSingletonReportedState, but ${qualified.size} clusters qualify (${[...qualified].sort().join(', ')}); it goes to all of them and no single cluster's status can be returned`);
-      }
-    }
-  }
-
-  /**
-   * The executor of each wanted work (./executor.ts): that of the policies sending the object to
-   * the cluster (for a Namespace sent only for what is in it, of every policy sending it). Where
-   * they name different ones the object is not sent there: its work stays as it was, and each of
-   * those policies says why.
-   */
-  private applyExecutors(found: SentObject, desired: Map<string, ManifestWork>, kept: Set<string>,
-    resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
-    if (desired.size === 0) return;
-    const executors = new Map<string, Executor | undefined>();
-    const executorOf = (name: string) => {
-      if (!executors.has(name)) executors.set(name, policyExecutor(this.o.caches.policies.get('', name)?.spec, this.o.defaultExecutor));
-      return executors.get(name);
-    };
-    // Mostly every policy names the same one (or none does): one answer for every cluster, no
-    // per-cluster look at who sends it there (1,000 clusters × their policies, for each object).
-    const all = clusterExecutor([...policies], executorOf);
-    const perCluster = 'conflict' in all ? new Map(Object.entries(resolution.byPolicy).map(([p, m]) => [p, new Set(m.clusters)])) : undefined;
-    for (const [cluster, work] of [...desired]) {
-      let r = all;
-      if (perCluster) {
-        let senders = [...perCluster].filter(([, cs]) => cs.has(cluster)).map(([p]) => p);
-        if (senders.length === 0) senders = [...policies];
-        r = clusterExecutor(senders, executorOf);
-      }
-      if ('conflict' in r) {
-        desired.delete(cluster);
-        if (this.works.carrying(cluster, found.id)) kept.add(cluster);
-        for (const p of r.policies) addError(p, `conflict: ${describe(found.id)} is not sent to cluster ${cluster}: ${r.conflict}`);
-        continue;
-      }
-      if (r.executor) work.spec = { ...work.spec, executor: workExecutor(r.executor) };
-    }
-  }
-
-  /**
-   * What the clusters' agents could not apply (./apply-failures.ts), on the policies that send the
-   * object there: each work that stays (wanted or frozen) is read from the cache, and every policy
-   * selecting that cluster for the object (else, for a Namespace sent for its objects or a frozen
-   * work, every policy its labels name) gets `cluster <c> did not apply <object>: <the WEC's
-   * words>` — e.g. a server-side apply conflict with another WDS's field manager. Gone once the
-   * agent applies it.
-   */
-  private reportApplyFailures(found: SentObject, desired: ReadonlyMap<string, ManifestWork>, kept: ReadonlySet<string>,
-    resolution: Resolution, policies: ReadonlySet<string>, addError: (policy: string, message: string) => void): void {
-    for (const cluster of this.works.clustersOf(found.id)) {
-      if (!desired.has(cluster) && !kept.has(cluster)) continue;
-      const stored = this.works.carrying(cluster, found.id);
-      const failures = applyFailures(stored);
-      if (failures.length === 0) continue;
-      let senders = sendersTo(resolution, cluster, []);
-      if (senders.length === 0) {
-        const labels = desired.get(cluster)?.metadata.labels ?? stored?.metadata.labels ?? {};
-        senders = [...policies].filter((p) => labels[policyLabel(p)] !== undefined);
-      }
-      for (const p of senders) {
-        for (const f of failures) addError(p, applyFailureError(cluster, describe(found.id), f.message));
-      }
-    }
-  }
-
   /** Resolution of objects against the live, well-formed policies and the clusters, as they are now. */
   private resolver(): (ref: WorkloadRef) => Resolution {
-    const { caches } = this.o;
+    const { caches } = this.options;
     const policies = caches.policies.list().filter((p) => !p.metadata.deletionTimestamp)
       .map((p): Policy => ({ name: p.metadata.name, spec: p.spec ?? {} }))
       // A policy naming a malformed executor selects nothing: it must not fall back to the agent's rights.
@@ -413,10 +322,4 @@ export class Reconciler {
     const clusters = caches.clusters.list().map((c): Cluster => ({ name: c.metadata.name, labels: c.metadata.labels ?? {} }));
     return (ref) => resolve(ref, ref.namespace ? caches.workload.namespaceLabels(ref.namespace) ?? {} : undefined, policies, clusters);
   }
-}
-
-/** The policies sending the object to the cluster as resolved now; `otherwise` when none does (a Namespace sent for its objects). */
-function sendersTo(resolution: Resolution, cluster: string, otherwise: Iterable<string>): string[] {
-  const senders = Object.entries(resolution.byPolicy).filter(([, m]) => m.clusters.includes(cluster)).map(([p]) => p);
-  return senders.length > 0 ? senders : [...otherwise];
 }

@@ -12,31 +12,13 @@
 // and says why, instead of failing (or sending it).
 import { byNamespace, Store } from '../../kube/informer.js';
 import { NATIVE_METADATA_ANNOTATION, NATIVE_NAME_ANNOTATION, storedName, toNative, TranslationError } from '../../storage/denatured-translation.js';
-import type { WorkloadRef } from '../resolution.js';
-import { isSystemObject } from '../system-objects.js';
-import type { WorkloadResource } from '../workload-resources.js';
-import { EXPAND_TEMPLATES_ANNOTATION, type ObjectIdentity } from '../wrapping.js';
-import type { WorkloadObject } from './api.js';
-import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from './keys.js';
+import type { SentObject } from '../model/sent.js';
+import { isSystemObject } from './system-objects.js';
+import type { WorkloadResource } from '../model/workload-resources.js';
+import { EXPAND_TEMPLATES_ANNOTATION, type ObjectIdentity } from '../model/wrapping.js';
+import type { WorkloadObject } from '../model/api.js';
+import { NAMESPACES, objectKey, resourceKey, type ObjectKey, type ResourceRef } from '../model/keys.js';
 
-/** An object as it is sent: native form, identity, and what resolution reads of it. */
-export interface SentObject {
-  /** The key it is reconciled under (of the resource it was found in). */
-  key: ObjectKey;
-  id: ObjectIdentity;
-  native: WorkloadObject;
-  ref: WorkloadRef;
-  /** Of a denatured kind, written straight to the WDS: it took effect there too. */
-  bypassesView: boolean;
-  /** Written through the view while an object of the same identity exists natively in the WDS (this one wins). */
-  shadowsNative: boolean;
-  /** Stored as a denatured.kubestellar.io object: Kubernetes' validation of its kind never ran in the WDS. */
-  denatured: boolean;
-  /** As cached (the stored form). */
-  stored: WorkloadObject;
-  /** Why its stored form cannot be read as the native object (its native form is then shown without its native metadata). */
-  unreadable?: string;
-}
 
 export interface WorkloadEntry {
   res: WorkloadResource;

@@ -12,10 +12,11 @@ import { Interner } from '../../kube/interner.js';
 import type { Condition, FeedbackValue, ManifestCondition } from '../../kube/ocm-api.js';
 import { lastStatusUpdate } from '../../kube/objects.js';
 import { isStatusValue, MAX_FIELDS, MAX_JSON_RAW } from '../../kube/status-in-work.js';
-import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, WDS_LABEL, type ManifestWork, type ObjectIdentity } from '../wrapping.js';
-import { workPath } from './api.js';
+import { BUNDLE_ANNOTATION, manifestWorkName, POLICY_LABEL_PREFIX, SOURCES_ANNOTATION, policyLabel, WDS_LABEL, type ManifestWork, type ObjectIdentity } from '../model/wrapping.js';
+import { workPath } from '../model/api.js';
 import { statusOnlyChange } from './apply-failures.js';
-import { identityKey, SOURCE_ANNOTATION, workKey } from './keys.js';
+import { identityKey, SOURCE_ANNOTATION, workKey } from '../model/keys.js';
+import { statusEntries, type Entry } from '../model/work-entries.js';
 
 /** The key of an object's identity in the works' `object` index (a manifest's resourceIdentifier). */
 export const objectIndexKey = (id: { group?: string; resource?: string; namespace?: string; name?: string }): string => identityKey('', id);
@@ -160,9 +161,6 @@ export function manifestOf(w: ManifestWork, i: number): ManifestWork {
   return isBundle(w) ? project(w, i, statusEntries(w)) : w;
 }
 
-/** The agent's status entry of a (cached) work's manifest `i`, or undefined. */
-export const statusEntry = (w: ManifestWork, i: number): Entry | undefined => statusEntries(w).get(i);
-
 /** manifestOf for every manifest of the work, in one pass over its status. */
 export function manifestsOf(w: ManifestWork): ManifestWork[] {
   const n = w.spec?.workload?.manifests?.length ?? 0;
@@ -171,24 +169,8 @@ export function manifestsOf(w: ManifestWork): ManifestWork[] {
   return Array.from({ length: n }, (_, i) => project(w, i, entries));
 }
 
-type Entry = NonNullable<NonNullable<ManifestWork['status']>['resourceStatus']>['manifests'] extends (infer E)[] | undefined ? E : never;
-
-/** Per cached (never mutated) work: its status entries by ordinal, its manifests by object key — a bundle is read per object, 100 times an event. */
-const entriesOf = new WeakMap<ManifestWork, Map<number, Entry>>();
+/** Per cached (never mutated) work: its manifests by object key — a bundle is read per object, 100 times an event. */
 const ordinalsOf = new WeakMap<ManifestWork, Map<string, number>>();
-
-/** The agent's status entries of a work by manifest ordinal (an entry without one: by its place). */
-function statusEntries(w: ManifestWork): Map<number, Entry> {
-  const memo = entriesOf.get(w);
-  if (memo) return memo;
-  const out = new Map<number, Entry>();
-  entriesOf.set(w, out);
-  (w.status?.resourceStatus?.manifests ?? []).forEach((m, i) => {
-    const ordinal = m.resourceMeta?.ordinal ?? i;
-    if (!out.has(ordinal)) out.set(ordinal, m);
-  });
-  return out;
-}
 
 function project(w: ManifestWork, i: number, entries: ReadonlyMap<number, Entry>): ManifestWork {
   const entry = entries.get(i);
@@ -296,7 +278,7 @@ export class Works {
   /**
    * The bundled work of the cluster carrying the object, with the manifest's index, as carrying()
    * chooses it; undefined when a work of its own carries it (or none). Status readers ask it for
-   * every (object, cluster): no view is made (../status/reports.ts reads statusEntry).
+   * every (object, cluster): no view is made (../status/reports.ts reads statusEntry, ../model/work-entries.ts).
    */
   bundleCarrying(cluster: string, id: ObjectIdentity): { work: ManifestWork; index: number } | undefined {
     const chosen = this.chosenCarrier(cluster, id);
@@ -317,7 +299,7 @@ export class Works {
 
   /**
    * Whether the cluster's work of that name is being deleted: no object is placed into it (its agent
-   * may be removing what it held, ../../agent/handover.ts); a new work takes another name.
+   * may be removing what it held, ../../agent/apply/handover.ts); a new work takes another name.
    */
   terminating(cluster: string, name: string): boolean {
     return this.store.get(cluster, name)?.metadata.deletionTimestamp !== undefined;

@@ -1,4 +1,4 @@
-// CEL off the server's thread (issue 24, defects 4 and 6): a few worker threads (./cel-worker.ts)
+// CEL off the server's thread (docs/security.md D4 and D6): a few worker threads (./cel-worker.ts)
 // compile StatusCollectors and evaluate their rows; the server's thread only sends plain data and
 // gets plain data back, so no read of any resource waits for a collector, and a runaway one
 // stalls nothing. Work is queued in lanes (one per collector, one for admission reviews): at most

@@ -6,7 +6,7 @@
 // its uid derived from its name and its creationTimestamp the later of the object's and the
 // policy's, so every replica serves the same object.
 import { stableUid, type KubeObject } from '../../kube/objects.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
 import type { NamedStatusCombination } from './collector-rows.js';
 
 export const COMBINED_STATUS_API_VERSION = 'control.kubestellar.io/v1alpha1';

@@ -1,12 +1,12 @@
 // The CombinedStatuses of one WDS, computed on demand from the caches (never stored): for each
 // placed object and each selecting policy that names StatusCollectors for it, one CombinedStatus
 // (./combined-status.ts) over the policy's clusters' WorkStatuses. What the server serves as the
-// virtual `combinedstatuses` (src/apiserver/combinedstatuses-resource.ts reads it through
+// virtual `combinedstatuses` (src/apiserver/groups/combinedstatuses-resource.ts reads it through
 // `combinedStatuses`, `combinedStatus` and `onCombinedStatusChange`).
 // Also the StatusCollectors' own state: an informer over them in the WDS; each is compiled once
 // per generation; the leader writes its `status` (observedGeneration, and the compile errors in
 // `errors`, KubeStellar's place for them); an invalid collector yields no result.
-// CEL never runs on this thread (issue 24, defect 4): compiles and evaluations are tasks of the
+// CEL never runs on this thread (docs/security.md D4): compiles and evaluations are tasks of the
 // CEL workers (./cel-pool.ts, one lane per collector), with deadlines; the workers start with the
 // first StatusCollector (or admission review), so a server without collectors does not pay them. A read never waits for
 // them: it shows each collector's result over the rows computed so far (none before the first; a WEC
@@ -25,11 +25,11 @@ import { EventEmitter } from 'node:events';
 import { Informer } from '../../kube/informer.js';
 import { lastStatusUpdate, type JsonObject, type KubeObject } from '../../kube/objects.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import { decodeKey, encodeKey } from '../placement/keys.js';
+import { decodeKey, encodeKey } from '../model/keys.js';
 import { CelPool, CelTaskError, type CompileAnswer } from './cel-pool.js';
 import { combineRows, failedRow, specBoundErrors, type CollectorShape, type NamedStatusCombination, type RowEval } from './collector-rows.js';
 import { buildCombinedStatus, combinedStatusRef, type CombinedStatus } from './combined-status.js';
-import type { StatusSources } from './controller.js';
+import type { StatusSources } from '../model/sent.js';
 import type { Reports } from './reports.js';
 
 export const STATUS_COLLECTORS = '/apis/control.kubestellar.io/v1alpha1/statuscollectors';
@@ -121,11 +121,11 @@ export class CombinedStatuses {
   private leading = false;
   private stopped = false;
 
-  constructor(private readonly o: CombinedStatusesOptions) {
+  constructor(private readonly options: CombinedStatusesOptions) {
     this.events.setMaxListeners(0);
-    this.pool = o.pool ?? new CelPool();
-    this.ownPool = o.pool === undefined;
-    this.collectors = new Informer<StatusCollector>(o.wds, {
+    this.pool = options.pool ?? new CelPool();
+    this.ownPool = options.pool === undefined;
+    this.collectors = new Informer<StatusCollector>(options.wds, {
       path: STATUS_COLLECTORS,
       onChange: (type, sc, old) => {
         // The workers start with the first collector (each costs ≈ 20 MB of RSS, measured), so
@@ -139,12 +139,12 @@ export class CombinedStatuses {
         for (const source of [...this.keysBySource.keys()]) this.touch(source);
         this.events.emit('compiled', sc.metadata.name);
       },
-      onError: (err) => o.log(`status: statuscollectors: ${err.message}`),
+      onError: (err) => options.log(`status: statuscollectors: ${err.message}`),
     });
   }
 
   async start(): Promise<void> {
-    this.unsubscribe.push(this.o.onObjectReportChange((source) => this.touch(source)));
+    this.unsubscribe.push(this.options.onObjectReportChange((source) => this.touch(source)));
     this.collectors.start();
     await this.collectors.synced;
     // The served collection was filled before the caches were: every key found now is news.
@@ -190,7 +190,7 @@ export class CombinedStatuses {
     return at ? this.build(at.source, at.policy) : undefined;
   }
 
-  /** The compile errors of a collector as written (none: valid), for admission (src/apiserver/admission.ts). */
+  /** The compile errors of a collector as written (none: valid), for admission (src/apiserver/admission/statuscollectors-webhook.ts). */
   validate(sc: { metadata: { name: string }; spec?: unknown }): Promise<string[]> {
     return validateCollector(this.pool, sc);
   }
@@ -223,7 +223,7 @@ export class CombinedStatuses {
       if (this.stopped) return;
       // The compile itself was too costly (its deadline, its memory): the collector's error.
       if (err instanceof CelTaskError) done({ errors: [`could not be compiled: ${err.message}`] });
-      else this.o.log(`status: compiling statuscollector ${name}: ${err.message}`);
+      else this.options.log(`status: compiling statuscollector ${name}: ${err.message}`);
     });
     return undefined;
   }
@@ -232,14 +232,14 @@ export class CombinedStatuses {
   private currentKeys(source: string): Map<string, string> {
     const out = new Map<string, string>();
     const k = decodeKey(source);
-    const placement = this.o.sources.placement(source);
+    const placement = this.options.sources.placement(source);
     if (k?.kind !== 'object' || !placement) return out;
-    const found = this.o.sources.find(k);
-    const stored = this.o.sources.stored(k);
+    const found = this.options.sources.find(k);
+    const stored = this.options.sources.stored(k);
     if (!found || !stored || encodeKey(found.key) !== source) return out;
     for (const [policy, m] of Object.entries(placement.modulations)) {
       if (m.statusCollectors.length === 0) continue;
-      const p = this.o.sources.policy(policy);
+      const p = this.options.sources.policy(policy);
       if (!p?.metadata.uid || !stored.obj.metadata?.uid) continue;
       out.set(keyOf(combinedStatusRef(found.id, stored.obj.metadata.uid, p.metadata.uid)), policy);
     }
@@ -266,7 +266,7 @@ export class CombinedStatuses {
     const before = new Set(this.byKey.keys());
     this.byKey.clear();
     this.keysBySource.clear();
-    for (const k of this.o.sources.allKeys()) {
+    for (const k of this.options.sources.allKeys()) {
       const source = encodeKey(k);
       const now = this.currentKeys(source);
       if (now.size === 0) continue;
@@ -280,15 +280,15 @@ export class CombinedStatuses {
 
   private build(source: string, policyName: string): CombinedStatus | undefined {
     const k = decodeKey(source);
-    const placement = this.o.sources.placement(source);
+    const placement = this.options.sources.placement(source);
     const m = placement?.modulations[policyName];
-    const policy = this.o.sources.policy(policyName);
+    const policy = this.options.sources.policy(policyName);
     if (k?.kind !== 'object' || !m || !policy) return undefined;
-    const found = this.o.sources.find(k);
-    const stored = this.o.sources.stored(k);
+    const found = this.options.sources.find(k);
+    const stored = this.options.sources.stored(k);
     if (!found || !stored) return undefined;
     const reports: ClusterInput[] = sortedClusters(m.clusters).flatMap((cluster) => {
-      const ws = this.o.reports.of(cluster, found.id);
+      const ws = this.options.reports.of(cluster, found.id);
       // A WorkStatus says the object is there, status or not (a ConfigMap has none): a row. One whose
       // status was refused (./workstatus-cache.ts) says nothing: no row, as if not reported yet.
       if (!ws || ws.refused) return [];
@@ -336,7 +336,7 @@ export class CombinedStatuses {
     for (let i = 0; i < missing.length; i += ROWS_PER_TASK) {
       const chunk = missing.slice(i, i + ROWS_PER_TASK);
       const req = { collector, ...(memo.shape.uses.includes('obj') ? { obj: withoutStatus } : {}), reports: chunk.map(({ cluster, status, lastReturnedUpdateTimestamp }) => ({ cluster, status, lastReturnedUpdateTimestamp })) };
-      tasks.push(this.pool.evaluate(name, req, this.o.evaluateDeadlineMs ?? EVALUATE_DEADLINE_MS).then(
+      tasks.push(this.pool.evaluate(name, req, this.options.evaluateDeadlineMs ?? EVALUATE_DEADLINE_MS).then(
         (rows) => { chunk.forEach((r, j) => memo.rows.set(r.cluster, { version: r.version, row: rows[j]! })); },
         (err: Error) => {
           const why = err instanceof CelTaskError ? `evaluation ${err.message}` : `evaluation failed: ${err.message}`;
@@ -389,9 +389,9 @@ export class CombinedStatuses {
     const want = { observedGeneration: sc.metadata.generation ?? 0, ...(result.errors.length > 0 ? { errors: result.errors } : {}) };
     if (isDeepStrictEqual(sc.status ?? {}, want)) return;
     const body = { metadata: { resourceVersion: sc.metadata.resourceVersion }, status: { observedGeneration: want.observedGeneration, errors: want.errors ?? null } };
-    upstreamRequest(this.o.wds, 'PATCH', `${STATUS_COLLECTORS}/${encodeURIComponent(name)}/status`, {
+    upstreamRequest(this.options.wds, 'PATCH', `${STATUS_COLLECTORS}/${encodeURIComponent(name)}/status`, {
       headers: { 'content-type': 'application/merge-patch+json' }, body,
     }).then((res) => { expectOk(res, `status of StatusCollector ${name}`, [404, 409]); })
-      .catch((err: Error) => this.o.log(`status: statuscollector ${name}: ${err.message}`));
+      .catch((err: Error) => this.options.log(`status: statuscollector ${name}: ${err.message}`));
   }
 }

@@ -13,9 +13,9 @@ import type { Store } from '../../kube/informer.js';
 import { lastStatusUpdate } from '../../kube/objects.js';
 import type { ManifestWork, WorkStatus } from '../../kube/ocm-api.js';
 import { statusFromValues } from '../../kube/status-in-work.js';
-import { identityKey } from '../placement/keys.js';
-import { statusEntry } from '../placement/works.js';
-import type { ObjectIdentity } from '../wrapping.js';
+import { identityKey } from '../model/keys.js';
+import { statusEntry } from '../model/work-entries.js';
+import type { ObjectIdentity } from '../model/wrapping.js';
 import { boundReport, type BoundedReport } from './report-bounds.js';
 import type { CachedWorkStatus } from './workstatus-cache.js';
 

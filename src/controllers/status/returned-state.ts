@@ -21,8 +21,6 @@ import type { JsonObject } from '../../kube/objects.js';
 import type { WorkStatus } from '../../kube/ocm-api.js';
 import { combineStatuses, combinesKind } from './combine.js';
 
-export const EXECUTING_COUNT_LABEL = 'kubestellar.io/executing-count';
-export const RETURNED_FROM_ANNOTATION = 'view.kubestellar.io/status-returned-from';
 
 /** `<group>/<Kind>` of the kinds whose .status is the WDS's own: never returned from a cluster. */
 export const WDS_KEPT_STATUS: ReadonlySet<string> = new Set(['apiextensions.k8s.io/CustomResourceDefinition', 'apiregistration.k8s.io/APIService']);

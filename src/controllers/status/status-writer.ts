@@ -11,8 +11,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, KubeObject } from '../../kube/objects.js';
 import { objectPath } from '../../kube/resource-path.js';
 import { expectOk, upstreamRequest, type Upstream } from '../../kube/upstream.js';
-import type { WorkloadResource } from '../workload-resources.js';
-import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION, type ReturnedState } from './returned-state.js';
+import { EXECUTING_COUNT_LABEL, RETURNED_FROM_ANNOTATION } from '../model/marks.js';
+import type { StoredObject } from '../model/sent.js';
+import type { ReturnedState } from './returned-state.js';
 
 export const STATUS_FIELD_MANAGER = 'kubestellar-view-status';
 
@@ -24,11 +25,6 @@ export class WriteRefused extends Error {
   }
 }
 
-/** The object as stored in the WDS and the resource it is listed under. */
-export interface StoredObject {
-  res: WorkloadResource;
-  obj: KubeObject;
-}
 
 /** Writes what differs; returns the writes made (for logs and tests). */
 export async function writeReturnedState(wds: Upstream, target: StoredObject, want: ReturnedState): Promise<string[]> {

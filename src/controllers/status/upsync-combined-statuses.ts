@@ -1,4 +1,4 @@
-// CombinedStatuses over upsynced objects (issue 28, docs/upsync.md "Summarized"): for a policy
+// CombinedStatuses over upsynced objects (docs/upsync.md "Summarized"): for a policy
 // whose upsync clauses name StatusCollectors, one CombinedStatus per (namespace, resource) of the
 // objects upsynced for it, over every cluster: each upsynced object is a row, with
 // `inventory.name` its cluster, `returned.status` its status and `obj` the object (its own, without
@@ -8,7 +8,7 @@
 // Named `upsync.<resource>[.<group>].<policy uid>` in the objects' namespace, labelled as
 // KubeStellar labels a CombinedStatus, less the object name, plus status.kubestellar.io/upsync:
 // "true"; shown to a reader who may `get` that resource in that namespace
-// (src/apiserver/combinedstatuses-resource.ts). Computed as ./combined-statuses.ts computes the
+// (src/apiserver/groups/combinedstatuses-resource.ts). Computed as ./combined-statuses.ts computes the
 // others (the same compiled collectors and CEL workers, rows kept per object by its
 // resourceVersion, a read never waits: the rows computed so far), announced by key, never stored.
 import { EventEmitter } from 'node:events';
@@ -57,18 +57,18 @@ export class UpsyncCombinedStatuses {
   private readonly unsubscribe: (() => void)[] = [];
   private stopped = false;
 
-  constructor(private readonly o: UpsyncCombinedOptions) {
+  constructor(private readonly options: UpsyncCombinedOptions) {
     this.events.setMaxListeners(0);
   }
 
   start(): void {
     this.unsubscribe.push(
-      this.o.upsynced.onChange((type, obj, old) => {
+      this.options.upsynced.onChange((type, obj, old) => {
         if (old && old !== obj) this.place(old, false);
         this.place(obj, type !== 'DELETED');
       }),
-      this.o.onPolicyChange(() => this.reindex()),
-      this.o.collectors.onCollectorChange(() => { for (const key of this.entries.keys()) this.events.emit('change', key); }),
+      this.options.onPolicyChange(() => this.reindex()),
+      this.options.collectors.onCollectorChange(() => { for (const key of this.entries.keys()) this.events.emit('change', key); }),
     );
     this.reindex();
   }
@@ -95,7 +95,7 @@ export class UpsyncCombinedStatuses {
   private keysOf(c: UpsyncedObject): { key: string; policy: string }[] {
     if (!c.source.namespace) return [];
     return (c.policies ?? []).flatMap((policy) => {
-      const p = this.o.policy(policy);
+      const p = this.options.policy(policy);
       if (!p?.metadata.uid || collectorsOf(p).length === 0) return [];
       return [{ key: `${c.source.namespace}/${UPSYNC_NAME_PREFIX}${resourceKey(c.source.group, c.source.resource)}.${p.metadata.uid}`, policy }];
     });
@@ -127,7 +127,7 @@ export class UpsyncCombinedStatuses {
     const before = new Set(this.entries.keys());
     this.entries.clear();
     this.keysByCopy.clear();
-    for (const c of this.o.upsynced.list()) {
+    for (const c of this.options.upsynced.list()) {
       const keys = this.keysOf(c);
       if (keys.length > 0) this.keysByCopy.set(copyKey(c), new Set(keys.map((k) => k.key)));
       for (const { key, policy } of keys) {
@@ -142,7 +142,7 @@ export class UpsyncCombinedStatuses {
 
   private build(key: string): CombinedStatus | undefined {
     const e = this.entries.get(key);
-    const p = e && this.o.policy(e.policy);
+    const p = e && this.options.policy(e.policy);
     if (!e || !p?.metadata.uid) return undefined;
     const results: NamedStatusCombination[] = [];
     let memos = this.memos.get(key);
@@ -151,7 +151,7 @@ export class UpsyncCombinedStatuses {
     for (const name of [...memos.keys()]) if (!named.includes(name)) memos.delete(name);
     const copies = [...e.copies.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     for (const name of named) {
-      const shape = this.o.collectors.compile(name)?.shape;
+      const shape = this.options.collectors.compile(name)?.shape;
       if (!shape) continue;
       let memo = memos.get(name);
       if (!memo || memo.shape !== shape) memos.set(name, (memo = { shape, rows: new Map(), pending: false }));
@@ -177,7 +177,7 @@ export class UpsyncCombinedStatuses {
   private evaluate(key: string, name: string, memo: Memo, missing: [string, UpsyncedObject][]): void {
     if (memo.pending || this.stopped) return;
     memo.pending = true;
-    const collector = { key: `${name}/${this.o.collectors.generation(name) ?? ''}/${JSON.stringify(this.o.collectors.spec(name))}`, name, spec: this.o.collectors.spec(name) };
+    const collector = { key: `${name}/${this.options.collectors.generation(name) ?? ''}/${JSON.stringify(this.options.collectors.spec(name))}`, name, spec: this.options.collectors.spec(name) };
     const usesObj = memo.shape.uses.includes('obj');
     const tasks: Promise<void>[] = [];
     for (let i = 0; i < missing.length; i += ROWS_PER_TASK) {
@@ -186,7 +186,7 @@ export class UpsyncCombinedStatuses {
         const { status, ...withoutStatus } = c.object as JsonObject;
         return { cluster: c.metadata.namespace, status: (status ?? {}) as JsonObject, lastReturnedUpdateTimestamp: c.lastSeen, ...(usesObj ? { obj: withoutStatus } : {}) };
       });
-      tasks.push(this.o.pool.evaluate(name, { collector, reports }, this.o.evaluateDeadlineMs ?? EVALUATE_DEADLINE_MS).then(
+      tasks.push(this.options.pool.evaluate(name, { collector, reports }, this.options.evaluateDeadlineMs ?? EVALUATE_DEADLINE_MS).then(
         (rows) => { chunk.forEach(([k, c], j) => memo.rows.set(k, { version: c.source.resourceVersion, row: rows[j]! })); },
         (err: Error) => {
           const why = err instanceof CelTaskError ? `evaluation ${err.message}` : `evaluation failed: ${err.message}`;

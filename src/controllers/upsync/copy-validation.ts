@@ -17,7 +17,7 @@ import { clauseMatches } from '../../kube/object-selection.js';
 import type { KubeObject } from '../../kube/objects.js';
 import { isNeverSentSecret } from '../../kube/system-secrets.js';
 import { ASSOCIATED_RESOURCES, type UpsyncClause, type UpsyncedObject, type UpsyncRequestSpec } from '../../kube/upsync-api.js';
-import { HIDDEN_GROUPS } from '../../storage/kind-categories.js';
+import { HIDDEN_GROUPS } from '../../storage/kinds/project-groups.js';
 
 const ASSOCIATED: ReadonlySet<string> = new Set(ASSOCIATED_RESOURCES);
 

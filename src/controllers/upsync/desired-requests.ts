@@ -4,14 +4,14 @@
 // selection fields), the bounds, and, when a clause says `associatedWith: downsync`, the objects
 // the policy downsyncs (its Binding's workload: a policy sends every object to every destination).
 // It also carries the executor whose rights in the WEC bound what the agent may copy — the one its
-// works are applied as (../placement/executor.ts: the policy's own, else the server's default) —
+// works are applied as (../model/executor.ts: the policy's own, else the server's default) —
 // so a policy's author reads through upsync no more than their executor could; none when neither
 // is set (the agents' own rights, as for downsync). A policy naming a malformed executor asks for
 // nothing, as it sends nothing: never a fallback to the agents' rights.
 import type { ServiceAccountRef } from '../../kube/service-account-ref.js';
 import type { DownsyncedRef, UpsyncClause, UpsyncRequestSpec } from '../../kube/upsync-api.js';
-import { executorErrors, policyExecutor } from '../placement/executor.js';
-import type { BindingPolicySpec } from '../resolution.js';
+import { executorErrors, policyExecutor } from '../model/executor.js';
+import type { BindingPolicySpec } from '../model/resolution.js';
 
 export interface UpsyncLimits {
   maxObjects: number;

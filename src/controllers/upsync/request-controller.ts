@@ -62,10 +62,10 @@ export class UpsyncRequestController {
   private unsubscribe: (() => void) | undefined;
   private readonly listeners = new Set<(policy: string, request: UpsyncRequest) => void>();
 
-  constructor(private readonly o: UpsyncRequestControllerOptions) {
-    this.requests = new Informer<UpsyncRequest>(o.its, {
+  constructor(private readonly options: UpsyncRequestControllerOptions) {
+    this.requests = new Informer<UpsyncRequest>(options.its, {
       path: UPSYNC_REQUESTS_PATH,
-      labelSelector: `${UPSYNC_WDS_LABEL}=${o.wdsName}`,
+      labelSelector: `${UPSYNC_WDS_LABEL}=${options.wdsName}`,
       indexers: { policy: (r) => [policyOf(r)] },
       onChange: (type, r, old) => {
         const policy = policyOf(r);
@@ -73,7 +73,7 @@ export class UpsyncRequestController {
         if (type !== 'MODIFIED' || !isDeepStrictEqual(r.spec, old?.spec)) this.queue.add(policy);
         for (const cb of this.listeners) cb(policy, r);
       },
-      onError: (err) => o.log(`upsync: upsyncrequests: ${err.message}`),
+      onError: (err) => options.log(`upsync: upsyncrequests: ${err.message}`),
     });
   }
 
@@ -85,7 +85,7 @@ export class UpsyncRequestController {
 
   /** The request of (policy, cluster), as the ITS has it. */
   request(cluster: string, policy: string): UpsyncRequest | undefined {
-    return this.requests.get(cluster, upsyncRequestName(this.o.wdsName, policy));
+    return this.requests.get(cluster, upsyncRequestName(this.options.wdsName, policy));
   }
 
   /**
@@ -110,10 +110,10 @@ export class UpsyncRequestController {
 
   async start(): Promise<void> {
     this.requests.start();
-    this.unsubscribe = this.o.sources.onBindingChange((p, statusOnly) => { if (!statusOnly) this.queue.add(p); });
+    this.unsubscribe = this.options.sources.onBindingChange((p, statusOnly) => { if (!statusOnly) this.queue.add(p); });
     await this.requests.synced;
-    this.done = runWorkers(this.queue, this.o.workers ?? 4, (p) => this.reconcile(p),
-      (p, err) => this.o.log(`upsync: ${p}: ${(err as Error).message}`));
+    this.done = runWorkers(this.queue, this.options.workers ?? 4, (p) => this.reconcile(p),
+      (p, err) => this.options.log(`upsync: ${p}: ${(err as Error).message}`));
     this.timer = setInterval(() => this.enqueueAll(), RESYNC_MS);
     this.enqueueAll();
   }
@@ -132,15 +132,15 @@ export class UpsyncRequestController {
   }
 
   private enqueueAll(): void {
-    const names = new Set([...this.o.sources.policyNames(), ...this.requests.list().map(policyOf)]);
+    const names = new Set([...this.options.sources.policyNames(), ...this.requests.list().map(policyOf)]);
     for (const p of names) this.queue.add(p);
   }
 
   /** Makes the policy's requests in the ITS what it asks for. */
   async reconcile(policy: string): Promise<void> {
     if (!this.leading) return;
-    const { wdsName, its } = this.o;
-    const desired = desiredRequests(wdsName, this.o.sources.policy(policy), this.o.sources.binding(policy), this.o.limits, this.o.defaultExecutor);
+    const { wdsName, its } = this.options;
+    const desired = desiredRequests(wdsName, this.options.sources.policy(policy), this.options.sources.binding(policy), this.options.limits, this.options.defaultExecutor);
     const name = upsyncRequestName(wdsName, policy);
     const existing = new Map(this.requests.store.byIndex('policy', policy).map((r) => [r.metadata.namespace, r]));
     const failures: string[] = [];

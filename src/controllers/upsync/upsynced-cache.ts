@@ -6,14 +6,14 @@
 // unselected hides its copies at once, before the agent deletes them. Bounds hold here too, not
 // only in honest agents: a copy larger than maxObjectBytes is kept without its object (and never
 // shown), and a cluster shows at most the sum of its requests' maxObjects.
-// A cluster whose ManagedCluster is Available=Unknown because its lease stopped (../cluster-health.ts)
+// A cluster whose ManagedCluster is Available=Unknown because its lease stopped (../clusters/cluster-health.ts)
 // is stale: its copies stay, and each is reported MODIFIED when the cluster turns stale or fresh,
 // so watchers see the mark change.
 import { byNamespace, Informer } from '../../kube/informer.js';
 import { ClusterCondition, MANAGEDCLUSTERS_PATH, type ManagedCluster } from '../../kube/ocm-api.js';
 import { UPSYNC_WDS_LABEL, UPSYNCED_OBJECTS_PATH, type UpsyncedObject, type UpsyncRequest } from '../../kube/upsync-api.js';
 import type { Upstream } from '../../kube/upstream.js';
-import { LEASE_STOPPED_REASON } from '../cluster-health.js';
+import { LEASE_STOPPED_REASON } from '../clusters/cluster-health.js';
 import { policiesSelecting } from './copy-validation.js';
 import type { UpsyncLimits } from './desired-requests.js';
 

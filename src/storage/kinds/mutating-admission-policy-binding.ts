@@ -1,0 +1,9 @@
+// MutatingAdmissionPolicyBinding: stored denatured, so that it puts no policy in force in the WDS; renatured in the WECs.
+import { ADMISSION_REGISTRATION, admissionPolicyBindingPrinter } from './admission-registration.js';
+import type { KindFacts } from './kind.js';
+
+export const mutatingAdmissionPolicyBinding: KindFacts = {
+  group: ADMISSION_REGISTRATION,
+  resource: 'mutatingadmissionpolicybindings',
+  printer: admissionPolicyBindingPrinter,
+};

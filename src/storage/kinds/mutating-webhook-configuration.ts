@@ -1,0 +1,9 @@
+// MutatingWebhookConfiguration: stored denatured, so that it calls no webhook in the WDS; renatured in the WECs.
+import { ADMISSION_REGISTRATION, webhookConfigurationPrinter } from './admission-registration.js';
+import type { KindFacts } from './kind.js';
+
+export const mutatingWebhookConfiguration: KindFacts = {
+  group: ADMISSION_REGISTRATION,
+  resource: 'mutatingwebhookconfigurations',
+  printer: webhookConfigurationPrinter,
+};
