@@ -4,7 +4,7 @@
 // (it never holds more than one worker); a stopped worker is replaced. Through the
 // CombinedStatuses: a runaway collector's rows say they were stopped, and another collector's
 // result comes as usual.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { CelPool } from '../../src/controllers/status/cel-pool.js';
 import { Reports } from '../../src/controllers/status/reports.js';
 import { CombinedStatuses, type StatusCollector } from '../../src/controllers/status/combined-statuses.js';
@@ -46,35 +46,58 @@ async function turnsDuring<T>(p: Promise<T>): Promise<{ turns: number; ms: numbe
 /** Far more than a blocked thread makes (one or two), far fewer than a free one does (thousands). */
 const FREE_THREAD_TURNS = 20;
 
-t.test('a runaway evaluation is stopped at its deadline in its worker; this thread turns; another collector is answered meanwhile', async (t) => {
+t.test('a runaway evaluation is stopped at its deadline in its worker; this thread turns meanwhile; the worker is replaced', async (t) => {
   const pool = new CelPool({ workers: 2 });
   t.teardown(() => pool.close());
-  // Both workers loaded, so the timing below is the tasks' own.
+  // Both workers loaded, so the timing below is the task's own.
   await Promise.all([pool.compile('w1', 'w', QUICK, 30_000), pool.compile('w2', 'w', QUICK, 30_000)]);
-  const order: string[] = [];
-  const runaway = pool.evaluate('runaway', evalReq('runaway', RUNAWAY, HUGE), 50).then(
-    () => order.push('runaway answered'), (err: Error) => { order.push('runaway stopped'); throw err; });
-  const quick = pool.evaluate('quick', evalReq('quick', QUICK), 30_000).then((rows) => { order.push('quick answered'); return rows; });
+  const runaway = pool.evaluate('runaway', evalReq('runaway', RUNAWAY, HUGE), 50);
   const { turns, ms, result } = await turnsDuring(runaway);
   t.equal(result.status, 'rejected');
   t.match((result as PromiseRejectedResult).reason.message, /^stopped after 50 ms, this server's limit$/);
   t.ok(turns >= FREE_THREAD_TURNS, `this thread turned ${turns} times in ${ms} ms while the worker ran`);
-  t.strictSame(await quick, [{ kept: true, select: [{ type: 'String', string: 'wec1' }] }]);
-  t.same(order, ['quick answered', 'runaway stopped'], 'the other collector\'s answer did not wait for the runaway');
-  const after = await pool.evaluate('quick', evalReq('quick', QUICK), 30_000);
+  const after = await pool.evaluate('runaway', evalReq('quick', QUICK), 30_000);
   t.strictSame(after, [{ kept: true, select: [{ type: 'String', string: 'wec1' }] }], 'the stopped worker was replaced');
 });
 
-t.test('one collector\'s tasks run one at a time: it never holds more than one worker', async (t) => {
-  const pool = new CelPool({ workers: 2 });
+/**
+ * The pool's scheduling, with a worker whose `block` task holds its thread until its deadline
+ * (test/fixtures/blocking-cel-worker.ts): the order of answers is then the pool's, not the
+ * machine's. The deadline is long, so any wait for the blocked lane would show.
+ */
+const BLOCKING_WORKER = new URL('../fixtures/blocking-cel-worker.ts', import.meta.url);
+const BLOCK_DEADLINE_MS = 3000;
+
+/** A pool of two blocking-worker threads, both started (a new thread's start is not a task's time). */
+async function blockingPool(t: Test): Promise<CelPool> {
+  const pool = new CelPool({ workers: 2, workerUrl: BLOCKING_WORKER });
   t.teardown(() => pool.close());
-  await Promise.all([pool.compile('w1', 'w', QUICK, 30_000), pool.compile('w2', 'w', QUICK, 30_000)]);
+  await Promise.all([pool.compile('w1', 'w', QUICK, 60_000), pool.compile('w2', 'w', QUICK, 60_000)]);
+  return pool;
+}
+
+t.test('another collector is answered while one is blocked: it did not wait for the blocked one', async (t) => {
+  const pool = await blockingPool(t);
   const order: string[] = [];
-  const first = pool.evaluate('slow', evalReq('slow', RUNAWAY, HUGE), 50).catch(() => { order.push('first stopped'); });
-  const second = pool.evaluate('slow', evalReq('slow', RUNAWAY, HUGE), 50).catch(() => { order.push('second stopped'); });
+  const blocked = pool.evaluate('blocked', evalReq('block', QUICK), BLOCK_DEADLINE_MS).catch((err: Error) => { order.push(`blocked: ${err.message}`); });
+  await pool.evaluate('quick', evalReq('quick', QUICK), 30_000);
+  order.push('quick answered');
+  await blocked;
+  t.same(order, ['quick answered', `blocked: stopped after ${BLOCK_DEADLINE_MS} ms, this server's limit`]);
+});
+
+t.test('one collector\'s tasks run one at a time: it never holds more than one worker', async (t) => {
+  const pool = await blockingPool(t);
+  const order: string[] = [];
+  const started = Date.now();
+  let secondAfter = 0;
+  const first = pool.evaluate('slow', evalReq('block', QUICK), BLOCK_DEADLINE_MS).catch(() => { order.push('first stopped'); });
+  const second = pool.evaluate('slow', evalReq('block', QUICK), BLOCK_DEADLINE_MS).catch(() => { order.push('second stopped'); secondAfter = Date.now() - started; });
   const other = pool.evaluate('other', evalReq('other', QUICK), 30_000).then(() => { order.push('other answered'); });
   await Promise.all([first, second, other]);
-  t.same(order, ['other answered', 'first stopped', 'second stopped'], 'the second waited for the first; the other lane did not wait');
+  t.same(order, ['other answered', 'first stopped', 'second stopped'], 'the other lane did not wait');
+  // Run side by side, both would stop after one deadline.
+  t.ok(secondAfter >= 2 * BLOCK_DEADLINE_MS, `the second began only when the first ended: stopped ${secondAfter} ms after both were sent`);
 });
 
 t.test('a lane with too many waiting tasks refuses more at once', async (t) => {

@@ -44,6 +44,11 @@ export const WORKER_HEAP_MB = 256;
 export interface CelPoolOptions {
   /** Worker threads (default 2: one runaway collector leaves the other to everyone else). */
   workers?: number;
+  /**
+   * The worker's code (default ./cel-worker.ts). The pool's scheduling tests give one whose task
+   * blocks until its deadline, since a real evaluation's length varies with the machine's load.
+   */
+  workerUrl?: URL;
 }
 
 interface Task {
@@ -71,6 +76,7 @@ function workerUrl(): URL {
 
 export class CelPool {
   private readonly size: number;
+  private readonly workerUrl: URL;
   private readonly slots: (Slot | undefined)[];
   private readonly lanes = new Map<string, Task[]>();
   /** Lanes with waiting tasks, in the order idle workers take them. */
@@ -81,6 +87,7 @@ export class CelPool {
 
   constructor(o: CelPoolOptions = {}) {
     this.size = Math.max(1, o.workers ?? 2);
+    this.workerUrl = o.workerUrl ?? workerUrl();
     this.slots = Array.from({ length: this.size }, () => undefined);
   }
 
@@ -149,7 +156,7 @@ export class CelPool {
   }
 
   private spawn(i: number): Slot {
-    const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    const worker = new Worker(this.workerUrl, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
     worker.unref();
     let ready!: () => void;
     const slot: Slot = { worker, ready: new Promise<void>((r) => { ready = r; }) };
