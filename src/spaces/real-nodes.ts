@@ -40,7 +40,24 @@ function proxyMode(n: NodeLayout): 'iptables' | 'nftables' {
   return run(NSENTER, inNetns(n.netns, ['iptables', '-t', 'nat', '-S'])).status === 0 ? 'iptables' : 'nftables';
 }
 
-/** kubelet's cgroupRoot must exist, in every hierarchy (cpuset's needs its cpus and mems set). */
+/**
+ * How many host processes' CPU weight a node's cgroup has. A real node's pods share its CPUs with
+ * each other and the node's reserved daemons; here the node's cgroup competes with every host
+ * process (the spaces' control planes, the tests), each weighing as one: with the default weight,
+ * at a load of 14 the node's pods together got about 0.13 of a CPU, and a server pod taking the
+ * lead answered nothing for 20 s (its readiness and its Lease lost, requests through the
+ * aggregator timing out). Measured in the in-cluster test's rolling update.
+ */
+export const NODE_CPU_WEIGHT_OF_PROCESSES = 16;
+
+/** The node cgroup's CPU weight: v1's cpu.shares (default 1024) or v2's cpu.weight (default 100). */
+function cpuWeightFiles(dir: string): Array<[string, string]> {
+  return [['cpu.shares', String(1024 * NODE_CPU_WEIGHT_OF_PROCESSES)], ['cpu.weight', String(100 * NODE_CPU_WEIGHT_OF_PROCESSES)]]
+    .map(([f, v]) => [path.join(dir, f!), v!] as [string, string])
+    .filter(([file]) => existsSync(file));
+}
+
+/** kubelet's cgroupRoot must exist, in every hierarchy (cpuset's needs its cpus and mems set), with the node's CPU weight. */
 function ensureCgroupRoot(n: NodeLayout): void {
   for (const h of cgroupHierarchies()) {
     const dir = path.join(h, n.cgroupRoot);
@@ -49,6 +66,7 @@ function ensureCgroupRoot(n: NodeLayout): void {
       const file = path.join(dir, f);
       if (existsSync(file) && readFileSync(file, 'utf8').trim() === '') writeFileSync(file, readFileSync(path.join(h, f), 'utf8').trim());
     }
+    for (const [file, value] of cpuWeightFiles(dir)) writeFileSync(file, value);
   }
 }
 
