@@ -13,13 +13,14 @@ import { installDenaturedCRDs } from '../../src/storage/crd-installer.js';
 import { discoverDenaturedKinds } from '../../src/storage/denatured-kinds.js';
 import { upstreamFromKubeconfig } from '../../src/kube/upstream.js';
 import { comparable as normalize } from '../fixtures/native-compare.js';
-import { kc, kcEnv, kcOk, kubeconfig, layout, sedEditor, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
+import { kc, kcAsync, kcAsyncOk, kcOk, kubeconfig, layout, sedEditor, testNamespace, uniqueName, waitUntil } from '../fixtures/spaces.js';
 
 const VIEW = 'wds1-view';
 const DENATURED = 'denatured.kubestellar.io';
 type Obj = Record<string, any>;
 
 const getJson = (space: string, args: string[]): Obj => JSON.parse(kcOk(space, [...args, '-o', 'json'])) as Obj;
+const getJsonAsync = async (space: string, args: string[]): Promise<Obj> => JSON.parse(await kcAsyncOk(space, [...args, '-o', 'json'])) as Obj;
 
 /** Names unique per run; kinds whose name has a syntax of its own get it. */
 function sampleName(s: Sample, base: string): string {
@@ -68,9 +69,10 @@ t.test('a bundle with RBAC, a webhook, a policy, a quota and a ServiceAccount do
   const out = kcOk(VIEW, ['apply', '-f', '-'], bundle.map((o) => YAML.stringify(o)).join('---\n'));
   for (const o of bundle) t.match(out, new RegExp(`/${o.metadata.name.replace(/[.]/g, '\\.')} created`), `${o.kind} accepted`);
 
-  for (const o of bundle) {
-    const args = ['get', o.kind, o.metadata.name, ...(o.metadata.namespace ? ['-n', ns] : [])];
-    const back = getJson(VIEW, args);
+  // Independent reads, side by side: a kubectl process costs seconds on a loaded machine.
+  const readBack = await Promise.all(bundle.map((o) => getJsonAsync(VIEW, ['get', o.kind, o.metadata.name, ...(o.metadata.namespace ? ['-n', ns] : [])])));
+  for (const [i, o] of bundle.entries()) {
+    const back = readBack[i]!;
     t.equal(back.apiVersion, o.apiVersion, `${o.kind} reads back with apiVersion ${o.apiVersion}`);
     t.equal(back.kind, o.kind);
     t.equal(back.metadata.name, o.metadata.name, `${o.kind} keeps its name ${o.metadata.name}`);
@@ -85,14 +87,19 @@ t.test('a bundle with RBAC, a webhook, a policy, a quota and a ServiceAccount do
   const secrets = getJson('wds1', ['-n', ns, 'get', 'secrets']).items as Obj[];
   t.same(secrets.filter((s) => s.type === 'kubernetes.io/service-account-token').map((s) => s.metadata.name), [], 'no ServiceAccount token Secret appeared');
   t.equal(getJson('wds1', ['-n', ns, 'get', 'deployment', 'web']).spec.replicas, 1, 'the Deployment is a real one in wds1');
-  for (const o of bundle.filter((o) => !['Deployment', 'ConfigMap'].includes(o.kind))) {
+  const denatured = bundle.filter((o) => !['Deployment', 'ConfigMap'].includes(o.kind));
+  const looks = await Promise.all(denatured.map(async (o) => {
     const plural = `${o.kind.toLowerCase()}${o.kind.endsWith('y') ? '' : 's'}`.replace(/ys$/, 'ies').replace(/policys$/, 'policies');
     const group = o.apiVersion.includes('/') ? `.${o.apiVersion.split('/')[0]}` : '';
     const nsArgs = o.metadata.namespace ? ['-n', ns] : [];
-    const native = kc('wds1', ['get', `${plural}${group}`, o.metadata.name, ...nsArgs]);
+    const [native, stored] = await Promise.all([kcAsync('wds1', ['get', `${plural}${group}`, o.metadata.name, ...nsArgs]),
+      getJsonAsync('wds1', ['get', `${plural}.${DENATURED}`, ...nsArgs])]);
+    return { plural, native, stored: stored.items as Obj[] };
+  }));
+  for (const [i, o] of denatured.entries()) {
+    const { plural, native, stored } = looks[i]!;
     t.not(native.status, 0, `${o.kind} ${o.metadata.name} does not exist natively in wds1`);
     t.match(native.stderr, /NotFound/);
-    const stored = getJson('wds1', ['get', `${plural}.${DENATURED}`, ...nsArgs]).items as Obj[];
     t.ok(stored.some((s) => (s.metadata.annotations?.['view.kubestellar.io/native-name'] ?? s.metadata.name) === o.metadata.name),
       `${o.kind} ${o.metadata.name} exists as ${plural}.${DENATURED}`);
   }
@@ -103,32 +110,32 @@ for (const s of SAMPLES) {
     const ns = testNamespace(t, ['wds1', 'wec1'], 'dn');
     const name = sampleName(s, uniqueName('dn'));
     const nsArgs = s.namespaced ? ['-n', ns] : [];
-    const both = (args: string[], input?: string) => ({ view: kc(VIEW, [...nsArgs, ...args], input), native: kc('wec1', [...nsArgs, ...args], input) });
-    const same = (what: string, args: string[], input?: string) => {
-      const r = both(args, input);
+    // The view and wec1 side by side: two independent servers, and a kubectl process costs seconds on a loaded machine.
+    const both = async (args: string[], input?: string, env: Record<string, string> = {}) => {
+      const [view, native] = await Promise.all([kcAsync(VIEW, [...nsArgs, ...args], input, env), kcAsync('wec1', [...nsArgs, ...args], input, env)]);
+      return { view, native };
+    };
+    const same = async (what: string, args: string[], input?: string) => {
+      const r = await both(args, input);
       t.equal(r.view.status, r.native.status, `${what}: same exit code (${r.view.stderr.trim() || 'ok'})`);
       t.equal(r.view.stdout, r.native.stdout, `${what}: same output`);
       return r;
     };
-    const compare = (what: string) => {
-      const v = normalize(getJson(VIEW, [...nsArgs, 'get', s.arg, name, '--show-managed-fields']));
-      const n = normalize(getJson('wec1', [...nsArgs, 'get', s.arg, name, '--show-managed-fields']));
+    const compare = async (what: string) => {
+      const [v, n] = (await Promise.all([VIEW, 'wec1'].map((c) => getJsonAsync(c, [...nsArgs, 'get', s.arg, name, '--show-managed-fields'])))).map(normalize) as [Obj, Obj];
       t.same(v, n, `${what}: the object (managedFields included) equals the native one`);
       t.equal(v.apiVersion, n.apiVersion);
       return v;
     };
-    t.teardown(() => {
-      kc(VIEW, [...nsArgs, 'delete', s.arg, name, '--ignore-not-found']);
-      kc('wec1', [...nsArgs, 'delete', s.arg, name, '--ignore-not-found']);
-    });
+    t.teardown(() => both(['delete', s.arg, name, '--ignore-not-found']));
     const obj = sampleObject(s, name, ns);
     const changed = YAML.stringify({ ...obj, metadata: { ...obj.metadata, labels: { tier: 'a' } } });
 
     // Client-side apply twice (the second one a strategic merge patch of the change).
-    same('apply', ['apply', '-f', '-'], YAML.stringify(obj));
-    compare('after apply');
-    same('apply again', ['apply', '-f', '-'], changed);
-    t.equal(compare('after the second apply').metadata.labels.tier, 'a');
+    await same('apply', ['apply', '-f', '-'], YAML.stringify(obj));
+    await compare('after apply');
+    await same('apply again', ['apply', '-f', '-'], changed);
+    t.equal((await compare('after the second apply')).metadata.labels.tier, 'a');
 
     // Watch (started now, checked after the label below): events carry the native apiVersion.
     const watcher = spawn('kubectl', ['--context', VIEW, ...nsArgs, 'get', s.arg, name, '-w', '-o', 'json', '--output-watch-events'],
@@ -140,29 +147,28 @@ for (const s of SAMPLES) {
     // kubectl edit, then the three client patch types.
     // Adds the label edited=yes to the object's (existing) metadata.labels.
     const editor = sedEditor(t, '0,/^  labels:$/s//  labels:\\n    edited: "yes"/');
-    const ev = kcEnv(VIEW, [...nsArgs, 'edit', s.arg, name], { KUBE_EDITOR: editor });
-    const en = kcEnv('wec1', [...nsArgs, 'edit', s.arg, name], { KUBE_EDITOR: editor });
+    const { view: ev, native: en } = await both(['edit', s.arg, name], undefined, { KUBE_EDITOR: editor });
     t.equal(ev.status, 0, `edit through the view: ${ev.stderr.trim()}`);
     t.equal(ev.stdout, en.stdout, 'edit: same output');
-    t.equal(compare('after edit').metadata.labels.edited, 'yes');
-    same('patch --type strategic', ['patch', s.arg, name, '--type', 'strategic', '-p', JSON.stringify(changePatch(s, name))]);
+    t.equal((await compare('after edit')).metadata.labels.edited, 'yes');
+    await same('patch --type strategic', ['patch', s.arg, name, '--type', 'strategic', '-p', JSON.stringify(changePatch(s, name))]);
     t.equal(kcOk(VIEW, [...nsArgs, 'get', s.arg, name, '-o', `jsonpath=${s.change.jsonpath}`]), s.change.expect, 'the strategic patch took');
-    compare('after patch --type strategic');
-    same('patch --type merge', ['patch', s.arg, name, '--type', 'merge', '-p', '{"metadata":{"labels":{"merged":"1"}}}']);
-    compare('after patch --type merge');
-    same('patch --type json', ['patch', s.arg, name, '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/json","value":"1"}]']);
-    compare('after patch --type json');
+    await compare('after patch --type strategic');
+    await same('patch --type merge', ['patch', s.arg, name, '--type', 'merge', '-p', '{"metadata":{"labels":{"merged":"1"}}}']);
+    await compare('after patch --type merge');
+    await same('patch --type json', ['patch', s.arg, name, '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels/json","value":"1"}]']);
+    await compare('after patch --type json');
 
     // kubectl replace (an update, PUT) with the object as last read.
     const current = getJson(VIEW, [...nsArgs, 'get', s.arg, name]);
     current.metadata.annotations = { ...current.metadata.annotations, replaced: 'yes' };
     delete current.metadata.resourceVersion;
-    same('replace', ['replace', '-f', '-'], JSON.stringify({ ...current, metadata: { ...current.metadata, uid: undefined, creationTimestamp: undefined, managedFields: undefined } }));
-    t.equal(compare('after replace').metadata.annotations.replaced, 'yes');
+    await same('replace', ['replace', '-f', '-'], JSON.stringify({ ...current, metadata: { ...current.metadata, uid: undefined, creationTimestamp: undefined, managedFields: undefined } }));
+    t.equal((await compare('after replace')).metadata.annotations.replaced, 'yes');
 
     // kubectl label; the watch sees it.
-    same('label', ['label', s.arg, name, 'labelled=yes']);
-    compare('after label');
+    await same('label', ['label', s.arg, name, 'labelled=yes']);
+    await compare('after label');
     const events = await waitUntil('the watch event of the label', () => {
       const docs = watched.split(/\n(?=\{)/).filter((d) => d.trim()).map((d) => JSON.parse(d) as Obj);
       return docs.some((e) => e.object?.metadata?.labels?.labelled === 'yes') ? docs : undefined;
@@ -172,30 +178,30 @@ for (const s of SAMPLES) {
 
     // get -o yaml is native (managedFields included), and so is the table.
     const yamlOf = (r: { stdout: string }) => normalize(YAML.parse(r.stdout) as Obj);
-    const asYaml = both(['get', s.arg, name, '-o', 'yaml', '--show-managed-fields']);
+    const asYaml = await both(['get', s.arg, name, '-o', 'yaml', '--show-managed-fields']);
     t.same(yamlOf(asYaml.view), yamlOf(asYaml.native), 'get -o yaml: the same YAML (identities and times aside)');
-    const table = both(['get', s.arg, name]);
+    const table = await both(['get', s.arg, name]);
     const header = (out: string) => out.split('\n')[0]!.trim().split(/\s+/);
     t.same(header(table.view.stdout), header(table.native.stdout), 'kubectl get: the native columns');
-    same('delete', ['delete', s.arg, name]);
+    await same('delete', ['delete', s.arg, name]);
     t.match(kc(VIEW, [...nsArgs, 'get', s.arg, name]).stderr, /NotFound/, 'gone');
 
     // Server-side apply by two managers on a new object: a conflict naming the first, then --force-conflicts.
     const ssa = (manager: string, labels: Record<string, string>, extra: string[] = []) =>
       both(['apply', '--server-side', `--field-manager=${manager}`, ...extra, '-f', '-'], YAML.stringify({ ...obj, metadata: { ...obj.metadata, labels } }));
-    const first = ssa('first', { owner: 'first' });
+    const first = await ssa('first', { owner: 'first' });
     t.equal(first.view.status, 0, `server-side apply: ${first.view.stderr.trim()}`);
     t.equal(first.view.stdout, first.native.stdout, 'server-side apply: same output');
-    compare('after server-side apply');
-    const conflict = ssa('second', { owner: 'second' });
+    await compare('after server-side apply');
+    const conflict = await ssa('second', { owner: 'second' });
     t.not(conflict.view.status, 0, 'a second manager changing the field conflicts');
     t.match(conflict.view.stderr, /conflicts? with "first"/, 'the conflict names the manager');
     t.match(conflict.view.stderr, /\.metadata\.labels\.owner/, 'and the field');
     t.equal(conflict.view.stderr, conflict.native.stderr, 'the conflict error is the native one');
-    const forced = ssa('second', { owner: 'second' }, ['--force-conflicts']);
+    const forced = await ssa('second', { owner: 'second' }, ['--force-conflicts']);
     t.equal(forced.view.status, 0, '--force-conflicts wins');
-    t.equal(compare('after --force-conflicts').metadata.labels.owner, 'second');
-    same('delete after server-side apply', ['delete', s.arg, name]);
+    t.equal((await compare('after --force-conflicts')).metadata.labels.owner, 'second');
+    await same('delete after server-side apply', ['delete', s.arg, name]);
   });
 }
 
@@ -214,17 +220,17 @@ t.test('typed kubectl commands (protobuf bodies) create denatured objects as on 
     ['-n', ns, 'create', 'quota', 'pods', '--hard=pods=3'],
   ];
   for (const args of commands) {
-    const view = kc(VIEW, args);
-    const native = kc('wec1', args);
+    const [view, native] = await Promise.all([kcAsync(VIEW, args), kcAsync('wec1', args)]);
     t.equal(view.status, 0, `kubectl ${args.join(' ')}: ${view.stderr.trim()}`);
     t.equal(view.stdout, native.stdout, `kubectl ${args.slice(-3).join(' ')}: the native output`);
   }
   const pairs: [string[], string][] = [[['get', 'clusterrole', role], ''], [['get', 'serviceaccount', 'robot'], ns], [['get', 'rolebinding', 'robot-view'], ns],
     [['get', 'role', 'reader'], ns], [['get', 'resourcequota', 'pods'], ns]];
-  for (const [args, namespace] of pairs) {
-    const nsArgs = namespace ? ['-n', namespace] : [];
-    t.same(normalize(getJson(VIEW, [...nsArgs, ...args, '--show-managed-fields'])), normalize(getJson('wec1', [...nsArgs, ...args, '--show-managed-fields'])),
-      `${args[1]} equals the native one, managedFields included`);
+  const read = await Promise.all(pairs.map(([args, namespace]) => Promise.all([VIEW, 'wec1'].map((c) =>
+    getJsonAsync(c, [...(namespace ? ['-n', namespace] : []), ...args, '--show-managed-fields'])))));
+  for (const [i, [args]] of pairs.entries()) {
+    const [view, native] = read[i]!;
+    t.same(normalize(view!), normalize(native!), `${args[1]} equals the native one, managedFields included`);
   }
 });
 
