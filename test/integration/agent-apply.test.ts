@@ -131,6 +131,13 @@ t.test('lifecycle: a dropped manifest, Orphan, and a deletion that cleans wec1 b
   t.notOk(live('wec1', ['namespace', ns2])?.metadata.deletionTimestamp, 'and their Namespace');
 });
 
+/**
+ * A drift is undone by the object's watch, well before the 5-minute backstop resync (docs/agent.md,
+ * "Drift"); the bound leaves room for a loaded machine, where each kubectl of the polling alone
+ * takes up to 3.5 s.
+ */
+const BY_THE_WATCH_MS = 30_000;
+
 t.test('drift: a deleted object comes back, a forced field is put back, an unforced one is left to its new manager', async (t) => {
   const ns = uniqueName('agd');
   cleanupWec(t, ns);
@@ -143,13 +150,13 @@ t.test('drift: a deleted object comes back, a forced field is put back, an unfor
 
   kcOk('wec1', ['-n', ns, 'delete', 'configmap', 'forced']);
   const t0 = Date.now();
-  await waitUntil('the deleted ConfigMap re-created', () => live('wec1', ['-n', ns, 'configmap', 'forced']), 10_000, 50);
-  t.ok(Date.now() - t0 <= 2000, `re-created in ${Date.now() - t0} ms (≤ 2 s)`);
+  await waitUntil('the deleted ConfigMap re-created', () => live('wec1', ['-n', ns, 'configmap', 'forced']), BY_THE_WATCH_MS, 50);
+  t.ok(Date.now() - t0 <= BY_THE_WATCH_MS, `re-created in ${Date.now() - t0} ms: by the watch, not the backstop resync`);
 
   kcOk('wec1', ['-n', ns, 'patch', 'configmap', 'forced', '--type=merge', '-p', '{"data":{"k":"theirs"}}']);
   const t1 = Date.now();
-  await waitUntil('the forced field put back', () => live('wec1', ['-n', ns, 'configmap', 'forced'])?.data?.k === 'ours', 10_000, 50);
-  t.ok(Date.now() - t1 <= 2000, `drift reverted in ${Date.now() - t1} ms (≤ 2 s)`);
+  await waitUntil('the forced field put back', () => live('wec1', ['-n', ns, 'configmap', 'forced'])?.data?.k === 'ours', BY_THE_WATCH_MS, 50);
+  t.ok(Date.now() - t1 <= BY_THE_WATCH_MS, `drift reverted in ${Date.now() - t1} ms: by the watch, not the backstop resync`);
 
   // Another manager takes the field by server-side apply: without force, SSA leaves it to them
   // and the conflict is reported on that manifest.
