@@ -48,13 +48,12 @@ function proxyMode(n: NodeLayout): 'iptables' | 'nftables' {
  * lead answered nothing for 20 s (its readiness and its Lease lost, requests through the
  * aggregator timing out). Measured in the in-cluster test's rolling update.
  */
-export const NODE_CPU_WEIGHT_OF_PROCESSES = 16;
+const NODE_CPU_WEIGHT_OF_PROCESSES = 16;
 
 /** The node cgroup's CPU weight: v1's cpu.shares (default 1024) or v2's cpu.weight (default 100). */
 function cpuWeightFiles(dir: string): Array<[string, string]> {
-  return [['cpu.shares', String(1024 * NODE_CPU_WEIGHT_OF_PROCESSES)], ['cpu.weight', String(100 * NODE_CPU_WEIGHT_OF_PROCESSES)]]
-    .map(([f, v]) => [path.join(dir, f!), v!] as [string, string])
-    .filter(([file]) => existsSync(file));
+  const weights: Array<[string, number]> = [['cpu.shares', 1024 * NODE_CPU_WEIGHT_OF_PROCESSES], ['cpu.weight', 100 * NODE_CPU_WEIGHT_OF_PROCESSES]];
+  return weights.map(([f, v]): [string, string] => [path.join(dir, f), String(v)]).filter(([file]) => existsSync(file));
 }
 
 /** kubelet's cgroupRoot must exist, in every hierarchy (cpuset's needs its cpus and mems set), with the node's CPU weight. */
