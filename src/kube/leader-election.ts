@@ -26,6 +26,10 @@ interface Lease {
   spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
+/** client-go's defaults scaled down: a standby takes over an expired Lease within lease + retry. */
+export const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_RETRY_MS = 2_000;
+
 const microTime = (d = new Date()) => d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 export class LeaderElector {
@@ -41,8 +45,8 @@ export class LeaderElector {
   private readonly retryMs: number;
 
   constructor(private readonly up: Upstream, private readonly lease: LeaderElectionOptions) {
-    this.leaseMs = lease.leaseMs ?? 10_000;
-    this.retryMs = lease.retryMs ?? 2_000;
+    this.leaseMs = lease.leaseMs ?? DEFAULT_LEASE_MS;
+    this.retryMs = lease.retryMs ?? DEFAULT_RETRY_MS;
   }
 
   get isLeader(): boolean {
