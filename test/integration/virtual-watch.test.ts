@@ -18,6 +18,8 @@ t.teardown(() => client.close());
 const policy = (name: string, clusters: string[]) => YAML.stringify({ apiVersion: 'control.kubestellar.io/v1alpha1', kind: 'BindingPolicy', metadata: { name },
   spec: { clusterSelectors: clusters.map((c) => ({ matchLabels: { name: c } })), downsync: [{ namespaces: [name], resources: ['configmaps'] }] } });
 
+const WATCH_SECONDS = 30;
+
 t.test('a watch from the list\'s resourceVersion: only later changes, DELETED with the last state, bookmarks — as a CRD\'s', async (t) => {
   const before = uniqueName('vw-before');
   kcOk('wds1', ['apply', '-f', '-'], policy(before, ['wec1']));
@@ -36,9 +38,11 @@ t.test('a watch from the list\'s resourceVersion: only later changes, DELETED wi
     }
   }
   t.ok((lists.virtual!.items as Obj[]).every((i) => /^\d+$/.test(i.metadata.resourceVersion)), 'each Binding carries a resourceVersion');
+  // The watches end at their timeout (their bookmark comes before it): long enough for the three
+  // kubectl writes below, each of which takes seconds on a loaded machine.
   const watches = {
-    crd: client.watch(`${POLICIES}?watch=1&allowWatchBookmarks=true&timeoutSeconds=8&resourceVersion=${lists.crd!.metadata.resourceVersion}`, 12_000),
-    virtual: client.watch(`${BINDINGS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=8&resourceVersion=${lists.virtual!.metadata.resourceVersion}`, 12_000),
+    crd: client.watch(`${POLICIES}?watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_SECONDS}&resourceVersion=${lists.crd!.metadata.resourceVersion}`, (WATCH_SECONDS + 10) * 1000),
+    virtual: client.watch(`${BINDINGS}?watch=1&allowWatchBookmarks=true&timeoutSeconds=${WATCH_SECONDS}&resourceVersion=${lists.virtual!.metadata.resourceVersion}`, (WATCH_SECONDS + 10) * 1000),
   };
   await new Promise((res) => setTimeout(res, 500));
   kcOk('wds1', ['apply', '-f', '-'], policy(p, ['wec1']));
